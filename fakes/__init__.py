@@ -1,0 +1,1 @@
+"""Stateful fakes of GitHub, Linear and Slack as they stood at T."""

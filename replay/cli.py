@@ -1,0 +1,172 @@
+"""The ``replay`` command. The only place that turns errors into messages and exit codes.
+
+Exit status: 0 success, 1 a check failed or a tool broke, 2 bad input (one line naming the
+file, the field and the problem).
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from replay import __version__
+from replay.errors import InputError, ReplayError
+
+app = typer.Typer(
+    help="Replay shipped tickets against coding agents in a frozen copy of the world.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+case_app = typer.Typer(help="Cases: one shipped ticket each.", no_args_is_help=True)
+snapshot_app = typer.Typer(help="Snapshots: the world as it stood at T.", no_args_is_help=True)
+results_app = typer.Typer(help="The results store.", no_args_is_help=True)
+app.add_typer(case_app, name="case")
+app.add_typer(snapshot_app, name="snapshot")
+app.add_typer(results_app, name="results")
+
+out = Console(highlight=False, soft_wrap=True)
+
+
+class Settings:
+    """Options given before the subcommand, passed down through click's context."""
+
+    def __init__(self, db: str | None) -> None:
+        self.db = db
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    db: Annotated[
+        str | None,
+        typer.Option(help="Results store: a SQLAlchemy URL or a SQLite path. Env: REPLAY_DB."),
+    ] = None,
+    version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
+) -> None:
+    if version:
+        out.print(f"replay {__version__}")
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        out.print(ctx.get_help())
+        raise typer.Exit()
+    ctx.obj = Settings(db)
+
+
+# ----------------------------------------------------------------------------- case
+
+
+@case_app.command("validate")
+def case_validate(
+    paths: Annotated[list[Path], typer.Argument(help="Case files (case.yaml).")],
+) -> None:
+    """Check a case: its format, its snapshot, its gold patch and its hidden tests."""
+    from replay.validate import validate_case
+
+    for path in paths:
+        result = validate_case(path)
+        out.print(f"[bold]{result.case.id}[/] ({path})")
+        for check in result.checks:
+            out.print(f"  ok  {check}")
+
+
+# ----------------------------------------------------------------------------- snapshot
+
+
+@snapshot_app.command("inspect")
+def snapshot_inspect(path: Annotated[Path, typer.Argument(help="Snapshot directory.")]) -> None:
+    """Show T, the repository, and how much of each service the snapshot holds."""
+    from replay.snapshot import load_snapshot
+    from replay.snapshot.inspect import summarize
+
+    summary = summarize(load_snapshot(path))
+    out.print(f"snapshot  {summary.path}")
+    out.print(f"T         {summary.at.isoformat()}")
+    out.print(f"source    {summary.source}")
+    for r in summary.repositories:
+        out.print(
+            f"repo      {r.name} @ {r.base_commit} ({r.default_branch}): {r.commits} commits, "
+            f"newest {r.newest_commit_at.isoformat()}"
+        )
+    table = Table("what", "count", box=None, pad_edge=False)
+    for what, count in summary.counts.items():
+        table.add_row(what, str(count))
+    out.print(table)
+
+
+@snapshot_app.command("build")
+def snapshot_build(
+    sources: Annotated[Path, typer.Argument(help="Sources directory (world.yaml, history/).")],
+    dest: Annotated[Path, typer.Argument(help="Snapshot directory to write (replaced).")],
+    at: Annotated[
+        datetime | None,
+        typer.Option(help="Cut at this T instead of world.yaml's (ISO 8601 with a timezone)."),
+    ] = None,
+) -> None:
+    """Generate a snapshot from sources, cutting their timeline at T."""
+    from replay.snapshot import build_snapshot
+
+    if at is not None and at.tzinfo is None:
+        raise InputError(sources / "world.yaml", "--at needs a timezone (e.g. ...Z)", "at")
+    manifest = build_snapshot(sources, dest, at)
+    out.print(f"wrote {dest} (T {manifest.at.isoformat()}, {len(manifest.parts)} parts)")
+    for name, digest in sorted(manifest.parts.items()):
+        out.print(f"  {digest}  {name}")
+
+
+@snapshot_app.command("audit")
+def snapshot_audit(path: Annotated[Path, typer.Argument(help="Snapshot directory.")]) -> None:
+    """Fail if anything in the snapshot is dated after T or a bundle carries extra refs."""
+    from replay.snapshot import load_snapshot
+    from replay.snapshot.audit import dated_after
+
+    findings = dated_after(load_snapshot(path))
+    for line in findings:
+        out.print(f"LEAK  {line}")
+    if findings:
+        raise typer.Exit(1)
+    out.print(f"clean: nothing in {path} is dated after T")
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@results_app.command("list")
+def results_list(
+    ctx: typer.Context,
+    case: Annotated[str | None, typer.Option(help="Only runs of this case.")] = None,
+) -> None:
+    """List the runs in the results store."""
+    from replay.results import Store
+
+    store = Store.open(ctx.obj.db)
+    try:
+        runs = store.runs(case)
+    finally:
+        store.close()
+    table = Table("run", "case", "harness", "model", "attempt", "outcome", box=None)
+    for run in runs:
+        table.add_row(
+            run.id[:8], run.case_id, run.harness, run.model, str(run.attempt), run.outcome or "-"
+        )
+    out.print(table if runs else "no runs")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the command, map errors to exit status."""
+    err = Console(stderr=True, highlight=False)
+    try:
+        # Standalone mode: click reports its own usage errors (status 2) and exits.
+        app(args=argv, prog_name="replay")
+    except InputError as exc:
+        err.print(f"error: {exc}", markup=False, soft_wrap=True)
+        sys.exit(2)
+    except ReplayError as exc:
+        err.print(f"error: {exc}", markup=False, soft_wrap=True)
+        sys.exit(1)
