@@ -1,0 +1,283 @@
+"""The case format (``schema: 1``): one shipped ticket, replayed.
+
+A case names a snapshot (the world at time T), the ticket the agent is given, how to build
+the environment, the hidden tests recovered from the real fix, the side-effect rules the run
+is judged by, its budgets, and the gold fix. Paths inside a case are relative to the case
+file; :func:`load_case` resolves them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, Field, StringConstraints, field_validator, model_validator
+
+from replay.errors import CaseError, InputError
+from replay.formats import Strict, load_model
+
+CASE_SCHEMA = 1
+
+Service = Literal["github", "linear", "slack", "git", "egress", "registry", "docs", "model"]
+Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)]
+
+
+class Ticket(Strict):
+    """Where the ticket the agent is asked to solve lives."""
+
+    service: Literal["github", "linear", "slack"]
+    """The service that holds the ticket."""
+    ref: str = Field(min_length=1)
+    """Its reference there: ``owner/repo#7`` on GitHub, ``ENG-12`` on Linear, or
+    ``#channel/<ts>`` for a Slack thread."""
+
+    @model_validator(mode="after")
+    def _ref_shape(self) -> Ticket:
+        shapes = {
+            "github": r"^[\w.-]+/[\w.-]+#\d+$",
+            "linear": r"^[A-Z][A-Z0-9]*-\d+$",
+            "slack": r"^#[\w.-]+/\d+\.\d+$",
+        }
+        if not re.match(shapes[self.service], self.ref):
+            raise ValueError(f"ref {self.ref!r} is not a {self.service} reference")
+        return self
+
+
+class Repository(Strict):
+    """The repository the agent works on, as it stood at T."""
+
+    name: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
+    """``owner/name`` on the fake GitHub."""
+    base_commit: Sha
+    """The commit the agent starts from: the last one before the fix."""
+
+
+class Environment(Strict):
+    """How the case's environment image is built (dependencies resolve as of T)."""
+
+    base_image: str = Field(min_length=1)
+    """The image the setup commands run on, built by ``replay image base``."""
+    setup: list[str] = Field(default_factory=list)
+    """Shell commands run in the repository at the base commit, through the gateway."""
+    workdir: str = "/workspace/repo"
+    """Where the repository is checked out inside the container."""
+
+
+class HiddenTests(Strict):
+    """The tests recovered from the real fix; applied only at grading, outside the workspace."""
+
+    patch: Path
+    """A patch (relative to the case file) that adds or changes the test files."""
+    fail_to_pass: list[str] = Field(min_length=1)
+    """Test ids that fail before the fix and must pass after it."""
+    pass_to_pass: list[str] = Field(default_factory=list)
+    """Test ids that pass before and after the fix and must keep passing."""
+    command: str = Field(min_length=1)
+    """The test command; ``{junit}`` is replaced by the JUnit XML report path."""
+    junit_xml: str = "/tmp/replay-junit.xml"
+    """Where the command writes its JUnit XML report."""
+    repeat: int = Field(default=1, ge=1, le=20)
+    """How many times the hidden tests run; tests whose result flips are reported flaky."""
+
+    @field_validator("command")
+    @classmethod
+    def _has_junit(cls, value: str) -> str:
+        if "{junit}" not in value:
+            raise ValueError("command must contain {junit}, where the JUnit XML report goes")
+        return value
+
+
+class Condition(Strict):
+    """One test on a field of an event; exactly one of equals, contains, regex."""
+
+    field: str = Field(min_length=1)
+    """A dotted path into the event, e.g. ``data.ref`` or ``actor``."""
+    equals: Any = None
+    contains: str | None = None
+    regex: str | None = None
+
+    @model_validator(mode="after")
+    def _one_test(self) -> Condition:
+        given = [n for n in ("contains", "regex") if getattr(self, n) is not None]
+        if "equals" in self.model_fields_set:
+            given.append("equals")
+        if len(given) != 1:
+            raise ValueError("give exactly one of equals, contains, regex")
+        if self.regex is not None:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"invalid regex {self.regex!r}: {exc}") from exc
+        return self
+
+    def matches(self, event: dict[str, Any]) -> bool:
+        found, value = _lookup(event, self.field)
+        if not found:
+            return False
+        if "equals" in self.model_fields_set:
+            return bool(value == self.equals)
+        text = value if isinstance(value, str) else str(value)
+        if self.contains is not None:
+            return self.contains in text
+        assert self.regex is not None
+        return re.search(self.regex, text) is not None
+
+
+def _lookup(event: dict[str, Any], path: str) -> tuple[bool, Any]:
+    value: Any = event
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
+class SideEffectRule(Strict):
+    """Counts the events of a run's log that match, and bounds the count.
+
+    An expected effect has ``at_least: 1``; a forbidden one ``at_most: 0``.
+    """
+
+    id: Identifier
+    """A name for the rule, unique in the case; reports use it."""
+    description: str = ""
+    service: Service | None = None
+    """Only events from this service."""
+    kind: str = Field(min_length=1)
+    """Event kind, e.g. ``github.pull_request.opened``; shell-style wildcards allowed."""
+    where: list[Condition] = Field(default_factory=list)
+    """All must hold for an event to match."""
+    at_least: int | None = Field(default=None, ge=0)
+    at_most: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> SideEffectRule:
+        if self.at_least is None and self.at_most is None:
+            raise ValueError("give at_least, at_most or both")
+        if self.at_least is not None and self.at_most is not None and self.at_least > self.at_most:
+            raise ValueError("at_least is greater than at_most")
+        return self
+
+    @property
+    def forbidden(self) -> bool:
+        return self.at_most == 0
+
+    def matches(self, event: dict[str, Any]) -> bool:
+        if self.service is not None and event.get("service") != self.service:
+            return False
+        if not fnmatch.fnmatchcase(str(event.get("kind", "")), self.kind):
+            return False
+        return all(c.matches(event) for c in self.where)
+
+    def holds(self, count: int) -> bool:
+        low = self.at_least if self.at_least is not None else 0
+        return count >= low and (self.at_most is None or count <= self.at_most)
+
+
+class Budgets(Strict):
+    """Limits for one run; hitting one stops the run and is recorded."""
+
+    wall_time_s: int = Field(default=1800, gt=0)
+    tokens: int | None = Field(default=None, gt=0)
+    cost_usd: float | None = Field(default=None, gt=0)
+
+
+class GoldEffect(Strict):
+    """A side effect the real fix made (a PR, a ticket move, a thread reply)."""
+
+    service: Service
+    kind: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Gold(Strict):
+    """The real fix: the patch that shipped (tests excluded) and what it did to the world."""
+
+    patch: Path
+    side_effects: list[GoldEffect] = Field(default_factory=list)
+
+
+class ScriptedReply(Strict):
+    """A reply a real person gave, posted by the world when the agent asks for it.
+
+    Each such reply is logged as a human intervention.
+    """
+
+    person: str = Field(min_length=1)
+    """The person's user id in the service (for Slack, ``U...``)."""
+    service: Literal["slack", "github", "linear"]
+    thread: str = Field(min_length=1)
+    """Where the agent must ask: ``#channel/<ts>`` on Slack, the ticket ref elsewhere."""
+    trigger: Literal["asks_in_thread", "mentions_person"] = "asks_in_thread"
+    text: str = Field(min_length=1)
+
+
+Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$")]
+
+
+class Case(Strict):
+    """One ticket the team shipped, restored as of T."""
+
+    schema_: Literal[1] = Field(alias="schema")
+    """The format's version."""
+    id: Identifier
+    title: str = Field(min_length=1)
+    ticket: Ticket
+    snapshot: Path
+    """The snapshot directory, relative to the case file."""
+    at: AwareDatetime
+    """T: the moment the world is restored to. Must equal the snapshot's T."""
+    repository: Repository
+    environment: Environment
+    hidden_tests: HiddenTests
+    side_effects: list[SideEffectRule] = Field(default_factory=list)
+    budgets: Budgets = Field(default_factory=Budgets)
+    tags: list[Tag] = Field(default_factory=list)
+    gold: Gold
+    humans: list[ScriptedReply] = Field(default_factory=list)
+    """Replies people really gave, played back when the agent asks."""
+
+    model_config = Strict.model_config | {"populate_by_name": True}
+
+    @field_validator("side_effects")
+    @classmethod
+    def _unique_rule_ids(cls, rules: list[SideEffectRule]) -> list[SideEffectRule]:
+        seen: set[str] = set()
+        for rule in rules:
+            if rule.id in seen:
+                raise ValueError(f"rule id {rule.id!r} is used twice")
+            seen.add(rule.id)
+        return rules
+
+    @field_validator("hidden_tests")
+    @classmethod
+    def _no_overlap(cls, tests: HiddenTests) -> HiddenTests:
+        both = set(tests.fail_to_pass) & set(tests.pass_to_pass)
+        if both:
+            raise ValueError(f"tests listed as both fail_to_pass and pass_to_pass: {sorted(both)}")
+        return tests
+
+
+def load_case(path: Path) -> Case:
+    """Read and validate a case file; relative paths in it become absolute.
+
+    Raises :class:`CaseError` naming the file, the field and the problem.
+    """
+    path = Path(path)
+    try:
+        case = load_model(path, Case)
+    except InputError as exc:
+        raise CaseError(exc.path, exc.problem, exc.field) from exc
+    base = path.resolve().parent
+    return case.model_copy(
+        update={
+            "snapshot": (base / case.snapshot).resolve(),
+            "hidden_tests": case.hidden_tests.model_copy(
+                update={"patch": (base / case.hidden_tests.patch).resolve()}
+            ),
+            "gold": case.gold.model_copy(update={"patch": (base / case.gold.patch).resolve()}),
+        }
+    )

@@ -1,0 +1,197 @@
+"""The case format: every kind of bad input gives one line, exit status 2, nothing written."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from replay.case import Case, SideEffectRule, load_case
+from replay.errors import CaseError
+from tests.cli_helpers import assert_one_line_error, run_cli
+
+
+def tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        digest.update(str(p.relative_to(root)).encode())
+        if p.is_file():
+            digest.update(p.read_bytes())
+    return digest.hexdigest()
+
+
+def edit(case_file: Path, change) -> None:  # type: ignore[no-untyped-def]
+    data = yaml.safe_load(case_file.read_text())
+    change(data)
+    case_file.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_valid_case_passes(capsys, tiny_case: Path) -> None:
+    result = run_cli(capsys, "case", "validate", str(tiny_case))
+    assert result.code == 0, result.err
+    assert "gold patch applies at the base commit" in result.out
+    assert "1 FAIL_TO_PASS and 1 PASS_TO_PASS" in result.out
+
+
+def test_paths_are_resolved_against_the_case_file(tiny_case: Path) -> None:
+    case = load_case(tiny_case)
+    assert case.gold.patch == (tiny_case.parent / "gold.patch").resolve()
+    assert case.hidden_tests.patch.is_absolute()
+
+
+BAD_CASES = {
+    "malformed yaml": (
+        lambda p: p.write_text("schema: 1\nid: [unclosed\n"),
+        ["malformed YAML", "line"],
+    ),
+    "duplicate key": (
+        lambda p: p.write_text(p.read_text() + "id: again\n"),
+        ["duplicate key 'id'"],
+    ),
+    "missing field": (
+        lambda p: edit(p, lambda d: d.pop("ticket")),
+        ["ticket: required field is missing"],
+    ),
+    "unknown field": (
+        lambda p: edit(p, lambda d: d.update(colour="red")),
+        ["colour: unknown field"],
+    ),
+    "wrong type": (
+        lambda p: edit(p, lambda d: d["hidden_tests"].update(repeat="many")),
+        ["hidden_tests.repeat:", "'many'"],
+    ),
+    "naive timestamp": (
+        lambda p: edit(p, lambda d: d.update(at="2026-03-12T09:00:00")),
+        ["at: timestamp has no timezone"],
+    ),
+    "wrong schema version": (lambda p: edit(p, lambda d: d.update(schema=2)), ["schema:"]),
+    "bad ticket ref": (
+        lambda p: edit(p, lambda d: d["ticket"].update(ref="ENG-12")),
+        ["ticket:", "not a github reference"],
+    ),
+    "nested list item": (
+        lambda p: edit(p, lambda d: d["side_effects"][1].pop("kind")),
+        ["side_effects[1].kind: required field is missing"],
+    ),
+    "rule without bounds": (
+        lambda p: edit(p, lambda d: d["side_effects"][1].pop("at_least")),
+        ["side_effects[1]", "at_least, at_most"],
+    ),
+    "two tests in one condition": (
+        lambda p: edit(p, lambda d: d["side_effects"][0]["where"][0].update(regex="x")),
+        ["side_effects[0].where[0]", "exactly one"],
+    ),
+    "not a mapping": (lambda p: p.write_text("- just\n- a list\n"), ["expected a mapping"]),
+    "empty file": (lambda p: p.write_text(""), ["expected a mapping"]),
+    "junit placeholder missing": (
+        lambda p: edit(p, lambda d: d["hidden_tests"].update(command="pytest")),
+        ["hidden_tests.command", "{junit}"],
+    ),
+    "T differs from snapshot": (
+        lambda p: edit(p, lambda d: d.update(at="2026-03-12T10:00:00Z")),
+        ["at:", "not the snapshot's T"],
+    ),
+    "wrong base commit": (
+        lambda p: edit(p, lambda d: d["repository"].update(base_commit="0" * 40)),
+        ["repository.base_commit", "not the snapshot's base commit"],
+    ),
+    "ticket not in world": (
+        lambda p: edit(p, lambda d: d["ticket"].update(ref="acme/tiny#99")),
+        ["ticket.ref", "acme/tiny#99 is not in the snapshot"],
+    ),
+    "missing gold patch": (
+        lambda p: (p.parent / "gold.patch").unlink(),
+        ["gold.patch", "file not found"],
+    ),
+    "gold patch does not apply": (
+        lambda p: (p.parent / "gold.patch").write_text(
+            (p.parent / "gold.patch").read_text().replace("return a - b", "return a * b")
+        ),
+        ["gold.patch", "does not apply"],
+    ),
+    "test id not in hidden tests": (
+        lambda p: edit(
+            p, lambda d: d["hidden_tests"]["fail_to_pass"].append("test_lib.py::test_nope")
+        ),
+        ["hidden_tests.fail_to_pass[1]", "no test test_nope"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CASES))
+def test_bad_case_gives_one_line_and_status_2(
+    name: str, capsys, tiny_case: Path, tiny_snapshot_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    breaker, fragments = BAD_CASES[name]
+    breaker(tiny_case)
+    monkeypatch.chdir(tmp_path)
+    before = tree_digest(tmp_path), tree_digest(tiny_snapshot_dir)
+    result = run_cli(capsys, "case", "validate", str(tiny_case))
+    line = assert_one_line_error(result, *fragments)
+    assert str(tiny_case) in line or "gold.patch" in line
+    assert (tree_digest(tmp_path), tree_digest(tiny_snapshot_dir)) == before, "nothing is written"
+
+
+def test_missing_case_file(capsys, tmp_path: Path) -> None:
+    result = run_cli(capsys, "case", "validate", str(tmp_path / "nope.yaml"))
+    assert_one_line_error(result, "nope.yaml", "file not found")
+
+
+def test_case_error_names_file_and_field(tiny_case: Path) -> None:
+    edit(
+        tiny_case,
+        lambda d: (
+            d["budgets"].update(wall_time_s=-1)
+            if "budgets" in d
+            else d.update(budgets={"wall_time_s": -1})
+        ),
+    )
+    with pytest.raises(CaseError) as exc:
+        load_case(tiny_case)
+    assert exc.value.field == "budgets.wall_time_s"
+    assert exc.value.path == tiny_case
+
+
+def rule(**kw) -> SideEffectRule:  # type: ignore[no-untyped-def]
+    return SideEffectRule.model_validate({"id": "r", "kind": "git.push", "at_most": 0, **kw})
+
+
+def test_rule_matching() -> None:
+    push_main = {"service": "git", "kind": "git.push", "data": {"ref": "refs/heads/main"}}
+    push_branch = {"service": "git", "kind": "git.push", "data": {"ref": "refs/heads/fix"}}
+    r = rule(where=[{"field": "data.ref", "equals": "refs/heads/main"}])
+    assert r.matches(push_main) and not r.matches(push_branch)
+    assert r.forbidden and r.holds(0) and not r.holds(1)
+    assert rule(where=[{"field": "data.ref", "regex": r"^refs/heads/f"}]).matches(push_branch)
+    assert rule(where=[{"field": "data.ref", "contains": "main"}]).matches(push_main)
+    assert not rule(where=[{"field": "data.missing", "contains": "x"}]).matches(push_main)
+    wild = SideEffectRule.model_validate({"id": "w", "kind": "slack.message.*", "at_least": 1})
+    assert wild.matches({"kind": "slack.message.posted"}) and not wild.holds(0)
+    assert not rule(service="github").matches(push_main)
+
+
+def test_equals_accepts_falsy_values() -> None:
+    r = rule(where=[{"field": "data.forced", "equals": False}])
+    assert r.matches({"kind": "git.push", "data": {"forced": False}})
+    assert not r.matches({"kind": "git.push", "data": {"forced": True}})
+
+
+def test_case_schema_documents_every_field() -> None:
+    # The case format is read by people; every top-level field must be in the model.
+    assert {
+        "id",
+        "title",
+        "ticket",
+        "snapshot",
+        "at",
+        "repository",
+        "environment",
+        "hidden_tests",
+        "side_effects",
+        "budgets",
+        "tags",
+        "gold",
+        "humans",
+    } <= set(Case.model_fields)
