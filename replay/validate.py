@@ -1,0 +1,143 @@
+"""``replay case validate``: a case is well formed and fits the world it names.
+
+Checks, in order: the format; the snapshot (every hash); T and the base commit agree with the
+snapshot; the ticket and the scripted people exist in the world; the gold patch applies at the
+base commit; the hidden tests apply on top of it and contain every listed test.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from replay import gitrepo
+from replay.case import Case, load_case
+from replay.errors import CaseError, InputError, SnapshotError, ToolError
+from replay.snapshot.load import Snapshot, load_snapshot
+
+
+@dataclass(frozen=True)
+class Validated:
+    case: Case
+    snapshot: Snapshot
+    checks: list[str]
+
+
+def validate_case(path: Path) -> Validated:
+    """Run every check; raise :class:`CaseError` or :class:`SnapshotError` at the first failure."""
+    case = load_case(path)
+    checks = ["format (schema 1)"]
+    try:
+        snapshot = load_snapshot(case.snapshot)
+    except SnapshotError:
+        raise
+    except InputError as exc:
+        raise SnapshotError(exc.path, exc.problem, exc.field) from exc
+    checks.append(f"snapshot {case.snapshot.name}: every part matches its hash")
+
+    if case.at != snapshot.at:
+        raise CaseError(
+            path, f"{case.at.isoformat()} is not the snapshot's T ({snapshot.at.isoformat()})", "at"
+        )
+    repo = next((r for r in snapshot.manifest.repositories if r.name == case.repository.name), None)
+    if repo is None:
+        raise CaseError(
+            path, f"the snapshot has no repository {case.repository.name!r}", "repository.name"
+        )
+    if repo.base_commit != case.repository.base_commit:
+        raise CaseError(
+            path,
+            f"{case.repository.base_commit} is not the snapshot's base commit ({repo.base_commit})",
+            "repository.base_commit",
+        )
+    checks.append("T and base commit agree with the snapshot")
+
+    _check_ticket(path, case, snapshot)
+    checks.append(f"ticket {case.ticket.ref} exists in {case.ticket.service}")
+    _check_humans(path, case, snapshot)
+    if case.humans:
+        checks.append(f"{len(case.humans)} scripted reply(ies): people and threads exist")
+
+    for field, patch in (
+        ("gold.patch", case.gold.patch),
+        ("hidden_tests.patch", case.hidden_tests.patch),
+    ):
+        if not patch.is_file():
+            raise CaseError(path, f"file not found: {patch}", field)
+    with tempfile.TemporaryDirectory(prefix="replay-validate-") as tmp:
+        work = gitrepo.checkout_from_bundle(
+            snapshot.part(repo.bundle), repo.base_commit, Path(tmp) / "repo", repo.default_branch
+        )
+        _apply(path, work, case.gold.patch, "gold.patch")
+        checks.append("gold patch applies at the base commit")
+        _apply(path, work, case.hidden_tests.patch, "hidden_tests.patch")
+        checks.append("hidden tests apply on top of the gold patch")
+        _check_test_ids(path, work, case)
+        checks.append(
+            f"hidden tests hold all {len(case.hidden_tests.fail_to_pass)} FAIL_TO_PASS and "
+            f"{len(case.hidden_tests.pass_to_pass)} PASS_TO_PASS tests"
+        )
+    return Validated(case, snapshot, checks)
+
+
+def _apply(case_file: Path, work: Path, patch: Path, field: str) -> None:
+    try:
+        gitrepo.run(work, "apply", "--check", str(patch))
+        gitrepo.run(work, "apply", str(patch))
+    except ToolError as exc:
+        detail = str(exc).split(": ", 1)[-1]
+        raise CaseError(case_file, f"does not apply at the base commit: {detail}", field) from exc
+
+
+def _check_ticket(path: Path, case: Case, snapshot: Snapshot) -> None:
+    ref = case.ticket.ref
+    if case.ticket.service == "github":
+        repo, _, number = ref.partition("#")
+        found = any(i.repo == repo and i.number == int(number) for i in snapshot.github.issues)
+        found = found or any(
+            p.repo == repo and p.number == int(number) for p in snapshot.github.pulls
+        )
+    elif case.ticket.service == "linear":
+        found = any(i.identifier == ref for i in snapshot.linear.issues)
+    else:
+        found = _slack_thread(snapshot, ref)
+    if not found:
+        raise CaseError(
+            path, f"{ref} is not in the snapshot's {case.ticket.service} state", "ticket.ref"
+        )
+
+
+def _slack_thread(snapshot: Snapshot, ref: str) -> bool:
+    channel, _, ts = ref.lstrip("#").partition("/")
+    return any(
+        ch.name == channel and any(m.ts == ts for m in ch.messages)
+        for ch in snapshot.slack.channels
+    )
+
+
+def _check_humans(path: Path, case: Case, snapshot: Snapshot) -> None:
+    people = {u.id for u in snapshot.slack.users}
+    for i, reply in enumerate(case.humans):
+        if reply.service == "slack":
+            if reply.person not in people:
+                raise CaseError(path, f"no Slack user {reply.person!r}", f"humans[{i}].person")
+            if not re.match(r"^#[\w.-]+/\d+\.\d+$", reply.thread) or not _slack_thread(
+                snapshot, reply.thread
+            ):
+                raise CaseError(path, f"no Slack thread {reply.thread!r}", f"humans[{i}].thread")
+
+
+def _check_test_ids(path: Path, work: Path, case: Case) -> None:
+    tests = case.hidden_tests
+    for field, ids in (("fail_to_pass", tests.fail_to_pass), ("pass_to_pass", tests.pass_to_pass)):
+        for i, test_id in enumerate(ids):
+            file, _, rest = test_id.partition("::")
+            where = f"hidden_tests.{field}[{i}]"
+            target = work / file
+            if not target.is_file():
+                raise CaseError(path, f"{test_id}: no file {file} after the hidden tests", where)
+            name = rest.split("::")[-1].split("[")[0]
+            if name and not re.search(rf"\bdef {re.escape(name)}\b", target.read_text()):
+                raise CaseError(path, f"{test_id}: no test {name} in {file}", where)
