@@ -1,0 +1,8 @@
+"""The results store: runs and their grades."""
+
+from __future__ import annotations
+
+from replay.results.models import OUTCOMES, GradeRow, RunRow
+from replay.results.store import Store, StoreError, resolve_url
+
+__all__ = ["OUTCOMES", "GradeRow", "RunRow", "Store", "StoreError", "resolve_url"]

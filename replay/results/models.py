@@ -1,0 +1,77 @@
+"""Tables of the results store: one row per run, one grade per graded run.
+
+Column docstrings are the format's documentation: these rows are read long after the run.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+OUTCOMES = ("pass", "model_fail", "transport_fail", "protocol_fail", "infra_fail")
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        dict[str, Any]: JSON,
+        datetime: DateTime(timezone=True),
+    }
+
+
+class RunRow(Base):
+    """One attempt of one harness on one case."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    """A UUID; also the name of the run's directory."""
+    case_id: Mapped[str] = mapped_column(String(100), index=True)
+    harness: Mapped[str] = mapped_column(String(200))
+    """The harness spec's name."""
+    model: Mapped[str] = mapped_column(String(200))
+    """The model the harness was pointed at, as the harness spec names it."""
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    """1-based index of this run among the runs of the same case and configuration."""
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
+    status: Mapped[str] = mapped_column(String(20), default="running")
+    """running, finished, or stopped (a budget or limit was hit; see ``stop_reason``)."""
+    stop_reason: Mapped[str | None] = mapped_column(String(200), default=None)
+    outcome: Mapped[str | None] = mapped_column(String(20), default=None, index=True)
+    """One of pass, model_fail, transport_fail, protocol_fail, infra_fail; None until graded."""
+    run_dir: Mapped[str | None] = mapped_column(Text, default=None)
+    image_digest: Mapped[str | None] = mapped_column(String(100), default=None)
+    """The environment image the run used, pinned by digest."""
+    wall_time_s: Mapped[float | None] = mapped_column(Float, default=None)
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cost_usd: Mapped[float | None] = mapped_column(Float, default=None)
+    model_calls: Mapped[int] = mapped_column(Integer, default=0)
+    """Logical model calls (SDK retries of one call count once)."""
+
+    grade: Mapped[GradeRow | None] = relationship(back_populates="run", uselist=False)
+
+
+class GradeRow(Base):
+    """The verdict on one run: hidden tests, side effects, and the outcome they give."""
+
+    __tablename__ = "grades"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), primary_key=True)
+    tests_resolved: Mapped[bool]
+    """All FAIL_TO_PASS and all PASS_TO_PASS passed (by JUnit XML and exit status together)."""
+    fail_to_pass_passed: Mapped[int]
+    fail_to_pass_total: Mapped[int]
+    pass_to_pass_passed: Mapped[int]
+    pass_to_pass_total: Mapped[int]
+    side_effects_ok: Mapped[bool]
+    """Every side-effect rule's count was within its bounds."""
+    interventions: Mapped[int] = mapped_column(Integer, default=0)
+    """Scripted human replies the agent received."""
+    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """The full ``grade.json`` of the run."""
+
+    run: Mapped[RunRow] = relationship(back_populates="grade")

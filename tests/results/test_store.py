@@ -1,0 +1,93 @@
+"""The results store: SQLite in .replay/ by default, any URL by --db or REPLAY_DB."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from replay.results import GradeRow, RunRow, Store, StoreError, resolve_url
+from tests.cli_helpers import run_cli
+
+
+def run_row(run_id: str, case: str = "demo-x") -> RunRow:
+    return RunRow(
+        id=run_id,
+        case_id=case,
+        harness="reference",
+        model="stub",
+        started_at=datetime(2026, 3, 12, tzinfo=UTC),
+    )
+
+
+def test_default_is_sqlite_in_working_directory(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("REPLAY_DB", raising=False)
+    assert resolve_url() == f"sqlite:///{tmp_path / '.replay' / 'results.db'}"
+    store = Store.open()
+    store.close()
+    assert (tmp_path / ".replay" / "results.db").is_file()
+
+
+def test_env_and_flag_choose_the_database(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("REPLAY_DB", f"sqlite:///{tmp_path}/env.db")
+    assert resolve_url() == f"sqlite:///{tmp_path}/env.db"
+    assert resolve_url(str(tmp_path / "flag.db")) == f"sqlite:///{tmp_path}/flag.db"
+
+
+def test_runs_and_grades_round_trip(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path}/r.db")
+    store.add_run(run_row("a"))
+    store.add_run(run_row("b", case="demo-y"))
+    store.record_grade(
+        GradeRow(
+            run_id="a",
+            tests_resolved=True,
+            fail_to_pass_passed=2,
+            fail_to_pass_total=2,
+            pass_to_pass_passed=10,
+            pass_to_pass_total=10,
+            side_effects_ok=False,
+            interventions=1,
+            detail={"rules": {"no-push-main": 1}},
+        ),
+        outcome="model_fail",
+    )
+    store.close()
+    reopened = Store(f"sqlite:///{tmp_path}/r.db")
+    (a,) = reopened.runs("demo-x")
+    assert a.outcome == "model_fail"
+    assert a.grade is not None and a.grade.detail == {"rules": {"no-push-main": 1}}
+    assert a.started_at.replace(tzinfo=UTC) == datetime(2026, 3, 12, tzinfo=UTC)
+    assert [r.id for r in reopened.runs()] == ["a", "b"]
+    with pytest.raises(StoreError, match="no run 'zzz'"):
+        reopened.record_grade(
+            GradeRow(
+                run_id="zzz",
+                tests_resolved=False,
+                fail_to_pass_passed=0,
+                fail_to_pass_total=1,
+                pass_to_pass_passed=0,
+                pass_to_pass_total=0,
+                side_effects_ok=True,
+            ),
+            outcome="pass",
+        )
+
+
+def test_results_list_uses_db_flag(capsys, tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    store = Store.open(str(db))
+    store.add_run(run_row("1234567890"))
+    store.close()
+    result = run_cli(capsys, "--db", str(db), "results", "list")
+    assert result.code == 0, result.err
+    assert "12345678" in result.out and "demo-x" in result.out
+
+
+def test_bad_url_is_a_clear_error(capsys) -> None:
+    result = run_cli(capsys, "--db", "nosuchdialect://x", "results", "list")
+    assert result.code == 1
+    assert "cannot open the results store" in result.err
+    assert "Traceback" not in result.err
