@@ -1,0 +1,32 @@
+# Two entry points on a fresh machine: `make demo` (the main job so far) and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint bench demo-snapshot
+
+$(BIN)/replay: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+demo: $(BIN)/replay
+	$(BIN)/replay snapshot inspect snapshots/demo
+	$(BIN)/replay snapshot audit snapshots/demo
+	$(BIN)/replay case validate cases/*/case.yaml
+
+lint: $(BIN)/replay
+	$(BIN)/ruff check replay fakes tests contract_tests bench
+	$(BIN)/ruff format --check replay fakes tests contract_tests bench
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: $(BIN)/replay
+	$(BIN)/python bench/run.py
+
+# Regenerate the demo snapshot from its sources (byte-identical unless the sources changed).
+demo-snapshot: $(BIN)/replay
+	$(BIN)/replay snapshot build snapshots/sources/demo snapshots/demo
