@@ -27,9 +27,13 @@ app = typer.Typer(
 case_app = typer.Typer(help="Cases: one shipped ticket each.", no_args_is_help=True)
 snapshot_app = typer.Typer(help="Snapshots: the world as it stood at T.", no_args_is_help=True)
 results_app = typer.Typer(help="The results store.", no_args_is_help=True)
+fakes_app = typer.Typer(
+    help="The stateful fakes of GitHub, Linear and Slack.", no_args_is_help=True
+)
 app.add_typer(case_app, name="case")
 app.add_typer(snapshot_app, name="snapshot")
 app.add_typer(results_app, name="results")
+app.add_typer(fakes_app, name="fakes")
 
 out = Console(highlight=False, soft_wrap=True)
 
@@ -132,6 +136,38 @@ def snapshot_audit(path: Annotated[Path, typer.Argument(help="Snapshot directory
     if findings:
         raise typer.Exit(1)
     out.print(f"clean: nothing in {path} is dated after T")
+
+
+# ----------------------------------------------------------------------------- fakes
+
+
+@fakes_app.command("serve")
+def fakes_serve(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot directory.")],
+    port: Annotated[int, typer.Option(help="TCP port on --host.")] = 8080,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    uds: Annotated[
+        Path | None,
+        typer.Option(help="Listen on this Unix socket instead (gh's http_unix_socket)."),
+    ] = None,
+    service: Annotated[
+        list[str] | None, typer.Option(help="Serve only these fakes (repeatable).")
+    ] = None,
+) -> None:
+    """Serve the snapshot's fakes standalone, routing requests by their Host header."""
+    import uvicorn
+
+    from fakes.core import FAKES, build_world
+    from replay.snapshot import load_snapshot
+
+    world = build_world(load_snapshot(snapshot), service or sorted(FAKES))
+    where = f"unix:{uds}" if uds else f"http://{host}:{port}"
+    out.print(f"serving {', '.join(sorted(world.routes))} at {where} (T {world.world.snapshot.at})")
+    out.print("control plane: /_replay/{reset,events,state,health} on any host")
+    if uds:
+        uvicorn.run(world, uds=str(uds), log_level="warning")
+    else:
+        uvicorn.run(world, host=host, port=port, log_level="warning")
 
 
 # ----------------------------------------------------------------------------- results

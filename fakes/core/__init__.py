@@ -1,0 +1,23 @@
+"""What every fake shares: the world (database, lock), the frozen clock, the event log,
+the control plane and the host router."""
+
+from __future__ import annotations
+
+from fakes.core.clock import FrozenClock
+from fakes.core.events import Event, EventLog, EventObject
+from fakes.core.server import CONTROL_PREFIX, FAKES, UnknownFake, WorldApp, build_world
+from fakes.core.world import Fake, World
+
+__all__ = [
+    "CONTROL_PREFIX",
+    "FAKES",
+    "Event",
+    "EventLog",
+    "EventObject",
+    "Fake",
+    "FrozenClock",
+    "UnknownFake",
+    "World",
+    "WorldApp",
+    "build_world",
+]
