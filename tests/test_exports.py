@@ -15,8 +15,7 @@ def test_all_lists_every_public_name() -> None:
         public = {
             n
             for n in vars(module)
-            if (not n.startswith("_")
-            and n[0].isupper())
+            if (not n.startswith("_") and n[0].isupper())
             or n in {"load_case", "load_snapshot", "build_snapshot", "resolve_url"}
         }
         public -= {"annotations", "OUTCOMES"} if module is not replay.results else {"annotations"}
