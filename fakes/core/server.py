@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse, Response
 
 from fakes.core.events import EventLog
 from fakes.core.world import World
+from replay.case import ScriptedReply
 from replay.errors import ReplayError
 from replay.snapshot.load import Snapshot
 
@@ -120,10 +121,11 @@ def build_world(
     snapshot: Snapshot,
     services: Iterable[str] = ("github", "linear", "slack"),
     db_url: str = "sqlite://",
+    humans: Iterable[ScriptedReply] = (),
 ) -> WorldApp:
     """Start every named fake on one shared world; return the app that routes between them."""
     modules = {name: _module(name) for name in services}
-    world = World(snapshot, db_url=db_url)
+    world = World(snapshot, db_url=db_url, humans=list(humans))
     apps: dict[str, ASGIApp] = {}
     for module in modules.values():
         app = module.install(world)

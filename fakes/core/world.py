@@ -14,6 +14,7 @@ from sqlalchemy.pool import StaticPool
 
 from fakes.core.clock import FrozenClock
 from fakes.core.events import EventBase, EventLog
+from replay.case import ScriptedReply
 from replay.snapshot.load import Snapshot
 
 
@@ -38,6 +39,8 @@ class World:
 
     snapshot: Snapshot
     db_url: str = "sqlite://"
+    humans: list[ScriptedReply] = field(default_factory=list)
+    """The case's scripted people: replies the world posts when the agent asks them."""
     clock: FrozenClock = field(init=False)
     events: EventLog = field(init=False)
     engine: Engine = field(init=False)
