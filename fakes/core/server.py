@@ -110,6 +110,10 @@ def control_app(world: World) -> FastAPI:
         with world.session() as s:
             return JSONResponse({name: fake.dump(s) for name, fake in world.fakes.items()})
 
+    for router in world.control_routers:
+        # A fake's own switches, e.g. /_replay/slack/ratelimit; still never an agent's mutation.
+        app.include_router(router, prefix=CONTROL_PREFIX)
+
     @app.get(f"{CONTROL_PREFIX}/health")
     def health() -> dict[str, Any]:
         return {"ok": True, "at": world.snapshot.at.isoformat(), "fakes": sorted(world.fakes)}

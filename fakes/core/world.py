@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from fastapi import APIRouter
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import StaticPool
@@ -45,6 +46,8 @@ class World:
     events: EventLog = field(init=False)
     engine: Engine = field(init=False)
     fakes: dict[str, Fake] = field(default_factory=dict)
+    control_routers: list[APIRouter] = field(default_factory=list)
+    """Extra control endpoints a fake offers (mounted under ``/_replay``), e.g. fault switches."""
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:

@@ -149,3 +149,22 @@ def test_unknown_fake_lists_the_known_ones() -> None:
 
 def test_control_app_is_plain_fastapi(world: World) -> None:
     assert isinstance(control_app(world), FastAPI)
+
+
+def test_a_fake_can_add_control_routes(world: World) -> None:
+    from fastapi import APIRouter
+
+    router = APIRouter()
+    flags: dict[str, bool] = {}
+
+    @router.post("/notes/slow")
+    def slow() -> dict[str, bool]:
+        flags["slow"] = True
+        return {"ok": True}
+
+    world.control_routers.append(router)
+    client = TestClient(WorldApp(world, {}))
+    assert client.post("/_replay/notes/slow", headers={"host": "any.example"}).json() == {
+        "ok": True
+    }
+    assert flags == {"slow": True}
