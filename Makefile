@@ -5,10 +5,19 @@ BIN    := $(VENV)/bin
 
 .PHONY: demo test lint bench demo-snapshot
 
+GATEWAY := .venv-gateway/bin/replay
+
 $(BIN)/replay: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+# mitmproxy 11.0.2 cannot share an environment with the test clients (see pyproject).
+$(GATEWAY): pyproject.toml
+	$(PYTHON) -m venv .venv-gateway
+	.venv-gateway/bin/pip install -q --upgrade pip
+	.venv-gateway/bin/pip install -q -e '.[gateway]'
 	touch $@
 
 demo: $(BIN)/replay
@@ -21,7 +30,7 @@ lint: $(BIN)/replay
 	$(BIN)/ruff format --check replay fakes tests contract_tests bench
 	$(BIN)/mypy
 
-test: lint
+test: lint $(GATEWAY)
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/replay
