@@ -1,0 +1,1 @@
+"""The gateway: every byte the agent sends goes through it (mitmproxy, one addon per concern)."""
