@@ -1,0 +1,302 @@
+"""The fake GitHub's state: SQLAlchemy rows, never raw API JSON.
+
+Issues and pull requests share one number space per repository, as on GitHub: every pull
+request is an issue row with ``is_pull`` set plus a :class:`Pull` row holding what only pull
+requests have. Every row GraphQL exposes has a stable integer id, from which
+:func:`node_id` makes GitHub's legacy global ID.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stored naive in SQLite, always handed back timezone-aware (UTC)."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: object) -> datetime | None:
+        if value is None:
+            return None
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: object) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+class GitHubBase(DeclarativeBase):
+    pass
+
+
+def node_id(type_name: str, db_id: int) -> str:
+    """GitHub's legacy global ID: base64 of ``0<len>:<Type><id>`` (``MDU6SXNzdWUx`` = Issue 1)."""
+    raw = f"0{len(type_name)}:{type_name}{db_id}"
+    return base64.b64encode(raw.encode()).decode()
+
+
+def parse_node_id(value: str) -> tuple[str, int]:
+    """The (type name, database id) a global ID names; ValueError if it is not one."""
+    try:
+        raw = base64.b64decode(value.encode(), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"not a global id: {value!r}") from exc
+    size, sep, rest = raw.partition(":")
+    if not sep or not size.startswith("0") or not size[1:].isdigit():
+        raise ValueError(f"not a global id: {value!r}")
+    n = int(size[1:])
+    type_name, digits = rest[:n], rest[n:]
+    if len(type_name) != n or not type_name.isalpha() or not digits.isdigit():
+        raise ValueError(f"not a global id: {value!r}")
+    return type_name, int(digits)
+
+
+issue_labels = Table(
+    "github_issue_labels",
+    GitHubBase.metadata,
+    Column("issue_id", ForeignKey("github_issues.id", ondelete="CASCADE"), primary_key=True),
+    Column("label_id", ForeignKey("github_labels.id", ondelete="CASCADE"), primary_key=True),
+)
+
+issue_assignees = Table(
+    "github_issue_assignees",
+    GitHubBase.metadata,
+    Column("issue_id", ForeignKey("github_issues.id", ondelete="CASCADE"), primary_key=True),
+    Column("user_id", ForeignKey("github_users.id", ondelete="CASCADE"), primary_key=True),
+)
+
+
+class User(GitHubBase):
+    __tablename__ = "github_users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    login: Mapped[str] = mapped_column(String(100), unique=True, index=True)
+    name: Mapped[str | None] = mapped_column(String(200))
+    email: Mapped[str | None] = mapped_column(String(200))
+    type: Mapped[str] = mapped_column(String(20), default="User")
+    """``User``, ``Bot`` or ``Organization``."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Repo(GitHubBase):
+    __tablename__ = "github_repos"
+    __table_args__ = (UniqueConstraint("owner", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    owner: Mapped[str] = mapped_column(String(100))
+    name: Mapped[str] = mapped_column(String(100))
+    owner_id: Mapped[int | None] = mapped_column(ForeignKey("github_users.id"))
+    """The owning user's id, when the owner is one of the world's users."""
+    description: Mapped[str | None] = mapped_column(Text)
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
+    default_branch: Mapped[str] = mapped_column(String(200), default="main")
+    has_git: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Whether the fake serves a git repository for it (the snapshot had a bundle)."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    pushed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    labels: Mapped[list[Label]] = relationship(back_populates="repo", order_by="Label.id")
+    owner_user: Mapped[User | None] = relationship()
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+
+class Label(GitHubBase):
+    __tablename__ = "github_labels"
+    __table_args__ = (UniqueConstraint("repo_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repo_id: Mapped[int] = mapped_column(ForeignKey("github_repos.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    color: Mapped[str] = mapped_column(String(6), default="ededed")
+    description: Mapped[str | None] = mapped_column(Text)
+
+    repo: Mapped[Repo] = relationship(back_populates="labels")
+
+
+class Issue(GitHubBase):
+    """An issue or a pull request (``is_pull``); one number space per repository."""
+
+    __tablename__ = "github_issues"
+    __table_args__ = (UniqueConstraint("repo_id", "number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repo_id: Mapped[int] = mapped_column(ForeignKey("github_repos.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    is_pull: Mapped[bool] = mapped_column(Boolean, default=False)
+    title: Mapped[str] = mapped_column(Text)
+    body: Mapped[str | None] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(10), default="open")
+    """``open`` or ``closed``."""
+    state_reason: Mapped[str | None] = mapped_column(String(20))
+    """``completed``, ``not_planned``, ``reopened`` or None."""
+    locked: Mapped[bool] = mapped_column(Boolean, default=False)
+    author_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
+    closed_by_id: Mapped[int | None] = mapped_column(ForeignKey("github_users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    repo: Mapped[Repo] = relationship()
+    author: Mapped[User] = relationship(foreign_keys=[author_id])
+    closed_by: Mapped[User | None] = relationship(foreign_keys=[closed_by_id])
+    labels: Mapped[list[Label]] = relationship(secondary=issue_labels, order_by="Label.name")
+    assignees: Mapped[list[User]] = relationship(secondary=issue_assignees, order_by="User.login")
+    comments: Mapped[list[Comment]] = relationship(back_populates="issue", order_by="Comment.id")
+    pull: Mapped[Pull | None] = relationship(back_populates="issue", uselist=False)
+
+    @property
+    def key(self) -> str:
+        """The event log's object id: ``owner/repo#7``."""
+        return f"{self.repo.full_name}#{self.number}"
+
+
+class Pull(GitHubBase):
+    """What only a pull request has; shares its id with its issue row."""
+
+    __tablename__ = "github_pulls"
+
+    id: Mapped[int] = mapped_column(
+        ForeignKey("github_issues.id", ondelete="CASCADE"), primary_key=True
+    )
+    head_ref: Mapped[str] = mapped_column(String(255))
+    base_ref: Mapped[str] = mapped_column(String(255))
+    head_sha: Mapped[str] = mapped_column(String(40))
+    """Follows pushes to the head branch."""
+    base_sha: Mapped[str] = mapped_column(String(40))
+    draft: Mapped[bool] = mapped_column(Boolean, default=False)
+    maintainer_can_modify: Mapped[bool] = mapped_column(Boolean, default=False)
+    merged_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    merge_commit_sha: Mapped[str | None] = mapped_column(String(40))
+    merged_by_id: Mapped[int | None] = mapped_column(ForeignKey("github_users.id"))
+
+    issue: Mapped[Issue] = relationship(back_populates="pull")
+    merged_by: Mapped[User | None] = relationship()
+    reviews: Mapped[list[Review]] = relationship(back_populates="pull", order_by="Review.id")
+    review_comments: Mapped[list[ReviewComment]] = relationship(
+        back_populates="pull", order_by="ReviewComment.id"
+    )
+
+
+class Comment(GitHubBase):
+    """A comment on an issue or on a pull request's conversation."""
+
+    __tablename__ = "github_comments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    issue_id: Mapped[int] = mapped_column(ForeignKey("github_issues.id", ondelete="CASCADE"))
+    author_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    issue: Mapped[Issue] = relationship(back_populates="comments")
+    author: Mapped[User] = relationship()
+
+
+class Review(GitHubBase):
+    __tablename__ = "github_reviews"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    pull_id: Mapped[int] = mapped_column(ForeignKey("github_pulls.id", ondelete="CASCADE"))
+    author_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
+    state: Mapped[str] = mapped_column(String(20))
+    """``APPROVED``, ``CHANGES_REQUESTED``, ``COMMENTED``, ``DISMISSED`` or ``PENDING``."""
+    body: Mapped[str] = mapped_column(Text, default="")
+    commit_id: Mapped[str] = mapped_column(String(40))
+    submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    pull: Mapped[Pull] = relationship(back_populates="reviews")
+    author: Mapped[User] = relationship()
+
+
+class ReviewComment(GitHubBase):
+    """A comment on a line of a pull request's diff."""
+
+    __tablename__ = "github_review_comments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    pull_id: Mapped[int] = mapped_column(ForeignKey("github_pulls.id", ondelete="CASCADE"))
+    review_id: Mapped[int | None] = mapped_column(ForeignKey("github_reviews.id"))
+    author_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
+    path: Mapped[str] = mapped_column(Text)
+    line: Mapped[int | None] = mapped_column(Integer)
+    side: Mapped[str] = mapped_column(String(5), default="RIGHT")
+    commit_id: Mapped[str] = mapped_column(String(40))
+    diff_hunk: Mapped[str] = mapped_column(Text, default="")
+    in_reply_to_id: Mapped[int | None] = mapped_column(Integer)
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    pull: Mapped[Pull] = relationship(back_populates="review_comments")
+    author: Mapped[User] = relationship()
+
+
+class Branch(GitHubBase):
+    """A branch as the fake knows it: seeded from the git repository, moved by pushes."""
+
+    __tablename__ = "github_branches"
+    __table_args__ = (UniqueConstraint("repo_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repo_id: Mapped[int] = mapped_column(ForeignKey("github_repos.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    sha: Mapped[str] = mapped_column(String(40))
+
+    repo: Mapped[Repo] = relationship()
+
+
+class CommitStatus(GitHubBase):
+    """A commit status (read-only in the fake; a snapshot may hold none)."""
+
+    __tablename__ = "github_statuses"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repo_id: Mapped[int] = mapped_column(ForeignKey("github_repos.id", ondelete="CASCADE"))
+    sha: Mapped[str] = mapped_column(String(40), index=True)
+    state: Mapped[str] = mapped_column(String(10))
+    context: Mapped[str] = mapped_column(String(255), default="default")
+    description: Mapped[str | None] = mapped_column(Text)
+    target_url: Mapped[str | None] = mapped_column(Text)
+    creator_id: Mapped[int | None] = mapped_column(ForeignKey("github_users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    creator: Mapped[User | None] = relationship()
+
+
+class CheckRun(GitHubBase):
+    """A check run (read-only in the fake; a snapshot may hold none)."""
+
+    __tablename__ = "github_check_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    repo_id: Mapped[int] = mapped_column(ForeignKey("github_repos.id", ondelete="CASCADE"))
+    head_sha: Mapped[str] = mapped_column(String(40), index=True)
+    name: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(20), default="completed")
+    conclusion: Mapped[str | None] = mapped_column(String(20))
+    details_url: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
