@@ -36,6 +36,11 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
             "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_TERMINAL_PROMPT": "0",
             "LC_ALL": "C",
+            # Single-threaded packing everywhere (the upload-pack a local fetch spawns too):
+            # delta search across threads is what makes packs differ from run to run.
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "pack.threads",
+            "GIT_CONFIG_VALUE_0": "1",
             **IDENTITY,
         }
     )
@@ -72,7 +77,7 @@ def init(path: Path, *, bare: bool = False, branch: str = "main") -> Path:
 def bundle_create(repo: Path, out: Path, commit: str, ref: str) -> None:
     """Write a bundle holding exactly ``commit``'s history, under the single ref ``ref``.
 
-    The pack is written single-threaded so the same history gives the same bytes.
+    Packing is single-threaded (see :func:`clean_env`) so the same history gives the same bytes.
     """
     run(repo, "update-ref", f"refs/replay-bundle/{ref}", commit)
     try:
@@ -81,7 +86,7 @@ def bundle_create(repo: Path, out: Path, commit: str, ref: str) -> None:
         # A fresh repository holding only commit's history, so nothing later can ride along.
         with _scratch_repo() as scratch:
             run(scratch, "fetch", "-q", "--no-tags", str(repo), f"{commit}:refs/heads/{ref}")
-            run(scratch, "-c", "pack.threads=1", "bundle", "create", str(tmp), f"refs/heads/{ref}")
+            run(scratch, "bundle", "create", str(tmp), f"refs/heads/{ref}")
         tmp.replace(out)
     finally:
         run(repo, "update-ref", "-d", f"refs/replay-bundle/{ref}")

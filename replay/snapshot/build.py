@@ -53,6 +53,8 @@ def build_snapshot(sources: Path, out: Path, at: datetime | None = None) -> Mani
     Writes into a temporary directory first; ``out`` is replaced only when everything
     validated, so a failed build leaves what was there untouched.
     """
+    # git runs in other directories: relative paths would point at the wrong place.
+    sources, out = sources.resolve(), out.resolve()
     world_file = sources / "world.yaml"
     world = _load_world(world_file)
     cut_at = at or world.at

@@ -91,7 +91,7 @@ def load_snapshot(path: Path | str) -> Snapshot:
     Raises :class:`SnapshotError` for a missing or altered part and :class:`InputError` for a
     malformed file, each naming the file and the problem.
     """
-    root = Path(path)
+    root = Path(path).resolve()
     if not root.is_dir():
         raise SnapshotError(root, "not a snapshot directory (no such directory)")
     try:

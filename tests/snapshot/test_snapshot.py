@@ -199,3 +199,11 @@ def test_malformed_timeline_is_a_sources_error(tiny_sources: Path, tmp_path: Pat
     with pytest.raises(SourcesError, match="cannot cut the timeline at T"):
         build_snapshot(broken, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_relative_paths(tiny_sources: Path, tmp_path: Path, monkeypatch) -> None:
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    manifest = build_snapshot(Path(os.path.relpath(tiny_sources, tmp_path)), Path("rel"))
+    assert load_snapshot(tmp_path / "rel").manifest == manifest
