@@ -1,0 +1,34 @@
+"""The Slack Web API as the workspace stood at T: ``https://slack.com/api/<method>``."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from fakes.core.world import World
+from fakes.slack.access import Access, Caller
+from fakes.slack.backend import SlackBackend
+from fakes.slack.errors import SlackError
+from fakes.slack.humans import ScriptError
+from fakes.slack.models import SlackBase
+from fakes.slack.routes import METHODS, router
+
+HOSTS = ("slack.com", "api.slack.com")
+
+__all__ = [
+    "HOSTS",
+    "METHODS",
+    "Access",
+    "Caller",
+    "ScriptError",
+    "SlackBackend",
+    "SlackBase",
+    "SlackError",
+    "install",
+]
+
+
+def install(world: World) -> FastAPI:
+    """Seed the Slack backend into ``world`` and return the app that serves it."""
+    backend = SlackBackend(world)
+    world.add(backend)
+    return router(backend)

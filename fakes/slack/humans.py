@@ -1,0 +1,99 @@
+"""Scripted people: replies real people gave, posted when the agent asks for them.
+
+A reply names its thread as ``#channel-name/<parent ts>``. With the trigger ``asks_in_thread``
+it is posted when the agent posts in that thread; with ``mentions_person`` when the agent
+mentions the person (``<@U...>``) in any message. Either way it goes into its thread, as that
+person, just after the agent's message, at most once per run; it is logged as
+``slack.human.replied``, a human intervention, never as an agent's ``slack.message.posted``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlalchemy.orm import Session
+
+from fakes.slack.models import ChannelRow, HumanReplyRow, MessageRow
+from fakes.slack.timestamps import is_ts, to_us
+from replay.case import ScriptedReply
+from replay.errors import ReplayError
+
+if TYPE_CHECKING:
+    from fakes.slack.backend import SlackBackend
+
+
+class ScriptError(ReplayError):
+    """A scripted Slack reply that cannot be played in this snapshot."""
+
+
+@dataclass(frozen=True)
+class _Script:
+    index: int
+    reply: ScriptedReply
+    channel_id: str
+    thread_ts: str
+
+
+class Humans:
+    def __init__(self, backend: SlackBackend, replies: list[ScriptedReply]) -> None:
+        self.backend = backend
+        state = backend.state
+        users = {u.id for u in state.users}
+        channels = {c.name: c for c in state.channels}
+        self.scripts: list[_Script] = []
+        for i, reply in enumerate(replies):
+            where = f"scripted reply {i} ({reply.person} in {reply.thread!r})"
+            name, sep, ts = reply.thread.partition("/")
+            if not name.startswith("#") or not sep or not is_ts(ts):
+                raise ScriptError(f"{where}: thread must be '#channel-name/<thread ts>'")
+            channel = channels.get(name[1:])
+            if channel is None:
+                raise ScriptError(f"{where}: no channel #{name[1:]} in the snapshot")
+            if ts not in {m.ts for m in channel.messages}:
+                raise ScriptError(f"{where}: no message {ts} in #{channel.name} at T")
+            if reply.person not in users:
+                raise ScriptError(f"{where}: no user {reply.person} in the snapshot")
+            self.scripts.append(_Script(i, reply, channel.id, ts))
+
+    def _triggered(self, script: _Script, channel: ChannelRow, message: MessageRow) -> bool:
+        if script.reply.trigger == "mentions_person":
+            return f"<@{script.reply.person}>" in message.text or (
+                f"<@{script.reply.person}|" in message.text
+            )
+        return channel.id == script.channel_id and message.thread_ts == script.thread_ts
+
+    def heard(self, s: Session, channel: ChannelRow, message: MessageRow) -> None:
+        """The agent just posted ``message``: play every reply it triggers, once."""
+        for script in self.scripts:
+            if s.get(HumanReplyRow, script.index) is not None:
+                continue
+            if not self._triggered(script, channel, message):
+                continue
+            ts = self.backend.next_ts(s, script.channel_id)
+            s.add(
+                MessageRow(
+                    channel_id=script.channel_id,
+                    ts=ts,
+                    ts_us=to_us(ts),
+                    user=script.reply.person,
+                    text=script.reply.text,
+                    thread_ts=script.thread_ts,
+                )
+            )
+            s.add(HumanReplyRow(index=script.index, channel_id=script.channel_id, ts=ts))
+            s.flush()
+            self.backend.world.events.record(
+                s,
+                service="slack",
+                kind="slack.human.replied",
+                actor=script.reply.person,
+                object_type="message",
+                object_id=f"{script.channel_id}/{ts}",
+                data={
+                    "person": script.reply.person,
+                    "thread": script.reply.thread,
+                    "text": script.reply.text,
+                    "trigger": script.reply.trigger,
+                },
+            )
