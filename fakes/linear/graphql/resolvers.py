@@ -1,0 +1,565 @@
+"""Resolvers binding Linear's schema (``schema.graphql``) to the backend's rows.
+
+Fields named like a row attribute (``createdAt`` -> ``created_at``) resolve by ariadne's
+snake-case fallback; what Linear derives (``identifier``, ``url``, ``priorityLabel``) or what
+this fake does not model (reactions, shared access) is resolved here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ariadne import (
+    MutationType,
+    ObjectType,
+    QueryType,
+    ScalarType,
+    UnionType,
+    make_executable_schema,
+)
+from ariadne.utils import convert_camel_case_to_snake
+from graphql import GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema
+from sqlalchemy.orm import Session
+
+from fakes.linear.backend import LinearBackend, slug
+from fakes.linear.errors import EntityNotFound
+from fakes.linear.filters import Matcher, when
+from fakes.linear.models import Comment, Issue, Label, Organization, Team, User, WorkflowState
+from fakes.linear.models import aware as _aware
+from fakes.linear.pagination import Connection, paginate
+
+SCHEMA_FILE = Path(__file__).with_name("schema.graphql")
+PRIORITY_LABELS = {0: "No priority", 1: "Urgent", 2: "High", 3: "Medium", 4: "Low"}
+
+
+Info = GraphQLResolveInfo[Any]
+
+
+@dataclass
+class Context:
+    """One request: the backend, its transaction, and who is asking."""
+
+    backend: LinearBackend
+    session: Session
+    viewer: str
+
+    @property
+    def matcher(self) -> Matcher:
+        return self.backend.matcher(self.viewer)
+
+
+def ctx(info: Info) -> Context:
+    context: Context = info.context
+    return context
+
+
+Resolver = Callable[..., Any]
+
+# ----------------------------------------------------------------------------- scalars
+
+datetime_scalar = ScalarType("DateTime")
+
+
+@datetime_scalar.serializer
+def _serialize_datetime(value: datetime) -> str:
+    return _aware(value).astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@datetime_scalar.value_parser
+def _parse_datetime(value: Any) -> datetime:
+    return when(str(value), datetime.now(UTC))
+
+
+date_or_duration = ScalarType("DateTimeOrDuration")
+
+
+@date_or_duration.value_parser
+def _parse_date_or_duration(value: Any) -> str:
+    when(str(value), datetime.now(UTC))  # refuse what is neither, at validation time
+    return str(value)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def connect(items: Sequence[Any], **kwargs: Any) -> Connection[Any]:
+    return paginate(
+        items,
+        first=kwargs.get("first"),
+        after=kwargs.get("after"),
+        last=kwargs.get("last"),
+        before=kwargs.get("before"),
+    )
+
+
+def _issue_list(info: Info, base: dict[str, Any], kwargs: dict[str, Any]) -> Any:
+    """Issues under ``base`` (a filter) narrowed by the caller's own ``filter``."""
+    c = ctx(info)
+    extra = kwargs.get("filter")
+    f = {"and": [base, extra]} if extra else base
+    rows = c.backend.issues(
+        c.session,
+        c.viewer,
+        f,
+        include_archived=bool(kwargs.get("includeArchived")),
+        order_by=kwargs.get("orderBy") or "createdAt",
+    )
+    return connect(rows, **kwargs)
+
+
+def _select(rows: Sequence[Any], f: dict[str, Any] | None, match: Resolver) -> list[Any]:
+    return [r for r in rows if f is None or match(r, f)]
+
+
+def _org(info: Info) -> Organization:
+    c = ctx(info)
+    return c.backend.organization(c.session)
+
+
+def _constants(obj: ObjectType, values: dict[str, Any]) -> None:
+    """Fields of features not modelled here: always this value."""
+    for name, value in values.items():
+        obj.set_field(name, lambda *_a, _v=value, **_k: _v() if callable(_v) else _v)
+
+
+# ----------------------------------------------------------------------------- Query
+
+query = QueryType()
+
+
+@query.field("viewer")
+def _viewer(_: Any, info: Info) -> User:
+    c = ctx(info)
+    return c.backend.user(c.session, c.viewer)
+
+
+@query.field("organization")
+def _organization(_: Any, info: Info) -> Organization:
+    return _org(info)
+
+
+@query.field("issue")
+def _issue(_: Any, info: Info, id: str) -> Issue:
+    c = ctx(info)
+    return c.backend.issue(c.session, id)
+
+
+def _by(attr: str) -> Callable[[Issue], tuple[datetime, str]]:
+    return lambda i: (_aware(getattr(i, attr)), i.id)
+
+
+@query.field("issues")
+def _issues(_: Any, info: Info, **kwargs: Any) -> Any:
+    c = ctx(info)
+    rows = c.backend.issues(
+        c.session,
+        c.viewer,
+        kwargs.get("filter"),
+        include_archived=bool(kwargs.get("includeArchived")),
+        order_by=kwargs.get("orderBy") or "createdAt",
+    )
+    for sort in kwargs.get("sort") or []:
+        for field, attr in (("createdAt", "created_at"), ("updatedAt", "updated_at")):
+            if sort.get(field):
+                asc = sort[field].get("order") == "Ascending"
+                rows = sorted(rows, key=_by(attr))
+                rows = rows if asc else rows[::-1]
+        if sort.get("priority"):
+            asc = sort["priority"].get("order") != "Descending"
+            # Urgent (1) first; "no priority" (0) last unless noPriorityFirst.
+            npf = sort["priority"].get("noPriorityFirst")
+            rows = sorted(
+                rows, key=lambda i: (i.priority or (0 if npf else 5)) * (1 if asc else -1)
+            )
+    return connect(rows, **kwargs)
+
+
+def _search(info: Info, term: str, kwargs: dict[str, Any]) -> Connection[Any]:
+    c = ctx(info)
+    f = kwargs.get("filter")
+    if kwargs.get("teamId"):
+        pass  # Linear only boosts that team's results; ranking here is by date anyway.
+    rows = c.backend.search_issues(
+        c.session,
+        c.viewer,
+        term,
+        f,
+        include_comments=bool(kwargs.get("includeComments")),
+        include_archived=bool(kwargs.get("includeArchived")),
+    )
+    return connect(rows, **kwargs)
+
+
+@query.field("searchIssues")
+def _search_issues(_: Any, info: Info, term: str, **kwargs: Any) -> Any:
+    return _search(info, term, kwargs)
+
+
+@query.field("issueSearch")
+def _issue_search(_: Any, info: Info, **kwargs: Any) -> Any:
+    return _search(info, kwargs.get("query") or "", kwargs)
+
+
+@query.field("team")
+def _team(_: Any, info: Info, id: str) -> Team:
+    c = ctx(info)
+    return c.backend.team(c.session, id)
+
+
+@query.field("teams")
+def _teams(_: Any, info: Info, **kwargs: Any) -> Any:
+    c = ctx(info)
+    return connect(c.backend.teams(c.session, c.viewer, kwargs.get("filter")), **kwargs)
+
+
+@query.field("workflowState")
+def _workflow_state(_: Any, info: Info, id: str) -> WorkflowState:
+    c = ctx(info)
+    return c.backend.workflow_state(c.session, id)
+
+
+@query.field("workflowStates")
+def _workflow_states(_: Any, info: Info, **kwargs: Any) -> Any:
+    c = ctx(info)
+    return connect(c.backend.workflow_states(c.session, c.viewer, kwargs.get("filter")), **kwargs)
+
+
+@query.field("user")
+def _user(_: Any, info: Info, id: str) -> User:
+    c = ctx(info)
+    return c.backend.user(c.session, id)
+
+
+@query.field("users")
+def _users(_: Any, info: Info, **kwargs: Any) -> Any:
+    c = ctx(info)
+    rows = c.backend.users(c.session, c.viewer, kwargs.get("filter"))
+    if not kwargs.get("includeDisabled"):
+        rows = [u for u in rows if u.active]
+    return connect(rows, **kwargs)
+
+
+@query.field("issueLabel")
+def _issue_label(_: Any, info: Info, id: str) -> Label:
+    c = ctx(info)
+    return c.backend.label(c.session, id)
+
+
+@query.field("issueLabels")
+def _issue_labels(_: Any, info: Info, **kwargs: Any) -> Any:
+    c = ctx(info)
+    return connect(c.backend.labels(c.session, c.viewer, kwargs.get("filter")), **kwargs)
+
+
+@query.field("comment")
+def _comment(_: Any, info: Info, id: str | None = None, **_k: Any) -> Comment:
+    c = ctx(info)
+    if id is None:
+        raise EntityNotFound("Comment")
+    return c.backend.comment(c.session, id)
+
+
+@query.field("comments")
+def _comments(_: Any, info: Info, **kwargs: Any) -> Any:
+    c = ctx(info)
+    return connect(c.backend.comments(c.session, c.viewer, kwargs.get("filter")), **kwargs)
+
+
+# ----------------------------------------------------------------------------- Mutation
+
+mutation = MutationType()
+
+
+@mutation.field("issueCreate")
+def _issue_create(_: Any, info: Info, input: dict[str, Any]) -> dict[str, Any]:
+    c = ctx(info)
+    issue = c.backend.create_issue(c.session, c.viewer, input)
+    return {"success": True, "issue": issue, "last_sync_id": float(c.backend.sync(c.session))}
+
+
+@mutation.field("issueUpdate")
+def _issue_update(_: Any, info: Info, id: str, input: dict[str, Any]) -> dict[str, Any]:
+    c = ctx(info)
+    issue = c.backend.update_issue(c.session, c.viewer, id, input)
+    return {"success": True, "issue": issue, "last_sync_id": float(c.backend.sync(c.session))}
+
+
+@mutation.field("commentCreate")
+def _comment_create(_: Any, info: Info, input: dict[str, Any]) -> dict[str, Any]:
+    c = ctx(info)
+    comment = c.backend.create_comment(c.session, c.viewer, input)
+    return {"success": True, "comment": comment, "last_sync_id": float(c.backend.sync(c.session))}
+
+
+# ----------------------------------------------------------------------------- Issue
+
+
+def _issue_url(info: Info, issue: Issue) -> str:
+    return f"https://linear.app/{_org(info).url_key}/issue/{issue.identifier}/{slug(issue.title)}"
+
+
+def _bind_issue(obj: ObjectType) -> None:
+    obj.set_field("identifier", lambda i, *_: i.identifier)
+    obj.set_field("number", lambda i, *_: float(i.number))
+    obj.set_field("priority", lambda i, *_: float(i.priority))
+    obj.set_field("priorityLabel", lambda i, *_: PRIORITY_LABELS[i.priority])
+    obj.set_field("prioritySortOrder", lambda i, *_: float(i.priority or 5))
+    obj.set_field("sortOrder", lambda i, *_: i.sort_order)
+    obj.set_field("boardOrder", lambda i, *_: i.sort_order)
+    obj.set_field("url", lambda i, info: _issue_url(info, i))
+    obj.set_field(
+        "branchName",
+        lambda i, info: (
+            f"{ctx(info).backend.user(ctx(info).session, ctx(info).viewer).display_name}"
+            f"/{i.identifier.lower()}-{slug(i.title, 40)}".lower()
+        ),
+    )
+    obj.set_field("labelIds", lambda i, *_: [lb.id for lb in i.labels])
+    obj.set_field(
+        "labels",
+        lambda i, info, **kw: connect(
+            _select(i.labels, kw.get("filter"), ctx(info).matcher.label), **kw
+        ),
+    )
+    obj.set_field(
+        "comments",
+        lambda i, info, **kw: connect(
+            _select(i.comments, kw.get("filter"), ctx(info).matcher.comment), **kw
+        ),
+    )
+    obj.set_field(
+        "children", lambda i, info, **kw: _issue_list(info, {"parent": {"id": {"eq": i.id}}}, kw)
+    )
+    _constants(
+        obj,
+        {
+            "previousIdentifiers": list,
+            "customerTicketCount": 0,
+            "reactionData": dict,
+            "reactions": list,
+            "inheritsSharedAccess": False,
+            "sharedAccess": lambda: {
+                "is_shared": False,
+                "viewer_has_only_shared_access": False,
+                "shared_with_count": 0,
+                "shared_with_users": [],
+                "disallowed_issue_fields": [],
+            },
+            "syncedWith": list,
+        },
+    )
+
+
+issue_type = ObjectType("Issue")
+_bind_issue(issue_type)
+search_result_type = ObjectType("IssueSearchResult")
+_bind_issue(search_result_type)
+search_result_type.set_field("metadata", lambda *_: {})
+
+search_payload = ObjectType("IssueSearchPayload")
+search_payload.set_field("totalCount", lambda conn, *_: float(conn.total_count))
+search_payload.set_field(
+    "archivePayload",
+    lambda *_: {
+        "archive": "",
+        "totalCount": 0.0,
+        "databaseVersion": 0.0,
+        "includesDependencies": [],
+    },
+)
+
+# ----------------------------------------------------------------------------- the rest
+
+team_type = ObjectType("Team")
+team_type.set_field("displayName", lambda t, *_: t.name)
+team_type.set_field("updatedAt", lambda t, *_: t.created_at)
+team_type.set_field("organization", lambda _t, info: _org(info))
+team_type.set_field("triageEnabled", lambda t, *_: any(s.type == "triage" for s in t.states))
+team_type.set_field(
+    "defaultIssueState",
+    lambda t, *_: min(
+        (s for s in t.states if s.type in ("backlog", "unstarted")),
+        key=lambda s: (s.type != "backlog", s.position),
+        default=None,
+    ),
+)
+team_type.set_field(
+    "issueCount",
+    lambda t, info, includeArchived=False: len(
+        ctx(info).backend.issues(
+            ctx(info).session, ctx(info).viewer, {"team": {"id": {"eq": t.id}}}, includeArchived
+        )
+    ),
+)
+team_type.set_field(
+    "issues", lambda t, info, **kw: _issue_list(info, {"team": {"id": {"eq": t.id}}}, kw)
+)
+team_type.set_field(
+    "states",
+    lambda t, info, **kw: connect(
+        _select(t.states, kw.get("filter"), ctx(info).matcher.state), **kw
+    ),
+)
+team_type.set_field(
+    "labels",
+    lambda t, info, **kw: connect(
+        [
+            lb
+            for lb in ctx(info).backend.labels(
+                ctx(info).session, ctx(info).viewer, kw.get("filter")
+            )
+            if lb.team_id in (None, t.id)
+        ],
+        **kw,
+    ),
+)
+team_type.set_field(
+    "members",
+    lambda _t, info, **kw: connect(
+        ctx(info).backend.users(ctx(info).session, ctx(info).viewer, kw.get("filter")), **kw
+    ),
+)
+_constants(
+    team_type,
+    {
+        "timezone": "UTC",
+        "private": False,
+        "cyclesEnabled": False,
+        "issueEstimationType": "notUsed",
+    },
+)
+
+state_type = ObjectType("WorkflowState")
+state_type.set_field("updatedAt", lambda s, *_: s.created_at)
+state_type.set_field(
+    "issues", lambda s, info, **kw: _issue_list(info, {"state": {"id": {"eq": s.id}}}, kw)
+)
+
+user_type = ObjectType("User")
+user_type.set_field("isMe", lambda u, info: u.id == ctx(info).viewer)
+user_type.set_field("isAssignable", lambda u, *_: u.active)
+user_type.set_field(
+    "url", lambda u, info: f"https://linear.app/{_org(info).url_key}/profiles/{u.display_name}"
+)
+user_type.set_field(
+    "initials", lambda u, *_: "".join(w[0] for w in u.name.split()[:2]).upper() or "?"
+)
+user_type.set_field("updatedAt", lambda u, *_: u.created_at)
+user_type.set_field("organization", lambda _u, info: _org(info))
+user_type.set_field(
+    "createdIssueCount",
+    lambda u, info: len(
+        ctx(info).backend.issues(
+            ctx(info).session, ctx(info).viewer, {"creator": {"id": {"eq": u.id}}}, True
+        )
+    ),
+)
+user_type.set_field(
+    "assignedIssues",
+    lambda u, info, **kw: _issue_list(info, {"assignee": {"id": {"eq": u.id}}}, kw),
+)
+user_type.set_field(
+    "createdIssues",
+    lambda u, info, **kw: _issue_list(info, {"creator": {"id": {"eq": u.id}}}, kw),
+)
+user_type.set_field(
+    "teams",
+    lambda _u, info, **kw: connect(
+        ctx(info).backend.teams(ctx(info).session, ctx(info).viewer, kw.get("filter")), **kw
+    ),
+)
+_constants(
+    user_type,
+    {
+        "owner": False,
+        "guest": False,
+        "app": False,
+        "isMentionable": True,
+        "supportsAgentSessions": False,
+        "canAccessAnyPublicTeam": True,
+        "avatarBackgroundColor": "#5e6ad2",
+        "inviteHash": "",
+    },
+)
+
+label_type = ObjectType("IssueLabel")
+label_type.set_field("updatedAt", lambda lb, *_: lb.created_at)
+label_type.set_field(
+    "issues", lambda lb, info, **kw: _issue_list(info, {"labels": {"id": {"eq": lb.id}}}, kw)
+)
+_constants(label_type, {"isGroup": False})
+
+comment_type = ObjectType("Comment")
+comment_type.set_field(
+    "url",
+    lambda c, info: f"{_issue_url(info, c.issue)}#comment-{c.id.split('-')[0]}",
+)
+comment_type.set_field(
+    "children",
+    lambda c, info, **kw: connect(
+        ctx(info).backend.comments(
+            ctx(info).session,
+            ctx(info).viewer,
+            {"and": [{"parent": {"id": {"eq": c.id}}}, kw.get("filter") or {}]},
+        )[::-1],
+        **kw,
+    ),
+)
+_constants(comment_type, {"reactionData": dict})
+
+org_type = ObjectType("Organization")
+org_type.set_field("updatedAt", lambda o, *_: o.created_at)
+org_type.set_field(
+    "userCount", lambda _o, info: len(ctx(info).backend.users(ctx(info).session, ctx(info).viewer))
+)
+org_type.set_field(
+    "createdIssueCount",
+    lambda _o, info: len(ctx(info).backend.issues(ctx(info).session, ctx(info).viewer, None, True)),
+)
+org_type.set_field(
+    "teams",
+    lambda _o, info, **kw: connect(
+        ctx(info).backend.teams(ctx(info).session, ctx(info).viewer, kw.get("filter")), **kw
+    ),
+)
+org_type.set_field(
+    "users",
+    lambda _o, info, **kw: connect(
+        ctx(info).backend.users(ctx(info).session, ctx(info).viewer, kw.get("filter")), **kw
+    ),
+)
+
+metadata_union = UnionType("ExternalEntityInfoMetadata", lambda *_: None)
+
+
+def build_schema() -> GraphQLSchema:
+    """Linear's schema subset, executable."""
+    return make_executable_schema(
+        SCHEMA_FILE.read_text(),
+        datetime_scalar,
+        date_or_duration,
+        query,
+        mutation,
+        issue_type,
+        search_result_type,
+        search_payload,
+        team_type,
+        state_type,
+        user_type,
+        label_type,
+        comment_type,
+        org_type,
+        metadata_union,
+        convert_names_case=_object_fields_only,
+    )
+
+
+def _object_fields_only(name: str, schema: GraphQLSchema, path: tuple[str, ...]) -> str:
+    """Output fields fall back to the snake_case attribute (``createdAt`` -> ``created_at``);
+    arguments and input fields keep Linear's names, which the backend reads as they are."""
+    is_field = len(path) == 2 and isinstance(schema.type_map.get(path[0]), GraphQLObjectType)
+    return convert_camel_case_to_snake(name) if is_field else name

@@ -1,0 +1,94 @@
+"""The one route Linear has: ``POST /graphql``. Thin: authenticate, run, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from graphql import GraphQLError, GraphQLSchema, execute, parse, validate
+from pydantic import ValidationError
+
+from fakes.linear.backend import LinearBackend
+from fakes.linear.errors import AuthenticationError, LinearError, graphql_error_extensions
+from fakes.linear.graphql import Context
+from fakes.linear.schemas import GraphQLRequest
+
+
+def format_error(error: GraphQLError) -> dict[str, Any]:
+    """Linear's error entry: message, path, locations, then Linear's ``extensions``."""
+    original = error.original_error
+    out: dict[str, Any] = {"message": error.message}
+    if isinstance(original, LinearError):
+        out = original.wire()
+        out = {"message": out["message"], **_where(error), "extensions": out["extensions"]}
+    elif original is None:
+        out.update(_where(error))
+        out["extensions"] = graphql_error_extensions()
+    else:
+        out.update(_where(error))
+        out["extensions"] = {
+            "type": "internal error",
+            "code": "INTERNAL_SERVER_ERROR",
+            "statusCode": 500,
+            "userPresentableMessage": "An internal error occurred.",
+        }
+    return out
+
+
+def _where(error: GraphQLError) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if error.path:
+        out["path"] = list(error.path)
+    if error.locations:
+        out["locations"] = [{"line": loc.line, "column": loc.column} for loc in error.locations]
+    return out
+
+
+def run(schema: GraphQLSchema, body: GraphQLRequest, context: Context) -> tuple[int, Any]:
+    """Execute one request; the HTTP status follows Linear (400 for a bad document)."""
+    try:
+        document = parse(body.query)
+    except GraphQLError as exc:
+        return 400, {"errors": [format_error(exc)]}
+    problems = validate(schema, document)
+    if problems:
+        return 400, {"errors": [format_error(e) for e in problems]}
+    result = execute(
+        schema,
+        document,
+        variable_values=body.variables,
+        operation_name=body.operation_name,
+        context_value=context,
+    )
+    if hasattr(result, "__await__"):  # pragma: no cover - every resolver here is sync
+        raise TypeError("the Linear schema must execute synchronously")
+    payload: dict[str, Any] = {}
+    status = 200
+    if result.errors:
+        payload["errors"] = [format_error(e) for e in result.errors]
+        if result.data is None and all(e.original_error is None for e in result.errors):
+            status = 400  # variables that do not fit their types
+    payload["data"] = result.data
+    return status, payload
+
+
+def router(backend: LinearBackend, schema: GraphQLSchema) -> FastAPI:
+    app = FastAPI(title="Linear (replay fake)", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.post("/graphql")
+    def graphql(request: Request, body: dict[str, Any]) -> JSONResponse:
+        try:
+            viewer = backend.authenticate(request.headers.get("authorization"))
+        except AuthenticationError as exc:
+            return JSONResponse({"errors": [exc.wire()]}, status_code=exc.http_status)
+        try:
+            parsed = GraphQLRequest.model_validate(body)
+        except ValidationError:
+            error = GraphQLError("Must provide query string.")
+            return JSONResponse({"errors": [format_error(error)]}, status_code=400)
+        with backend.world.session() as session:
+            status, payload = run(schema, parsed, Context(backend, session, viewer))
+        return JSONResponse(payload, status_code=status)
+
+    return app
