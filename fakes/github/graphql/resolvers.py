@@ -1,0 +1,368 @@
+"""The roots (``Query``, ``Mutation``), global IDs, and the binding of views to the schema.
+
+Every field resolves to the attribute of its parent view named in snake case; a method gets
+the field's arguments. A field the view lacks raises, so nothing ever answers a silent null.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ariadne import SchemaBindable, convert_camel_case_to_snake, make_executable_schema
+from graphql import GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema
+
+from fakes.github.errors import GitHubError, NotFound
+from fakes.github.graphql.context import Context
+from fakes.github.graphql.faults import Fault, not_found
+from fakes.github.graphql.threads import (
+    CommentView,
+    IssueView,
+    PullRequestView,
+    ReviewCommentView,
+    ReviewView,
+    search,
+    thread,
+)
+from fakes.github.graphql.views import (
+    ActorView,
+    LabelView,
+    OwnerView,
+    RefView,
+    RepositoryView,
+    View,
+    find_repository,
+    owner_by_login,
+)
+from fakes.github.models import (
+    Branch,
+    Comment,
+    Issue,
+    Label,
+    Repo,
+    Review,
+    ReviewComment,
+    User,
+    parse_node_id,
+)
+
+SCHEMA_PATH = Path(__file__).with_name("schema.graphql")
+
+
+class MissingResolver(Exception):
+    """The schema names a field no view implements: a bug in the fake, said out loud."""
+
+
+# ---------------------------------------------------------------------------- global IDs
+
+
+def node(ctx: Context, global_id: str) -> View:
+    """The object a global ID names; NOT_FOUND (GitHub's words) when it names nothing."""
+    missing = not_found(f"a node with the global id of '{global_id}'")
+    try:
+        type_name, db_id = parse_node_id(global_id)
+    except ValueError:
+        raise missing from None
+    s = ctx.session
+    view: View | None = None
+    if type_name in ("Issue", "PullRequest"):
+        row = s.get(Issue, db_id)
+        if row is not None and row.is_pull == (type_name == "PullRequest"):
+            view = thread(ctx, row)
+    elif type_name == "IssueComment":
+        comment = s.get(Comment, db_id)
+        view = None if comment is None else CommentView(ctx, comment)
+    elif type_name == "PullRequestReview":
+        review = s.get(Review, db_id)
+        view = None if review is None else ReviewView(ctx, review)
+    elif type_name == "PullRequestReviewComment":
+        rc = s.get(ReviewComment, db_id)
+        view = None if rc is None else ReviewCommentView(ctx, rc)
+    elif type_name == "Repository":
+        repo = s.get(Repo, db_id)
+        view = None if repo is None else RepositoryView(ctx, repo)
+    elif type_name in ("User", "Bot", "Organization"):
+        user = s.get(User, db_id)
+        if user is not None and ActorView(ctx, user).typename == type_name:
+            view = ActorView(ctx, user)
+    elif type_name == "Label":
+        label = s.get(Label, db_id)
+        view = None if label is None else LabelView(ctx, label)
+    elif type_name == "Ref":
+        branch = s.get(Branch, db_id)
+        view = None if branch is None else RefView(ctx, branch.repo, branch)
+    if view is None:
+        raise missing
+    return view
+
+
+def thread_by_id(ctx: Context, global_id: str, field: str) -> IssueView | PullRequestView:
+    view = node(ctx, global_id)
+    if not isinstance(view, IssueView | PullRequestView):
+        raise Fault(
+            "NOT_FOUND", f"Could not resolve to a node with the global id of '{global_id}'."
+        )
+    return view
+
+
+# ---------------------------------------------------------------------------- roots
+
+
+class QueryRoot(View):
+    typename = "Query"
+
+    @property
+    def viewer(self) -> ActorView:
+        return ActorView(self.ctx, self.ctx.viewer)
+
+    def repository(self, owner: str, name: str, follow_renames: bool = True) -> RepositoryView:
+        repo = find_repository(self.ctx, owner, name)
+        if repo is None:
+            raise not_found(f"a Repository with the name '{owner}/{name}'")
+        return repo
+
+    def node(self, id: str) -> View:
+        return node(self.ctx, id)
+
+    def nodes(self, ids: list[str]) -> list[View]:
+        return [node(self.ctx, i) for i in ids]
+
+    def user(self, login: str) -> ActorView:
+        found = owner_by_login(self.ctx, login)
+        if not isinstance(found, ActorView) or found.typename == "Organization":
+            raise not_found(f"a User with the login of '{login}'")
+        return found
+
+    def organization(self, login: str) -> ActorView | OwnerView:
+        found = owner_by_login(self.ctx, login)
+        if found is None or found.typename != "Organization":
+            raise not_found(f"an Organization with the login of '{login}'")
+        return found
+
+    def repository_owner(self, login: str) -> ActorView | OwnerView | None:
+        return owner_by_login(self.ctx, login)
+
+    def search(self, query: str, type: str, **page: Any) -> Any:
+        return search(self.ctx, query, type, **page)
+
+
+class Payload(View):
+    def __init__(self, ctx: Context, typename: str, mutation_id: str | None, **fields: Any):
+        super().__init__(ctx)
+        self.typename = typename
+        self.client_mutation_id = mutation_id
+        for key, value in fields.items():
+            setattr(self, key, value)
+
+
+class MutationRoot(View):
+    """Each mutation is one backend operation, so it lands in the same event log as REST's."""
+
+    typename = "Mutation"
+
+    @property
+    def _login(self) -> str:
+        return self.ctx.viewer.login
+
+    def add_comment(self, input: dict[str, Any]) -> Payload:
+        subject = thread_by_id(self.ctx, input["subjectId"], "subjectId")
+        row = subject.row
+        try:
+            comment = self.ctx.backend.add_comment(
+                self.ctx.session, self._login, row.repo, row.number, input["body"]
+            )
+        except GitHubError as exc:
+            raise Fault.from_backend(exc) from exc
+        from fakes.github.graphql.connections import Edge
+
+        index = len(row.comments) - 1
+        edge = Edge("IssueCommentEdge", index, CommentView(self.ctx, comment))
+        return Payload(
+            self.ctx,
+            "AddCommentPayload",
+            input.get("clientMutationId"),
+            comment_edge=edge,
+            subject=thread(self.ctx, row),
+        )
+
+    def _repo(self, global_id: str) -> Repo:
+        view = node(self.ctx, global_id)
+        if not isinstance(view, RepositoryView):
+            raise not_found(f"a node with the global id of '{global_id}'")
+        return view.row
+
+    def create_pull_request(self, input: dict[str, Any]) -> Payload:
+        repo = self._repo(input["repositoryId"])
+        try:
+            row = self.ctx.backend.create_pull(
+                self.ctx.session,
+                self._login,
+                repo,
+                input["title"],
+                input.get("body"),
+                input["headRefName"],
+                input["baseRefName"],
+                draft=bool(input.get("draft")),
+                maintainer_can_modify=bool(input.get("maintainerCanModify")),
+            )
+        except GitHubError as exc:
+            raise Fault.from_backend(exc) from exc
+        return Payload(
+            self.ctx,
+            "CreatePullRequestPayload",
+            input.get("clientMutationId"),
+            pull_request=PullRequestView(self.ctx, row),
+        )
+
+    def _names(self, ids: list[str] | None, kind: type[LabelView] | type[ActorView]) -> list[str]:
+        out = []
+        for global_id in ids or []:
+            view = node(self.ctx, global_id)
+            if not isinstance(view, kind):
+                raise not_found(f"a node with the global id of '{global_id}'")
+            out.append(view.row.name if isinstance(view, LabelView) else view.row.login)
+        return out
+
+    def create_issue(self, input: dict[str, Any]) -> Payload:
+        repo = self._repo(input["repositoryId"])
+        labels = self._names(input.get("labelIds"), LabelView)
+        assignees = self._names(input.get("assigneeIds"), ActorView)
+        try:
+            row = self.ctx.backend.create_issue(
+                self.ctx.session,
+                self._login,
+                repo,
+                input["title"],
+                input.get("body"),
+                labels=labels,
+                assignees=assignees,
+            )
+        except GitHubError as exc:
+            raise Fault.from_backend(exc) from exc
+        return Payload(
+            self.ctx,
+            "CreateIssuePayload",
+            input.get("clientMutationId"),
+            issue=thread(self.ctx, row),
+        )
+
+    def _set_state(
+        self, global_id: str, want_pull: bool, state: str, reason: str | None = None
+    ) -> Issue:
+        view = thread_by_id(self.ctx, global_id, "id")
+        if isinstance(view, PullRequestView) != want_pull:
+            kind = "PullRequest" if want_pull else "Issue"
+            raise Fault(
+                "NOT_FOUND",
+                f"Could not resolve to {kind} node with the global id of '{global_id}'.",
+            )
+        changes: dict[str, Any] = {"state": state}
+        if reason is not None:
+            changes["state_reason"] = reason.lower()
+        try:
+            if want_pull:
+                self.ctx.backend.update_pull(
+                    self.ctx.session, self._login, view.row.repo, view.row.number, **changes
+                )
+            else:
+                self.ctx.backend.update_issue(
+                    self.ctx.session, self._login, view.row.repo, view.row.number, **changes
+                )
+        except GitHubError as exc:
+            raise Fault.from_backend(exc) from exc
+        row: Issue = view.row
+        return row
+
+    def close_issue(self, input: dict[str, Any]) -> Payload:
+        row = self._set_state(input["issueId"], False, "closed", input.get("stateReason"))
+        return Payload(
+            self.ctx,
+            "CloseIssuePayload",
+            input.get("clientMutationId"),
+            issue=thread(self.ctx, row),
+        )
+
+    def reopen_issue(self, input: dict[str, Any]) -> Payload:
+        row = self._set_state(input["issueId"], False, "open")
+        return Payload(
+            self.ctx,
+            "ReopenIssuePayload",
+            input.get("clientMutationId"),
+            issue=thread(self.ctx, row),
+        )
+
+    def close_pull_request(self, input: dict[str, Any]) -> Payload:
+        row = self._set_state(input["pullRequestId"], True, "closed")
+        return Payload(
+            self.ctx,
+            "ClosePullRequestPayload",
+            input.get("clientMutationId"),
+            pull_request=thread(self.ctx, row),
+        )
+
+    def reopen_pull_request(self, input: dict[str, Any]) -> Payload:
+        row = self._set_state(input["pullRequestId"], True, "open")
+        return Payload(
+            self.ctx,
+            "ReopenPullRequestPayload",
+            input.get("clientMutationId"),
+            pull_request=thread(self.ctx, row),
+        )
+
+
+# ---------------------------------------------------------------------------- binding
+
+
+@cache
+def _snake(name: str) -> str:
+    return convert_camel_case_to_snake(name)
+
+
+def resolve_field(parent: Any, info: GraphQLResolveInfo[Any], **args: Any) -> Any:
+    """The one resolver: the parent view's attribute named after the field."""
+    name = _snake(info.field_name)
+    try:
+        value = getattr(parent, name)
+    except AttributeError:
+        raise MissingResolver(
+            f"{info.parent_type.name}.{info.field_name} is in the schema but not implemented"
+        ) from None
+    if callable(value):
+        return value(**{_snake(k): v for k, v in args.items()})
+    return value
+
+
+def resolve_type(obj: Any, info: GraphQLResolveInfo[Any], abstract_type: Any) -> str:
+    typename = getattr(obj, "typename", None)
+    if not typename:
+        raise MissingResolver(f"no GraphQL type for {type(obj).__name__}")
+    return str(typename)
+
+
+class ViewBinding(SchemaBindable):
+    """Bind every object field to :func:`resolve_field` and every abstract type to its view."""
+
+    def bind_to_schema(self, schema: GraphQLSchema) -> None:
+        for gtype in schema.type_map.values():
+            if gtype.name.startswith("__"):
+                continue
+            if isinstance(gtype, GraphQLObjectType):
+                for field in gtype.fields.values():
+                    field.resolve = resolve_field
+            elif hasattr(gtype, "resolve_type"):
+                gtype.resolve_type = resolve_type
+
+
+@cache
+def schema() -> GraphQLSchema:
+    """The executable schema (built once per process; it holds no state)."""
+    return make_executable_schema(SCHEMA_PATH.read_text(), ViewBinding())
+
+
+def roots(ctx: Context) -> dict[str, View]:
+    return {"query": QueryRoot(ctx), "mutation": MutationRoot(ctx)}
+
+
+def lookup_error(exc: NotFound) -> Fault:
+    return Fault.from_backend(exc)

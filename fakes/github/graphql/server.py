@@ -1,0 +1,121 @@
+"""The HTTP side of GitHub's GraphQL endpoint: auth, the request body, one transaction."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from graphql import (
+    ExecutionResult,
+    GraphQLError,
+    OperationType,
+    execute,
+    get_operation_ast,
+    parse,
+    validate,
+)
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from fakes.github.backend import GitHubBackend
+from fakes.github.errors import NotFound
+from fakes.github.graphql.context import Context
+from fakes.github.graphql.errors import execution_error, syntax_error, validation_error
+from fakes.github.graphql.resolvers import MutationRoot, QueryRoot, schema
+
+DOCS = "https://docs.github.com/graphql"
+PATHS = ("/graphql", "/api/graphql")
+
+
+class Root(QueryRoot, MutationRoot):
+    """The root value: query and mutation fields never share a name."""
+
+
+def _json(body: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(body, status_code=status, media_type="application/json; charset=utf-8")
+
+
+def run(backend: GitHubBackend, login: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Parse, validate and execute one request inside one world session."""
+    query = payload.get("query")
+    if not isinstance(query, str) or not query.strip():
+        return {
+            "errors": [{"message": "A query attribute must be specified and must be a string."}]
+        }
+    try:
+        document = parse(query)
+    except GraphQLError as exc:
+        return {"errors": [syntax_error(exc)]}
+    problems = validate(schema(), document)
+    if problems:
+        return {"errors": [validation_error(document, e) for e in problems]}
+    variables = payload.get("variables") or {}
+    if isinstance(variables, str):
+        variables = json.loads(variables) if variables.strip() else {}
+    operation_name = payload.get("operationName") or None
+    with backend.world.session() as s:
+        try:
+            viewer = backend.user(s, login)
+        except NotFound:
+            return {"errors": [{"type": "FORBIDDEN", "message": "Resource not accessible"}]}
+        ctx = Context(session=s, backend=backend, viewer=viewer)
+        result = execute(
+            schema(),
+            document,
+            root_value=Root(ctx),
+            context_value=ctx,
+            variable_values=variables,
+            operation_name=operation_name,
+        )
+        assert isinstance(result, ExecutionResult)  # every resolver is synchronous
+        operation = get_operation_ast(document, operation_name)
+        if operation is not None and operation.operation == OperationType.MUTATION:
+            s.flush()
+    out: dict[str, Any] = {}
+    if result.data is not None or result.errors is None:
+        out["data"] = result.data
+    if result.errors:
+        out["errors"] = [
+            execution_error(e)
+            if e.path is not None or e.original_error
+            else validation_error(document, e)
+            for e in result.errors
+        ]
+    return out
+
+
+def make_graphql_app(backend: GitHubBackend) -> Starlette:
+    """GitHub's GraphQL API over ``backend``, at ``/graphql`` and ``/api/graphql``."""
+
+    async def endpoint(request: Request) -> Response:
+        header = request.headers.get("authorization")
+        login = backend.authenticate(header)
+        if login is None:
+            message = (
+                "This endpoint requires you to be authenticated."
+                if not header
+                else "Bad credentials"
+            )
+            return _json({"message": message, "documentation_url": DOCS}, 401)
+        try:
+            payload = json.loads(await request.body() or b"null")
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            return _json({"message": "Problems parsing JSON", "documentation_url": DOCS}, 400)
+        body = await run_in_threadpool(run, backend, login, payload)
+        return _json(body)
+
+    async def other(request: Request) -> Response:
+        return _json({"message": "Not Found", "documentation_url": DOCS}, 404)
+
+    # Mounted at /graphql and /api/graphql, or served whole: every POST is the endpoint.
+    return Starlette(
+        routes=[
+            Route("/{path:path}", endpoint, methods=["POST"]),
+            Route("/{path:path}", other, methods=["GET", "HEAD", "PUT", "PATCH", "DELETE"]),
+        ]
+    )
