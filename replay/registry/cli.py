@@ -1,0 +1,99 @@
+"""``replay registry``: record packages as they stood at T, and serve a snapshot's registry."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from replay.errors import InputError
+
+app = typer.Typer(help="The package registry frozen at T.", no_args_is_help=True)
+out = Console(highlight=False, soft_wrap=True)
+
+
+@app.command("record")
+def record(
+    specs: Annotated[
+        list[str], typer.Argument(help="Requirements, e.g. pytest==8.3.5 or 'requests>=2'.")
+    ],
+    at: Annotated[
+        datetime | None,
+        typer.Option(help="T (ISO 8601 with a timezone); default: the snapshot's T."),
+    ] = None,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(help="Snapshot whose registry/index.json to extend (manifest updated)."),
+    ] = None,
+    upstream: Annotated[
+        str | None,
+        typer.Option(help="Upstream simple index; default: pip's (PIP_INDEX_URL, pip config)."),
+    ] = None,
+    blobs: Annotated[
+        Path | None,
+        typer.Option(help="Blob store root; default $REPLAY_BLOBS or snapshots/blobs."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--out", help="Also write the resulting RegistryIndex JSON here."),
+    ] = None,
+    sdist: Annotated[
+        bool, typer.Option("--sdist", help="Record each version's sdist beside its wheels.")
+    ] = False,
+) -> None:
+    """Record the files SPECs and their dependencies need at T into the blob store."""
+    from replay.registry.blobs import BlobStore
+    from replay.registry.record import default_index_url, merge_python, record_python
+    from replay.registry.slot import dump_index, read_index, write_index
+    from replay.snapshot.manifest import RegistryIndex
+
+    index = RegistryIndex(schema=1)
+    if snapshot is not None:
+        index = read_index(snapshot)
+        if at is None:
+            from replay.snapshot import load_snapshot
+
+            at = load_snapshot(snapshot).at
+    if at is None:
+        raise InputError("--at", "give T with --at, or a snapshot with --snapshot")
+    if at.tzinfo is None:
+        raise InputError("--at", "T needs a timezone (e.g. 2026-03-12T09:00:00Z)")
+    store = BlobStore(blobs)
+    source = upstream or default_index_url()
+    files = record_python(specs, at, source, store)
+    index = index.model_copy(update={"python": merge_python(index.python, files)})
+    for f in files:
+        out.print(f"  {f.upload_time.isoformat()}  {f.filename}  ({f.size} bytes)")
+    total = sum(f.size for f in files)
+    out.print(f"recorded {len(files)} files ({total} bytes) from {source} at T {at.isoformat()}")
+    if snapshot is not None:
+        out.print(f"wrote {write_index(snapshot, index)}")
+    if output is not None:
+        output.write_text(dump_index(index))
+        out.print(f"wrote {output}")
+    if snapshot is None and output is None:
+        out.print(dump_index(index), end="")
+
+
+@app.command("serve")
+def serve(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot directory.")],
+    port: Annotated[int, typer.Option(help="TCP port on --host.")] = 8081,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    blobs: Annotated[Path | None, typer.Option(help="Blob store root.")] = None,
+) -> None:
+    """Serve a snapshot's registry standalone (pip: --index-url http://HOST:PORT/simple/)."""
+    import uvicorn
+
+    from replay.registry.blobs import BlobStore
+    from replay.registry.serve import NPM_PREFIX, serve_snapshot
+
+    app_ = serve_snapshot(snapshot, BlobStore(blobs))
+    out.print(f"python: http://{host}:{port}/simple/   npm: http://{host}:{port}{NPM_PREFIX}/")
+    uvicorn.run(app_, host=host, port=port, log_level="warning")
+
+
+__all__ = ["app"]
