@@ -1,0 +1,223 @@
+"""Issue endpoints (which answer for pull requests too, as GitHub's do), comments, labels on
+issues, and issue search."""
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+from sqlalchemy.orm import Session
+
+from fakes.github import render
+from fakes.github import schemas as w
+from fakes.github.errors import ValidationFailed
+from fakes.github.routes import Ctx, Page, PerPage, paginate, wire
+
+
+def label_names(labels: list[str | dict[str, Any]]) -> list[str]:
+    """GitHub takes labels as names or as ``{"name": ...}`` objects."""
+    out = []
+    for item in labels:
+        name = item.get("name") if isinstance(item, dict) else item
+        if not isinstance(name, str):
+            raise ValidationFailed("Label", "name", "invalid")
+        out.append(name)
+    return out
+
+
+def parse_since(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValidationFailed("Issue", "since", "invalid") from exc
+
+
+def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
+    Auth = Annotated[Ctx, Depends(auth)]
+
+    @router.get("/repos/{owner}/{repo}/issues")
+    def list_issues(
+        request: Request,
+        owner: str,
+        repo: str,
+        ctx: Auth,
+        state: str = "open",
+        labels: str | None = None,
+        assignee: str | None = None,
+        creator: str | None = None,
+        since: str | None = None,
+        sort: str = "created",
+        direction: str = "desc",
+        per_page: PerPage = 30,
+        page: Page = 1,
+    ) -> Response:
+        if state not in ("open", "closed", "all"):
+            raise ValidationFailed("Issue", "state", "invalid")
+
+        def go(s: Session) -> tuple[list[w.Issue], dict[str, str]]:
+            rows = ctx.backend.list_issues(
+                s,
+                f"{owner}/{repo}",
+                state=state,
+                labels=[x.strip() for x in (labels or "").split(",") if x.strip()],
+                assignee=assignee,
+                creator=creator,
+                since=parse_since(since),
+                sort=sort,
+                direction=direction,
+            )
+            chunk, headers = paginate(request, rows, per_page, page)
+            return [render.issue(i) for i in chunk], headers
+
+        items, headers = ctx.run(go)
+        return wire(items, headers=headers)
+
+    @router.post("/repos/{owner}/{repo}/issues")
+    def create_issue(owner: str, repo: str, body: w.IssueCreate, ctx: Auth) -> Response:
+        assignees = list(body.assignees)
+        if body.assignee and body.assignee not in assignees:
+            assignees.insert(0, body.assignee)
+
+        def go(s: Session) -> w.Wire:
+            issue = ctx.backend.create_issue(
+                s,
+                ctx.login,
+                f"{owner}/{repo}",
+                str(body.title),
+                body.body,
+                labels=label_names(body.labels),
+                assignees=assignees,
+            )
+            return render.issue(issue)
+
+        out = ctx.run(go)
+        assert isinstance(out, w.Issue)
+        return wire(out, status=201, headers={"Location": out.url})
+
+    @router.get("/repos/{owner}/{repo}/issues/comments/{comment_id}")
+    def get_comment(owner: str, repo: str, comment_id: int, ctx: Auth) -> Response:
+        return wire(
+            ctx.run(lambda s: render.comment(ctx.backend.comment(s, f"{owner}/{repo}", comment_id)))
+        )
+
+    @router.get("/repos/{owner}/{repo}/issues/{number}")
+    def get_issue(owner: str, repo: str, number: int, ctx: Auth) -> Response:
+        return wire(
+            ctx.run(lambda s: render.issue(ctx.backend.issue(s, f"{owner}/{repo}", number)))
+        )
+
+    @router.patch("/repos/{owner}/{repo}/issues/{number}")
+    def update_issue(
+        owner: str, repo: str, number: int, body: w.IssueUpdate, ctx: Auth
+    ) -> Response:
+        changes: dict[str, Any] = {}
+        sent = body.model_fields_set
+        for key in ("title", "body", "state", "state_reason"):
+            if key in sent:
+                value = getattr(body, key)
+                changes[key] = str(value) if key == "title" and value is not None else value
+        if "labels" in sent and body.labels is not None:
+            changes["labels"] = label_names(body.labels)
+        if "assignees" in sent and body.assignees is not None:
+            changes["assignees"] = body.assignees
+        elif "assignee" in sent:
+            changes["assignees"] = [body.assignee] if body.assignee else []
+
+        def go(s: Session) -> w.Wire:
+            return render.issue(
+                ctx.backend.update_issue(s, ctx.login, f"{owner}/{repo}", number, **changes)
+            )
+
+        return wire(ctx.run(go))
+
+    @router.get("/repos/{owner}/{repo}/issues/{number}/comments")
+    def list_comments(
+        request: Request,
+        owner: str,
+        repo: str,
+        number: int,
+        ctx: Auth,
+        since: str | None = None,
+        per_page: PerPage = 30,
+        page: Page = 1,
+    ) -> Response:
+        when = parse_since(since)
+
+        def go(s: Session) -> list[w.IssueComment]:
+            issue = ctx.backend.issue(s, f"{owner}/{repo}", number)
+            rows = [c for c in issue.comments if when is None or c.updated_at >= when]
+            return [render.comment(c) for c in rows]
+
+        items, headers = paginate(request, ctx.run(go), per_page, page)
+        return wire(items, headers=headers)
+
+    @router.post("/repos/{owner}/{repo}/issues/{number}/comments")
+    def create_comment(
+        owner: str, repo: str, number: int, body: w.CommentCreate, ctx: Auth
+    ) -> Response:
+        def go(s: Session) -> w.IssueComment:
+            c = ctx.backend.add_comment(s, ctx.login, f"{owner}/{repo}", number, body.body)
+            return render.comment(c)
+
+        out = ctx.run(go)
+        return wire(out, status=201, headers={"Location": out.url})
+
+    @router.get("/repos/{owner}/{repo}/issues/{number}/labels")
+    def issue_labels(owner: str, repo: str, number: int, ctx: Auth) -> Response:
+        return wire(
+            ctx.run(
+                lambda s: [
+                    render.label(lb)
+                    for lb in ctx.backend.issue(s, f"{owner}/{repo}", number).labels
+                ]
+            )
+        )
+
+    @router.post("/repos/{owner}/{repo}/issues/{number}/labels")
+    def add_labels(owner: str, repo: str, number: int, body: w.LabelsBody, ctx: Auth) -> Response:
+        def go(s: Session) -> list[w.Label]:
+            issue = ctx.backend.add_labels(
+                s, ctx.login, f"{owner}/{repo}", number, label_names(body.labels)
+            )
+            return [render.label(lb) for lb in issue.labels]
+
+        return wire(ctx.run(go))
+
+    @router.put("/repos/{owner}/{repo}/issues/{number}/labels")
+    def set_labels(owner: str, repo: str, number: int, body: w.LabelsBody, ctx: Auth) -> Response:
+        def go(s: Session) -> list[w.Label]:
+            issue = ctx.backend.update_issue(
+                s, ctx.login, f"{owner}/{repo}", number, labels=label_names(body.labels)
+            )
+            return [render.label(lb) for lb in issue.labels]
+
+        return wire(ctx.run(go))
+
+    @router.delete("/repos/{owner}/{repo}/issues/{number}/labels/{name}")
+    def remove_label(owner: str, repo: str, number: int, name: str, ctx: Auth) -> Response:
+        def go(s: Session) -> list[w.Label]:
+            issue = ctx.backend.remove_label(s, ctx.login, f"{owner}/{repo}", number, name)
+            return [render.label(lb) for lb in issue.labels]
+
+        return wire(ctx.run(go))
+
+    @router.get("/search/issues")
+    def search_issues(
+        request: Request,
+        ctx: Auth,
+        q: str | None = None,
+        per_page: PerPage = 30,
+        page: Page = 1,
+    ) -> Response:
+        if not q:
+            raise ValidationFailed("Search", "q", "missing")
+
+        def go(s: Session) -> list[w.SearchIssue]:
+            return [render.search_issue(i) for i in ctx.backend.search_issues(s, q)]
+
+        rows = ctx.run(go)
+        items, headers = paginate(request, rows, per_page, page)
+        return wire(w.SearchIssues(total_count=len(rows), items=items), headers=headers)
