@@ -234,15 +234,13 @@ async def _arguments(request: Request) -> tuple[dict[str, Any], str | None]:
     return values, token or legacy
 
 
-def _authorise(backend: SlackBackend, name: str, method: Method, token: str | None) -> Caller:
-    caller = backend.access.authenticate(token)
+def _authorise(backend: SlackBackend, name: str, method: Method, caller: Caller) -> None:
     if caller.kind not in method.scopes:
         raise SlackError("not_allowed_token_type")
     needed = method.scopes[caller.kind]
     if needed and not set(needed) & caller.scopes:
         raise missing_scope(needed, caller.scopes)
     backend.access.check_rate(name)
-    return caller
 
 
 def _headers(caller: Caller | None, method: Method | None) -> dict[str, str]:
@@ -267,7 +265,8 @@ def router(backend: SlackBackend) -> FastAPI:
             if method is None:
                 raise unknown_method(name)
             values, token = await _arguments(request)
-            caller = _authorise(backend, name, method, token)
+            caller = backend.access.authenticate(token)
+            _authorise(backend, name, method, caller)
             result = await run_in_threadpool(method.handler, backend, caller, Params(values))
         except SlackError as err:
             return err.response(_headers(caller, method))
