@@ -1,0 +1,697 @@
+"""The model-call log: one record per HTTP call on the live model route, and the wire verdict.
+
+The gateway feeds one :class:`ModelCallObserver` per call from its proxy hooks::
+
+    obs = ModelCallObserver()
+    obs.begin(method, url, request_headers, request_body, t_request_end)
+    obs.headers(status, response_headers, t_first_byte)
+    obs.chunk(data)            # zero or more times, as a streamed body passes
+    record = obs.end(t_end, body)   # or obs.error(kind, message, t) on a transport failure
+
+Pure Python and no I/O, so it runs beside mitmproxy and in the tests alike. A streamed body
+is parsed as it passes; only the incomplete last SSE line is held.
+
+Classification (FIELD_NOTES 8). Per call, ``verdict`` is:
+
+- ``ok``: a complete answer in the provider's format.
+- ``transport_fail``: the wire spoiled the call: connect, TLS, timeout, reset, 408, 429,
+  5xx, 529 overloaded (also an ``overloaded_error`` event mid-stream), or a stream that ended
+  without its terminal event. The SDKs retry these.
+- ``protocol_fail``: the call completed but the answer cannot be parsed (not JSON, or not the
+  provider's response object).
+- ``rejected``: the API answered in its own format and refused the request: 400, 401, 403,
+  404, 413 and other 4xx, or a quota stop (an exhausted spend limit or credit balance). This is
+  neither the wire nor an unparseable answer: it means the request, the key or the account is
+  wrong, and retrying does not help. The grader decides what a run stopped by it is (a quota
+  stop or a bad key is an infrastructure problem; a 400 for an oversized context is the
+  harness's).
+
+Retries: the SDKs resend the same bytes with ``x-stainless-retry-count`` raised, so calls with
+the same :attr:`ModelCall.logical_key` that follow each other until one succeeds are one
+logical call (:func:`group_logical_calls`). This also groups a harness's own resend of the
+same request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+Provider = Literal["openai_chat", "openai_responses", "anthropic_messages", "unknown"]
+ErrorClass = Literal[
+    "connect",
+    "tls",
+    "timeout",
+    "reset",
+    "http_408",
+    "http_429",
+    "http_5xx",
+    "overloaded_529",
+    "truncated_stream",
+    "bad_json",
+    "http_4xx",
+    "quota",
+]
+Verdict = Literal["ok", "transport_fail", "protocol_fail", "rejected"]
+TransportKind = Literal["connect", "tls", "timeout", "reset"]
+
+TRANSPORT_CLASSES: frozenset[str] = frozenset(
+    {
+        "connect",
+        "tls",
+        "timeout",
+        "reset",
+        "http_408",
+        "http_429",
+        "http_5xx",
+        "overloaded_529",
+        "truncated_stream",
+    }
+)
+PROTOCOL_CLASSES: frozenset[str] = frozenset({"bad_json"})
+REJECTED_CLASSES: frozenset[str] = frozenset({"http_4xx", "quota"})
+
+# How Anthropic words a spend-limit or credit stop (as opposed to a rate-limit blip), and
+# OpenAI's quota code.
+_QUOTA_WORDING = re.compile(
+    r"usage limit|spend(ing)? limit|regain access|credit balance|billing|"
+    r"usage credits are required|extra usage is required|insufficient_quota|exceeded your "
+    r"current quota",
+    re.IGNORECASE,
+)
+
+
+class TokenUsage(BaseModel):
+    """Tokens one call reported, normalised across providers.
+
+    OpenAI counts cached tokens inside ``input_tokens``; Anthropic counts cache reads and cache
+    writes apart from it. Each field keeps the provider's own meaning.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int = 0
+    """OpenAI ``prompt_tokens``/``input_tokens``; Anthropic ``input_tokens``."""
+    output_tokens: int = 0
+    """OpenAI ``completion_tokens``/``output_tokens``; Anthropic ``output_tokens``."""
+    cached_input_tokens: int = 0
+    """OpenAI ``*_tokens_details.cached_tokens``; Anthropic ``cache_read_input_tokens``."""
+    cache_creation_input_tokens: int = 0
+    """Anthropic ``cache_creation_input_tokens`` (0 for OpenAI)."""
+    reasoning_tokens: int = 0
+    """OpenAI ``*_tokens_details.reasoning_tokens`` (0 for Anthropic)."""
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+class ModelCall(BaseModel):
+    """One HTTP call on the live model route, as the gateway saw it (model-call log, v1)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of this record's format."""
+    request_id: str
+    """The provider's id (``x-request-id`` or ``request-id`` response header), else one the
+    gateway made up (``gw-`` prefix)."""
+    request_id_from_provider: bool
+    """Whether :attr:`request_id` came from the provider's response headers."""
+    method: str
+    """HTTP method."""
+    host: str
+    """Host the call went to."""
+    path: str
+    """Path of the call, without the query string."""
+    provider: Provider
+    """API detected from the path: OpenAI chat completions, OpenAI responses, Anthropic
+    messages, or unknown."""
+    model: str | None
+    """The ``model`` field of the request body, if any."""
+    streamed: bool
+    """Whether the answer was a server-sent-event stream (or was asked to be one)."""
+    retry_count: int
+    """The SDK's ``x-stainless-retry-count`` request header (0 when absent)."""
+    logical_key: str
+    """Hash of method, path and request body: SDK retries of one call share it."""
+    t_request_end: float
+    """When the last byte of the request was sent (epoch seconds)."""
+    status: int | None
+    """HTTP status of the answer; None when no answer came."""
+    ttfb_ms: float | None
+    """From the end of the request to the response headers, in milliseconds."""
+    total_ms: float | None
+    """From the end of the request to the last byte or the failure, in milliseconds."""
+    request_bytes: int
+    """Size of the request body."""
+    response_bytes: int
+    """Size of the response body received (all of a stream's chunks)."""
+    error_class: ErrorClass | None
+    """Why the call failed; None when it succeeded."""
+    error_detail: str | None
+    """The provider's error message, the transport error, or what was wrong with the body."""
+    usage: TokenUsage | None
+    """Tokens the answer reported; None when it reported none."""
+    stop_reason: str | None
+    """``finish_reason``/``stop_reason``/``status`` of a complete answer."""
+    verdict: Verdict
+    """``ok``, ``transport_fail``, ``protocol_fail`` or ``rejected`` (see the module doc)."""
+
+
+def verdict_for(error_class: ErrorClass | None) -> Verdict:
+    """The per-call verdict an error class implies."""
+    if error_class is None:
+        return "ok"
+    if error_class in TRANSPORT_CLASSES:
+        return "transport_fail"
+    if error_class in PROTOCOL_CLASSES:
+        return "protocol_fail"
+    return "rejected"
+
+
+def detect_provider(path: str) -> Provider:
+    """Which API a path belongs to (any prefix before ``/v1`` is allowed)."""
+    path = path.rstrip("/")
+    if path.endswith("/chat/completions"):
+        return "openai_chat"
+    if path.endswith("/responses"):
+        return "openai_responses"
+    if path.endswith("/messages"):
+        return "anthropic_messages"
+    return "unknown"
+
+
+def _header(headers: Mapping[str, str] | Iterable[tuple[str, str]], name: str) -> str | None:
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    for key, value in items:
+        if key.lower() == name:
+            return value
+    return None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _openai_usage(raw: Mapping[str, Any]) -> TokenUsage:
+    inp = raw.get("prompt_tokens", raw.get("input_tokens"))
+    out = raw.get("completion_tokens", raw.get("output_tokens"))
+    in_details = raw.get("prompt_tokens_details") or raw.get("input_tokens_details") or {}
+    out_details = raw.get("completion_tokens_details") or raw.get("output_tokens_details") or {}
+    return TokenUsage(
+        input_tokens=_int(inp),
+        output_tokens=_int(out),
+        cached_input_tokens=_int(in_details.get("cached_tokens"))
+        if isinstance(in_details, Mapping)
+        else 0,
+        reasoning_tokens=_int(out_details.get("reasoning_tokens"))
+        if isinstance(out_details, Mapping)
+        else 0,
+    )
+
+
+def _anthropic_usage(raw: Mapping[str, Any], base: TokenUsage | None = None) -> TokenUsage:
+    """Anthropic usage; a ``message_delta`` usage is cumulative and may omit input counts."""
+    base = base or TokenUsage()
+    return TokenUsage(
+        input_tokens=_int(raw.get("input_tokens", base.input_tokens)),
+        output_tokens=_int(raw.get("output_tokens", base.output_tokens)),
+        cached_input_tokens=_int(raw.get("cache_read_input_tokens", base.cached_input_tokens)),
+        cache_creation_input_tokens=_int(
+            raw.get("cache_creation_input_tokens", base.cache_creation_input_tokens)
+        ),
+    )
+
+
+def _error_message(body: Any) -> tuple[str | None, str | None]:
+    """(type or code, message) of an error body in either provider's shape."""
+    if not isinstance(body, Mapping):
+        return None, None
+    err = body.get("error")
+    if not isinstance(err, Mapping):
+        return None, None
+    kind = err.get("type")
+    code = err.get("code")
+    message = err.get("message")
+    label = code if isinstance(code, str) and code else kind
+    return (
+        label if isinstance(label, str) else None,
+        message if isinstance(message, str) else None,
+    )
+
+
+def classify_status(status: int, body: Any) -> ErrorClass | None:
+    """The error class of an HTTP status, given the parsed error body (or None)."""
+    if status < 400:
+        return None
+    kind, message = _error_message(body)
+    quota_text = f"{kind or ''} {message or ''}"
+    if status == 408:
+        return "http_408"
+    if status == 429:
+        return "quota" if _QUOTA_WORDING.search(quota_text) else "http_429"
+    if status == 402:
+        return "quota"
+    if status == 529:
+        return "overloaded_529"
+    if status >= 500:
+        return "http_5xx"
+    if status == 400 and message and "credit balance" in message.lower():
+        return "quota"
+    return "http_4xx"
+
+
+def _stream_error_class(kind: str | None) -> ErrorClass:
+    if kind == "overloaded_error":
+        return "overloaded_529"
+    if kind in {"rate_limit_error", "rate_limit_exceeded"}:
+        return "http_429"
+    return "http_5xx"
+
+
+class _SSEParser:
+    """Incremental server-sent-event parser that holds only an incomplete line."""
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._event: str | None = None
+        self._data: list[str] = []
+
+    def feed(self, data: bytes) -> list[tuple[str | None, str]]:
+        self._buf += data
+        events: list[tuple[str | None, str]] = []
+        while True:
+            idx = self._buf.find(b"\n")
+            if idx < 0:
+                break
+            line = self._buf[:idx].rstrip(b"\r").decode("utf-8", errors="replace")
+            self._buf = self._buf[idx + 1 :]
+            if not line:
+                if self._data or self._event is not None:
+                    events.append((self._event, "\n".join(self._data)))
+                self._event, self._data = None, []
+            elif line.startswith(":"):
+                continue
+            else:
+                field, _, value = line.partition(":")
+                value = value.removeprefix(" ")
+                if field == "event":
+                    self._event = value
+                elif field == "data":
+                    self._data.append(value)
+        return events
+
+    def close(self) -> list[tuple[str | None, str]]:
+        """Events left when the stream ends (a last event without its blank line)."""
+        events = self.feed(b"\n\n") if self._buf.strip() else []
+        if not events and (self._data or self._event is not None):
+            events = [(self._event, "\n".join(self._data))]
+        self._event, self._data = None, []
+        return events
+
+
+class ModelCallObserver:
+    """Watches one call on the model route and produces its :class:`ModelCall`."""
+
+    def __init__(self) -> None:
+        self._method = "POST"
+        self._host = ""
+        self._path = ""
+        self._provider: Provider = "unknown"
+        self._model: str | None = None
+        self._asked_stream = False
+        self._include_usage = False
+        self._retry_count = 0
+        self._logical_key = ""
+        self._request_bytes = 0
+        self._t_request_end = 0.0
+        self._status: int | None = None
+        self._resp_headers: list[tuple[str, str]] = []
+        self._t_first_byte: float | None = None
+        self._is_sse = False
+        self._sse = _SSEParser()
+        self._response_bytes = 0
+        self._plain: list[bytes] = []
+        self._terminal = False
+        self._usage: TokenUsage | None = None
+        self._stop_reason: str | None = None
+        self._error: ErrorClass | None = None
+        self._detail: str | None = None
+        self.record: ModelCall | None = None
+
+    # ------------------------------------------------------------------ feeding
+
+    def begin(
+        self,
+        method: str,
+        url: str,
+        request_headers: Mapping[str, str] | Iterable[tuple[str, str]],
+        request_body: bytes,
+        t_request_end: float,
+    ) -> None:
+        """The request has been sent in full."""
+        parts = urlsplit(url)
+        self._method = method.upper()
+        self._host = parts.hostname or ""
+        self._path = parts.path or "/"
+        self._provider = detect_provider(self._path)
+        self._request_bytes = len(request_body)
+        self._t_request_end = t_request_end
+        retry = _header(request_headers, "x-stainless-retry-count")
+        self._retry_count = int(retry) if retry and retry.strip().isdigit() else 0
+        digest = hashlib.sha256()
+        digest.update(f"{self._method} {self._host}{self._path}\n".encode())
+        digest.update(request_body)
+        self._logical_key = digest.hexdigest()[:24]
+        try:
+            req = json.loads(request_body) if request_body else None
+        except ValueError:
+            req = None
+        if isinstance(req, Mapping):
+            model = req.get("model")
+            self._model = model if isinstance(model, str) else None
+            self._asked_stream = req.get("stream") is True
+            opts = req.get("stream_options")
+            self._include_usage = isinstance(opts, Mapping) and opts.get("include_usage") is True
+
+    def headers(
+        self,
+        status: int,
+        response_headers: Mapping[str, str] | Iterable[tuple[str, str]],
+        t_first_byte: float,
+    ) -> None:
+        """The response headers arrived."""
+        self._status = status
+        items = (
+            response_headers.items()
+            if isinstance(response_headers, Mapping)
+            else (response_headers)
+        )
+        self._resp_headers = [(k.lower(), v) for k, v in items]
+        self._t_first_byte = t_first_byte
+        ctype = _header(self._resp_headers, "content-type") or ""
+        self._is_sse = "text/event-stream" in ctype.lower()
+
+    def chunk(self, data: bytes) -> None:
+        """Part of a streamed body passed through."""
+        self._response_bytes += len(data)
+        if self._is_sse:
+            for event, payload in self._sse.feed(data):
+                self._on_event(event, payload)
+        else:
+            # A plain body passed in chunks is small and parsed whole at the end.
+            self._plain.append(data)
+
+    def end(self, t_end: float, body: bytes | None = None) -> ModelCall:
+        """The response is complete. ``body`` is the whole body when it was not streamed."""
+        if body is not None and self._is_sse:
+            self.chunk(body)
+        elif body is not None:
+            self._response_bytes += len(body)
+        else:
+            body = b"".join(self._plain)
+        if self._is_sse:
+            for event, payload in self._sse.close():
+                self._on_event(event, payload)
+            self._finish_stream()
+        else:
+            self._finish_body(body)
+        return self._build(t_end)
+
+    def error(self, kind: TransportKind, message: str, t: float) -> ModelCall:
+        """The call failed on the transport: no answer, or an answer cut off."""
+        self._error = kind
+        self._detail = message
+        return self._build(t)
+
+    # ------------------------------------------------------------------ parsing
+
+    def _fail(self, cls: ErrorClass, detail: str | None) -> None:
+        if self._error is None:
+            self._error, self._detail = cls, detail
+
+    def _finish_body(self, body: bytes) -> None:
+        status = self._status or 0
+        try:
+            parsed: Any = json.loads(body) if body else None
+        except ValueError:
+            parsed = None
+            if status < 400:
+                self._fail("bad_json", f"body is not JSON ({len(body)} bytes)")
+        if status >= 400:
+            cls = classify_status(status, parsed)
+            _, message = _error_message(parsed)
+            self._fail(cls or "http_4xx", message or f"HTTP {status}")
+            return
+        if self._error is not None:
+            return
+        if not isinstance(parsed, Mapping):
+            self._fail("bad_json", "body is not a JSON object")
+            return
+        if self._provider == "openai_chat":
+            choices = parsed.get("choices")
+            if not isinstance(choices, list):
+                self._fail("bad_json", "no choices in a chat completion")
+                return
+            if choices and isinstance(choices[0], Mapping):
+                reason = choices[0].get("finish_reason")
+                self._stop_reason = reason if isinstance(reason, str) else None
+            if isinstance(parsed.get("usage"), Mapping):
+                self._usage = _openai_usage(parsed["usage"])
+        elif self._provider == "openai_responses":
+            if not isinstance(parsed.get("output"), list):
+                self._fail("bad_json", "no output in a response")
+                return
+            status_field = parsed.get("status")
+            self._stop_reason = status_field if isinstance(status_field, str) else None
+            if isinstance(parsed.get("usage"), Mapping):
+                self._usage = _openai_usage(parsed["usage"])
+        elif self._provider == "anthropic_messages":
+            if not isinstance(parsed.get("content"), list):
+                self._fail("bad_json", "no content in a message")
+                return
+            reason = parsed.get("stop_reason")
+            self._stop_reason = reason if isinstance(reason, str) else None
+            if isinstance(parsed.get("usage"), Mapping):
+                self._usage = _anthropic_usage(parsed["usage"])
+
+    def _on_event(self, event: str | None, payload: str) -> None:
+        if self._error is not None and self._error != "truncated_stream":
+            return
+        if self._provider == "openai_chat" and payload.strip() == "[DONE]":
+            self._terminal = True
+            return
+        try:
+            data: Any = json.loads(payload)
+        except ValueError:
+            self._fail("bad_json", f"SSE data is not JSON: {payload[:80]!r}")
+            return
+        if not isinstance(data, Mapping):
+            self._fail("bad_json", "SSE data is not a JSON object")
+            return
+        if event == "error" or data.get("type") == "error" or "error" in data:
+            kind, message = _error_message(data)
+            self._fail(_stream_error_class(kind), message or "error event in the stream")
+            return
+        if self._provider == "openai_chat":
+            choices = data.get("choices")
+            for choice in choices if isinstance(choices, list) else []:
+                if isinstance(choice, Mapping) and isinstance(choice.get("finish_reason"), str):
+                    self._stop_reason = choice["finish_reason"]
+            if isinstance(data.get("usage"), Mapping):
+                self._usage = _openai_usage(data["usage"])
+        elif self._provider == "openai_responses":
+            kind = data.get("type", event)
+            response = data.get("response")
+            if kind in {"response.completed", "response.incomplete", "response.failed"}:
+                self._terminal = True
+                if isinstance(response, Mapping):
+                    status_field = response.get("status")
+                    self._stop_reason = status_field if isinstance(status_field, str) else None
+                    if isinstance(response.get("usage"), Mapping):
+                        self._usage = _openai_usage(response["usage"])
+                if kind == "response.failed":
+                    err = response.get("error") if isinstance(response, Mapping) else None
+                    code = err.get("code") if isinstance(err, Mapping) else None
+                    self._fail("http_5xx", f"response.failed: {code}")
+        elif self._provider == "anthropic_messages":
+            kind = data.get("type", event)
+            if kind == "message_start" and isinstance(data.get("message"), Mapping):
+                usage = data["message"].get("usage")
+                if isinstance(usage, Mapping):
+                    self._usage = _anthropic_usage(usage)
+            elif kind == "message_delta":
+                delta = data.get("delta")
+                if isinstance(delta, Mapping) and isinstance(delta.get("stop_reason"), str):
+                    self._stop_reason = delta["stop_reason"]
+                if isinstance(data.get("usage"), Mapping):
+                    self._usage = _anthropic_usage(data["usage"], self._usage)
+            elif kind == "message_stop":
+                self._terminal = True
+
+    def _finish_stream(self) -> None:
+        status = self._status or 0
+        if status >= 400:
+            self._fail(classify_status(status, None) or "http_4xx", f"HTTP {status}")
+            return
+        if self._error is not None:
+            return
+        if self._provider == "unknown":
+            return
+        if not self._terminal:
+            what = {
+                "openai_chat": "[DONE]",
+                "openai_responses": "response.completed",
+                "anthropic_messages": "message_stop",
+            }[self._provider]
+            self._fail("truncated_stream", f"stream ended without {what}")
+        elif self._provider == "openai_chat" and self._include_usage and self._usage is None:
+            self._fail("truncated_stream", "include_usage was asked but no usage chunk came")
+
+    def _build(self, t_end: float) -> ModelCall:
+        header_id = _header(self._resp_headers, "x-request-id") or _header(
+            self._resp_headers, "request-id"
+        )
+        ttfb = None
+        if self._t_first_byte is not None:
+            ttfb = round(max(0.0, self._t_first_byte - self._t_request_end) * 1000, 3)
+        self.record = ModelCall(
+            request_id=header_id or f"gw-{uuid.uuid4().hex}",
+            request_id_from_provider=header_id is not None,
+            method=self._method,
+            host=self._host,
+            path=self._path,
+            provider=self._provider,
+            model=self._model,
+            streamed=self._is_sse or self._asked_stream,
+            retry_count=self._retry_count,
+            logical_key=self._logical_key,
+            t_request_end=self._t_request_end,
+            status=self._status,
+            ttfb_ms=ttfb,
+            total_ms=round(max(0.0, t_end - self._t_request_end) * 1000, 3),
+            request_bytes=self._request_bytes,
+            response_bytes=self._response_bytes,
+            error_class=self._error,
+            error_detail=self._detail,
+            usage=self._usage,
+            stop_reason=self._stop_reason if self._error is None else None,
+            verdict=verdict_for(self._error),
+        )
+        return self.record
+
+
+# ---------------------------------------------------------------------- roll-up
+
+
+class LogicalCall(BaseModel):
+    """One call the harness made, with the SDK's retries of it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    logical_key: str
+    """The attempts' shared :attr:`ModelCall.logical_key`."""
+    attempts: list[ModelCall]
+    """Every attempt, in order."""
+    verdict: Verdict
+    """The last attempt's verdict: what the harness finally got."""
+
+    @property
+    def recovered(self) -> bool:
+        """Some attempt failed on the wire but the last one succeeded."""
+        return self.verdict == "ok" and any(a.verdict != "ok" for a in self.attempts)
+
+
+class WireSummary(BaseModel):
+    """The run's wire, rolled up from its model calls (for the grader)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int
+    """HTTP calls on the model route, retries included."""
+    logical_calls: int
+    """Calls after grouping retries."""
+    failed_attempts: dict[str, int] = Field(default_factory=dict)
+    """Failed HTTP calls by error class, retries included."""
+    recovered: int
+    """Logical calls that failed on the wire at least once and then succeeded."""
+    transport_failed: int
+    """Logical calls whose last attempt failed on the wire: the harness saw the failure."""
+    protocol_failed: int
+    """Logical calls whose last attempt was unparseable."""
+    rejected: int
+    """Logical calls whose last attempt was refused (4xx, quota)."""
+    quota_stop: bool
+    """A call hit an exhausted quota or spend limit."""
+    healthy: bool
+    """No logical call ended in a transport failure."""
+    usage: TokenUsage
+    """Tokens reported over all attempts (billed ones included)."""
+    model_wait_ms: float
+    """Sum of every attempt's total time: time spent waiting on the model route."""
+
+
+def group_logical_calls(calls: Sequence[ModelCall]) -> list[LogicalCall]:
+    """Group attempts into logical calls, in order of their request times.
+
+    An attempt joins the open group with its key; a group closes when an attempt answers
+    (anything but a transport failure), so an identical request sent later after a success
+    starts a new logical call.
+    """
+    groups: list[list[ModelCall]] = []
+    open_by_key: dict[str, list[ModelCall]] = {}
+    for call in sorted(calls, key=lambda c: c.t_request_end):
+        group = open_by_key.get(call.logical_key)
+        if group is None:
+            group = []
+            groups.append(group)
+        group.append(call)
+        if call.verdict == "transport_fail":
+            open_by_key[call.logical_key] = group
+        else:
+            open_by_key.pop(call.logical_key, None)
+    return [
+        LogicalCall(logical_key=g[0].logical_key, attempts=g, verdict=g[-1].verdict) for g in groups
+    ]
+
+
+def summarize_wire(calls: Sequence[ModelCall]) -> WireSummary:
+    """Roll a run's model calls up into its wire verdict."""
+    logical = group_logical_calls(calls)
+    failed: dict[str, int] = {}
+    usage = TokenUsage()
+    for call in calls:
+        if call.error_class is not None:
+            failed[call.error_class] = failed.get(call.error_class, 0) + 1
+        if call.usage is not None:
+            usage = usage + call.usage
+    transport_failed = sum(1 for lc in logical if lc.verdict == "transport_fail")
+    return WireSummary(
+        calls=len(calls),
+        logical_calls=len(logical),
+        failed_attempts=dict(sorted(failed.items())),
+        recovered=sum(1 for lc in logical if lc.recovered),
+        transport_failed=transport_failed,
+        protocol_failed=sum(1 for lc in logical if lc.verdict == "protocol_fail"),
+        rejected=sum(1 for lc in logical if lc.verdict == "rejected"),
+        quota_stop=any(c.error_class == "quota" for c in calls),
+        healthy=transport_failed == 0,
+        usage=usage,
+        model_wait_ms=round(sum(c.total_ms or 0.0 for c in calls), 3),
+    )

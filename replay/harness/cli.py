@@ -1,0 +1,58 @@
+"""``replay stub-model``: serve the stub model (mounted by :mod:`replay.cli`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from replay.errors import InputError
+
+stub_model_app = typer.Typer(
+    help="The stub model: plays a scripted trajectory, injects wire faults.",
+    no_args_is_help=True,
+)
+out = Console(highlight=False, soft_wrap=True)
+
+
+@stub_model_app.command("serve")
+def serve(
+    script: Annotated[Path, typer.Option(help="Trajectory script (YAML or JSON).")],
+    port: Annotated[int, typer.Option(help="TCP port on --host (0: any free port).")] = 8765,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    fault: Annotated[
+        list[str] | None,
+        typer.Option(help="KIND=RATE or KIND=every:N (repeatable), e.g. 503=0.1, reset=every:3."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 0,
+    hold_seconds: Annotated[
+        float, typer.Option(help="How long a timeout fault holds a connection.")
+    ] = 30.0,
+    retry_after: Annotated[float, typer.Option(help="retry-after of a 429, in seconds.")] = 1.0,
+) -> None:
+    """Serve /v1/chat/completions, /v1/responses, /v1/messages and /v1/models."""
+    import uvicorn
+
+    from replay.harness.stub import Fault, StubConfig, load_script, make_stub_app
+
+    loaded = load_script(script)
+    try:
+        faults = [Fault.parse(spec) for spec in fault or []]
+        config = StubConfig(
+            script=loaded,
+            faults=faults,
+            seed=seed,
+            hold_seconds=hold_seconds,
+            retry_after=retry_after,
+        )
+        app = make_stub_app(config)
+    except (ValueError, ValidationError) as exc:
+        raise InputError("--fault", str(exc).splitlines()[0]) from exc
+    out.print(
+        f"stub model {loaded.name!r} ({len(loaded.steps)} steps) at http://{host}:{port}"
+        f" (OpenAI base_url http://{host}:{port}/v1); faults: " + (", ".join(fault or []) or "none")
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning")
