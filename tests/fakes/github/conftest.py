@@ -1,0 +1,143 @@
+"""A GitHub world for the fake's tests, served by a real HTTP server on 127.0.0.1.
+
+The world is the tiny one (tests/worlds.py) with more GitHub activity on both sides of T:
+labelled and assigned issues before T, and after T a new issue, a late comment, the merged
+fix pull request and the fix commit itself, none of which the fake may serve.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+import uvicorn
+import yaml
+
+from fakes.core import World, WorldApp, build_world
+from fakes.github import HOSTS
+from fakes.github.backend import GitHubBackend
+from replay.gitrepo import clean_env
+from replay.snapshot import build_snapshot
+from replay.snapshot.load import load_snapshot
+from tests import worlds
+
+TOKEN = "ghp_replaytesttoken000000000000000000"
+T = worlds.T
+REPO = "acme/tiny"
+
+
+def github_world() -> dict[str, Any]:
+    world = worlds.world()
+    gh = world["github"]
+    gh["users"][0].update(name="Alice Liddell", email="alice@example.test")
+    gh["users"].append({"login": "bob", "id": 4, "created_at": "2021-01-01T00:00:00Z"})
+    gh["repos"][0]["labels"].append({"name": "docs", "color": "0075ca", "description": "Docs"})
+    gh["issues"] += [
+        {
+            "repo": REPO,
+            "number": 2,
+            "id": 102,
+            "title": "Document add()",
+            "body": "The README should say what add does",
+            "state": "open",
+            "author": "bob",
+            "labels": ["docs"],
+            "assignees": ["alice"],
+            "created_at": "2026-03-11T08:00:00Z",
+        },
+        {
+            "repo": REPO,
+            "number": 4,
+            "id": 104,
+            "title": "Filed after T",
+            "body": "must never be served",
+            "state": "open",
+            "author": "alice",
+            "created_at": "2026-03-14T00:00:00Z",
+        },
+    ]
+    return world
+
+
+def make_sources(root: Path) -> Path:
+    src = root / "sources"
+    src.mkdir(parents=True)
+    worlds.write_history(src / "history")
+    (src / "world.yaml").write_text(yaml.safe_dump(github_world(), sort_keys=False))
+    return src
+
+
+@pytest.fixture(scope="session")
+def github_snapshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("github-world")
+    out = root / "snapshot"
+    build_snapshot(make_sources(root), out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def fix_commit(github_snapshot_dir: Path) -> str:
+    """The SHA of the fix commit, which exists only after T (the sources' full history)."""
+    full = github_snapshot_dir.parent / "full"
+    if not full.exists():
+        subprocess.run(["git", "init", "-q", "-b", "main", str(full)], check=True, env=clean_env())
+        patches = sorted((github_snapshot_dir.parent / "sources/history").glob("*.patch"))
+        subprocess.run(
+            ["git", "am", "-q", "--committer-date-is-author-date", *map(str, patches)],
+            cwd=full,
+            check=True,
+            env=clean_env(
+                {"GIT_COMMITTER_NAME": "GitHub", "GIT_COMMITTER_EMAIL": "noreply@github.com"}
+            ),
+        )
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=full, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@dataclass
+class Served:
+    """A world served over HTTP: its base URL, the world, and the GitHub backend."""
+
+    url: str
+    port: int
+    world: World
+    backend: GitHubBackend
+    app: WorldApp
+
+
+@pytest.fixture()
+def served(github_snapshot_dir: Path) -> Iterator[Served]:
+    """The GitHub fake on a real uvicorn server on 127.0.0.1 (any port).
+
+    The world's host router also answers for 127.0.0.1 with the GitHub app, so clients can
+    use ``http://127.0.0.1:PORT`` as their base URL; the control plane is under /_replay.
+    """
+    app = build_world(load_snapshot(github_snapshot_dir), services=("github",))
+    app.routes["127.0.0.1"] = app.routes[HOSTS[0]]
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    backend = cast(GitHubBackend, app.world.fakes["github"])
+    try:
+        yield Served(f"http://127.0.0.1:{port}", port, app.world, backend, app)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        backend.close()
+        app.world.engine.dispose()

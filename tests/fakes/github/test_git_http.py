@@ -1,0 +1,177 @@
+"""git itself against the fake over smart HTTP: clone, fetch and push with a token; 401 and
+no change without one; pushes move the fake's branches and pull request heads, and are logged
+with the right ``forced`` flag; reset restores the repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes.github.gitstore import ZERO
+from replay.gitrepo import clean_env
+from tests.fakes.github.conftest import REPO, TOKEN, Served
+
+GITHUB = "https://github.com/"
+
+
+def git(
+    served: Served, cwd: Path, *args: str, token: str | None = TOKEN, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run git as an agent would, with github.com rewritten to the fake's local address.
+
+    The token comes from a credential helper, which git asks only after a 401: so every
+    authenticated exchange here also proves the 401 + ``WWW-Authenticate`` handshake.
+    """
+    helper = f"!f() {{ echo username=x-access-token; echo password={token}; }}; f"
+    config = [
+        "-c", f"url.{served.url}/.insteadOf={GITHUB}",
+        "-c", f"credential.helper={helper if token else ''}",
+        "-c", "user.name=Agent", "-c", "user.email=agent@example.test",
+    ]  # fmt: skip
+    env = clean_env({"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""})
+    done = subprocess.run(
+        ["git", *config, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
+    return done
+
+
+def events(served: Served, kind: str | None = None) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{served.url}/_replay/events") as resp:
+        rows = [json.loads(line) for line in resp.read().decode().splitlines()]
+    return [e for e in rows if kind is None or e["kind"] == kind]
+
+
+def server_refs(served: Served) -> dict[str, str]:
+    return served.backend.git.heads(REPO)
+
+
+def clone(served: Served, tmp_path: Path, name: str = "work") -> Path:
+    git(served, tmp_path, "clone", "-q", f"{GITHUB}{REPO}.git", name)
+    return tmp_path / name
+
+
+def commit_file(served: Served, repo: Path, name: str, text: str, message: str) -> str:
+    (repo / name).write_text(text)
+    git(served, repo, "add", name)
+    git(served, repo, "commit", "-q", "-m", message)
+    return git(served, repo, "rev-parse", "HEAD").stdout.strip()
+
+
+def test_clone_holds_only_history_up_to_t(served: Served, tmp_path: Path, fix_commit: str) -> None:
+    work = clone(served, tmp_path)
+    log = git(served, work, "log", "--all", "--format=%s").stdout.split("\n")
+    assert [line for line in log if line] == ["Add tests", "Initial commit"]
+    assert "a - b" in (work / "lib.py").read_text()
+    missing = git(served, work, "cat-file", "-e", fix_commit, check=False)
+    assert missing.returncode != 0
+    # Without .git in the URL too, as github.com allows.
+    git(served, tmp_path, "clone", "-q", f"{GITHUB}{REPO}", "plain")
+    assert (tmp_path / "plain" / "lib.py").is_file()
+
+
+def test_no_token_gets_401_and_a_push_changes_nothing(served: Served, tmp_path: Path) -> None:
+    req = urllib.request.Request(f"{served.url}/{REPO}.git/info/refs?service=git-upload-pack")
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(req)
+    assert info.value.code == 401
+    assert info.value.headers["WWW-Authenticate"] == 'Basic realm="GitHub"'
+    info.value.close()
+
+    denied = git(served, tmp_path, "clone", f"{GITHUB}{REPO}.git", "x", token=None, check=False)
+    assert denied.returncode != 0
+    assert not (tmp_path / "x" / "lib.py").exists()
+
+    work = clone(served, tmp_path)
+    before = server_refs(served)
+    commit_file(served, work, "x.txt", "x\n", "sneaky")
+    pushed = git(served, work, "push", "origin", "HEAD:main", token=None, check=False)
+    assert pushed.returncode != 0
+    assert "Authentication failed" in pushed.stderr or "could not read" in pushed.stderr
+    other = git(served, work, "push", "origin", "HEAD:refs/heads/evil", token=None, check=False)
+    assert other.returncode != 0
+    assert server_refs(served) == before
+    assert events(served) == []
+
+
+def test_push_moves_branches_and_logs_forced_flag(served: Served, tmp_path: Path) -> None:
+    work = clone(served, tmp_path)
+    base = git(served, work, "rev-parse", "HEAD").stdout.strip()
+    git(served, work, "checkout", "-q", "-b", "fix-add")
+    first = commit_file(served, work, "lib.py", "def add(a, b):\n    return a + b\n", "Fix add")
+    git(served, work, "push", "-q", "origin", "fix-add")
+    assert server_refs(served)["refs/heads/fix-add"] == first
+    with served.world.session() as s:
+        assert served.backend.branch(s, REPO, "fix-add") is not None
+
+    second = commit_file(served, work, "notes.txt", "n\n", "Notes")
+    git(served, work, "push", "-q", "origin", "fix-add")
+    git(served, work, "reset", "-q", "--hard", first)
+    rewritten = commit_file(served, work, "other.txt", "o\n", "Rewrite")
+    rejected = git(served, work, "push", "origin", "fix-add", check=False)
+    assert rejected.returncode != 0  # not a fast-forward: git refuses without --force
+    git(served, work, "push", "-q", "--force", "origin", "fix-add")
+    git(served, work, "push", "-q", "origin", "--delete", "fix-add")
+
+    pushes = [e["data"] for e in events(served, "git.push")]
+    assert [(p["before"], p["after"], p["forced"], p["created"], p["deleted"]) for p in pushes] == [
+        (ZERO, first, False, True, False),
+        (first, second, False, False, False),
+        (second, rewritten, True, False, False),
+        (rewritten, ZERO, False, False, True),
+    ]
+    assert {p["ref"] for p in pushes} == {"refs/heads/fix-add"}
+    assert all(p["repo"] == REPO for p in pushes)
+    logged = events(served, "git.push")
+    assert all(e["service"] == "git" and e["actor"] == "agent" for e in logged)
+    assert all(e["at"] > "2026-03-12T09:00:00" for e in logged)
+    assert "refs/heads/fix-add" not in server_refs(served)
+    assert server_refs(served)["refs/heads/main"] == base
+
+
+def test_pull_request_head_follows_pushes_and_fetch_sees_merges(
+    served: Served, tmp_path: Path
+) -> None:
+    work = clone(served, tmp_path)
+    git(served, work, "checkout", "-q", "-b", "feature")
+    first = commit_file(served, work, "a.txt", "a\n", "A")
+    git(served, work, "push", "-q", "-u", "origin", "feature")
+    with served.world.session() as s:
+        pr = served.backend.create_pull(s, "agent", REPO, "Feature", "Adds a", "feature", "main")
+        number = pr.number
+        assert pr.pull is not None and pr.pull.head_sha == first
+    second = commit_file(served, work, "b.txt", "b\n", "B")
+    git(served, work, "push", "-q")
+    with served.world.session() as s:
+        pull = served.backend.pull(s, REPO, number).pull
+        assert pull is not None and pull.head_sha == second
+        merged = served.backend.merge_pull(s, "agent", REPO, number, method="merge")
+        assert merged.pull is not None
+        merge_sha = merged.pull.merge_commit_sha
+    git(served, work, "fetch", "-q", "origin")
+    assert git(served, work, "rev-parse", "origin/main").stdout.strip() == merge_sha
+    parents = git(served, work, "log", "-1", "--format=%P", "origin/main").stdout.split()
+    assert parents[1] == second
+
+
+def test_reset_restores_the_repository(served: Served, tmp_path: Path) -> None:
+    work = clone(served, tmp_path)
+    original = server_refs(served)
+    commit_file(served, work, "x.txt", "x\n", "X")
+    git(served, work, "push", "-q", "origin", "HEAD:main", "HEAD:refs/heads/extra")
+    assert server_refs(served) != original
+    reset = urllib.request.Request(f"{served.url}/_replay/reset", method="POST")
+    with urllib.request.urlopen(reset) as resp:
+        assert resp.status == 200
+    assert server_refs(served) == original
+    assert events(served) == []
+    again = git(served, tmp_path, "ls-remote", f"{GITHUB}{REPO}.git").stdout
+    assert "extra" not in again
+    assert original["refs/heads/main"] in again
