@@ -50,8 +50,11 @@ class Humans:
             channel = channels.get(name[1:])
             if channel is None:
                 raise ScriptError(f"{where}: no channel #{name[1:]} in the snapshot")
-            if ts not in {m.ts for m in channel.messages}:
+            message = next((m for m in channel.messages if m.ts == ts), None)
+            if message is None:
                 raise ScriptError(f"{where}: no message {ts} in #{channel.name} at T")
+            # Naming a reply names its thread, as it does for chat.postMessage.
+            ts = message.thread_ts or ts
             if reply.person not in users:
                 raise ScriptError(f"{where}: no user {reply.person} in the snapshot")
             self.scripts.append(_Script(i, reply, channel.id, ts))

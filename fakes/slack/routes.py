@@ -107,6 +107,15 @@ class Method:
     handler: Handler
     scopes: dict[TokenKind, tuple[str, ...]]
     """Per token type, the scopes of which the token needs one (none: no scope needed)."""
+    public: bool = False
+    """Answered without a token (``api.test``)."""
+
+
+def _api_test(values: dict[str, Any]) -> BaseModel:
+    args = {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+    if args.get("error"):
+        raise SlackError(args["error"], extra={"args": args})
+    return w.ApiTest(args=args)
 
 
 def _both(*scopes: str) -> dict[TokenKind, tuple[str, ...]]:
@@ -114,7 +123,7 @@ def _both(*scopes: str) -> dict[TokenKind, tuple[str, ...]]:
 
 
 METHODS: dict[str, Method] = {
-    "api.test": Method(lambda b, c, p: w.Ok(), _both()),
+    "api.test": Method(lambda b, c, p: _api_test(p.values), _both(), public=True),
     "auth.test": Method(lambda b, c, p: b.auth_test(c), _both()),
     "chat.postMessage": Method(
         lambda b, c, p: b.post_message(
@@ -265,6 +274,8 @@ def router(backend: SlackBackend) -> FastAPI:
             if method is None:
                 raise unknown_method(name)
             values, token = await _arguments(request)
+            if method.public:
+                return JSONResponse(w.body(_api_test(values)), headers=_headers(None, None))
             caller = backend.access.authenticate(token)
             _authorise(backend, name, method, caller)
             result = await run_in_threadpool(method.handler, backend, caller, Params(values))

@@ -190,6 +190,10 @@ class Ok(Wire):
     ok: Literal[True] = True
 
 
+class ApiTest(Ok):
+    args: dict[str, str]
+
+
 class AuthTest(Ok):
     url: str
     team: str

@@ -48,6 +48,31 @@ def test_search_needs_a_user_token(served: Served) -> None:
     assert empty.value.response["error"] == "no_query"
 
 
+def test_user_tokens_read_public_channels_they_are_not_in(served: Served) -> None:
+    with pytest.raises(SlackApiError) as bot:
+        served.client().conversations_history(channel="C0RANDOM")
+    assert bot.value.response["error"] == "not_in_channel"
+    texts = [
+        m["text"] for m in served.client(USER).conversations_history(channel="C0RANDOM")["messages"]
+    ]
+    assert texts == ["lunch? semverkit talk"]
+    with pytest.raises(SlackApiError) as posting:
+        served.client(USER).chat_postMessage(channel="C0RANDOM", text="hi")
+    assert posting.value.response["error"] == "not_in_channel"
+
+
+def test_api_test_needs_no_token(served: Served) -> None:
+    anonymous = served.client(token=None)
+    assert anonymous.api_test(foo="bar").data == {"ok": True, "args": {"foo": "bar"}}
+    with pytest.raises(SlackApiError) as echoed:
+        anonymous.api_test(error="my_error")
+    assert echoed.value.response.data == {
+        "ok": False,
+        "error": "my_error",
+        "args": {"error": "my_error"},
+    }
+
+
 def test_a_scope_taken_away_is_missing_scope_with_needed_and_provided(served: Served) -> None:
     served.backend.access.set_scopes("bot", BOT_SCOPES - {"chat:write"})
     with pytest.raises(SlackApiError) as refused:
