@@ -20,7 +20,9 @@ from replay.formats import Strict, load_model
 
 CASE_SCHEMA = 1
 
-Service = Literal["github", "linear", "slack", "git", "egress", "registry", "docs", "model"]
+Service = Literal[
+    "github", "linear", "slack", "git", "egress", "registry", "docs", "model", "gateway"
+]
 Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)]
 

@@ -27,6 +27,7 @@ app = typer.Typer(
 case_app = typer.Typer(help="Cases: one shipped ticket each.", no_args_is_help=True)
 snapshot_app = typer.Typer(help="Snapshots: the world as it stood at T.", no_args_is_help=True)
 results_app = typer.Typer(help="The results store.", no_args_is_help=True)
+world_app = typer.Typer(help="One frozen world behind the gateway.", no_args_is_help=True)
 fakes_app = typer.Typer(
     help="The stateful fakes of GitHub, Linear and Slack.", no_args_is_help=True
 )
@@ -34,6 +35,7 @@ app.add_typer(case_app, name="case")
 app.add_typer(snapshot_app, name="snapshot")
 app.add_typer(results_app, name="results")
 app.add_typer(fakes_app, name="fakes")
+app.add_typer(world_app, name="world")
 
 out = Console(highlight=False, soft_wrap=True)
 
@@ -168,6 +170,81 @@ def fakes_serve(
         uvicorn.run(world, uds=str(uds), log_level="warning")
     else:
         uvicorn.run(world, host=host, port=port, log_level="warning")
+
+
+# ----------------------------------------------------------------------------- world
+
+STATE_FILE = Path(".replay") / "world.json"
+
+
+@world_app.command("up")
+def world_up(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot directory.")],
+    port: Annotated[int, typer.Option(help="Proxy port (0: any free port).")] = 0,
+    host: Annotated[str, typer.Option(help="Address the proxy listens on.")] = "127.0.0.1",
+    model_upstream: Annotated[
+        str | None,
+        typer.Option(help="Send model-API traffic here instead (e.g. the stub model's URL)."),
+    ] = None,
+    model_host: Annotated[
+        list[str] | None, typer.Option(help="Model API hosts (default: OpenAI and Anthropic).")
+    ] = None,
+    case: Annotated[Path | None, typer.Option(help="Case whose scripted people to play.")] = None,
+    state: Annotated[Path, typer.Option(help="Where to write the world's state.")] = STATE_FILE,
+    confdir: Annotated[
+        Path, typer.Option(help="mitmproxy's directory (its CA is made once and reused).")
+    ] = Path(".replay") / "gateway",
+    events_db: Annotated[
+        str, typer.Option(help="SQLAlchemy URL of the run's event log (default: in memory).")
+    ] = "sqlite://",
+    service: Annotated[
+        list[str] | None, typer.Option(help="Start only these fakes (repeatable).")
+    ] = None,
+) -> None:
+    """Start the world: fakes, registry and docs behind mitmproxy; only the model API is live."""
+    import asyncio
+
+    try:
+        from replay.gateway.proxy import serve_forever
+    except ImportError as exc:
+        raise ReplayError(
+            f"the gateway needs mitmproxy 11.0.2 in its own environment "
+            f"(make builds .venv-gateway): {exc}"
+        ) from exc
+    from replay.gateway.config import MODEL_HOSTS, GatewayConfig
+
+    config = GatewayConfig(
+        snapshot=snapshot.resolve(),
+        listen_host=host,
+        listen_port=port,
+        confdir=confdir.resolve(),
+        state_file=state.resolve(),
+        events_db=events_db,
+        model_hosts=tuple(model_host or MODEL_HOSTS),
+        model_upstream=model_upstream,
+        case=case.resolve() if case else None,
+        **({"services": tuple(service)} if service else {}),
+    )
+    asyncio.run(serve_forever(config))
+
+
+@world_app.command("env")
+def world_env(
+    state: Annotated[Path, typer.Option(help="The running world's state file.")] = STATE_FILE,
+) -> None:
+    """Print the running world's client environment as shell exports."""
+    import json
+
+    try:
+        data = json.loads(state.read_text())
+    except FileNotFoundError as exc:
+        raise ReplayError(f"no world is up ({state} does not exist): replay world up") from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(state, f"malformed JSON: {exc.msg}") from exc
+    import shlex
+
+    for key, value in sorted(data["env"].items()):
+        out.print(f"export {key}={shlex.quote(value)}", markup=False)
 
 
 # ----------------------------------------------------------------------------- results

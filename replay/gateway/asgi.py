@@ -1,0 +1,85 @@
+"""Serving an in-process ASGI app (a fake, the registry) as the answer to a proxied request.
+
+mitmproxy ships ``addons.asgiapp.serve``, but it unquotes the query string, upper-cases the
+scheme and turns an app's exception into a 500; a sandbox must instead fail the request
+loudly (fail closed), so we build the scope ourselves and let exceptions propagate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+from mitmproxy import http
+from mitmproxy.net.http import status_codes
+
+
+class AppError(Exception):
+    """The in-process app broke or answered nothing."""
+
+
+def scope_for(flow: http.HTTPFlow) -> dict[str, Any]:
+    raw_path = flow.request.data.path  # bytes, as the client sent it
+    path_bytes, _, query = raw_path.partition(b"?")
+
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": {"HTTP/1.0": "1.0", "HTTP/2.0": "2"}.get(flow.request.http_version, "1.1"),
+        "method": flow.request.method,
+        "scheme": flow.request.scheme,
+        "path": unquote_to_bytes(path_bytes).decode("utf-8", "surrogateescape"),
+        "raw_path": path_bytes,
+        "root_path": "",
+        "query_string": query,
+        "headers": [(k.lower(), v) for k, v in flow.request.headers.fields],
+        "client": flow.client_conn.peername,
+        "server": (flow.request.pretty_host, flow.request.port),
+    }
+
+
+async def serve(app: Any, flow: http.HTTPFlow) -> None:
+    """Run ``app`` on the flow's request and set the flow's response."""
+    body = flow.request.raw_content or b""
+    sent_body = False
+    finished = asyncio.Event()
+    status: int | None = None
+    headers: list[tuple[bytes, bytes]] = []
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent_body
+        if not sent_body:
+            sent_body = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await finished.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+            headers.extend(message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                finished.set()
+
+    try:
+        await app(scope_for(flow), receive, send)
+    finally:
+        finished.set()
+    if status is None:
+        raise AppError(f"the app for {flow.request.pretty_host} sent no response")
+    data = b"".join(chunks)
+    # Keep the bytes exactly as the app sent them (a gzip body stays gzip); the body is
+    # complete here, so it goes out with a Content-Length rather than chunked.
+    fields = http.Headers(headers)
+    fields.pop("transfer-encoding", None)
+    if flow.request.method != "HEAD" or "content-length" not in fields:
+        fields["content-length"] = str(len(data))
+    now = time.time()
+    reason = status_codes.RESPONSES.get(status, "").encode()
+    flow.response = http.Response(b"HTTP/1.1", status, reason, fields, data, None, now, now)

@@ -1,0 +1,159 @@
+"""Running one gateway: the world's fakes in-process behind mitmproxy, embedded in asyncio.
+
+``replay world up`` calls :func:`serve_forever`; once the proxy listens it writes the state
+file (address, CA bundle, the environment a client needs) that ``replay world env`` reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from mitmproxy import options
+from mitmproxy.tools.dump import DumpMaster
+
+from fakes.core import build_world
+from fakes.core.server import control_app
+from replay.case import load_case
+from replay.errors import ReplayError
+from replay.gateway.addons import Gate, addons
+from replay.gateway.config import CREDENTIALS, GatewayConfig, client_env
+from replay.snapshot import load_snapshot
+
+CA_FILE = "mitmproxy-ca-cert.pem"
+
+
+class GatewayError(ReplayError):
+    """The gateway could not start."""
+
+
+def real_secrets(environ: dict[str, str] | None = None) -> dict[str, tuple[str, str]]:
+    """The runner's model credentials, as headers per model host. Never shown to the agent."""
+    env = os.environ if environ is None else environ
+    found: dict[str, tuple[str, str]] = {}
+    for host, (header, template, names) in CREDENTIALS.items():
+        for name in names:
+            if env.get(name):
+                found[host] = (header, template.format(env[name]))
+                break
+    return found
+
+
+def build_gate(config: GatewayConfig) -> Gate:
+    snapshot = load_snapshot(config.snapshot)
+    humans = load_case(config.case).humans if config.case else []
+    world = build_world(snapshot, config.services, db_url=config.events_db, humans=humans)
+    apps: dict[str, Any] = {"fake": world}
+    registry = _registry_app(snapshot)
+    if registry is not None:
+        apps["registry"] = registry
+    return Gate(config, world.world, apps, frozenset(world.routes))  # type: ignore[arg-type]
+
+
+def _registry_app(snapshot: Any) -> Any:
+    try:
+        from replay.registry.serve import make_registry_app  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return make_registry_app(snapshot)
+
+
+async def serve_forever(config: GatewayConfig) -> None:
+    """Start the proxy, write the state file, and run until SIGINT or SIGTERM."""
+    gate = build_gate(config)
+    config.confdir.mkdir(parents=True, exist_ok=True)
+    opts = options.Options(
+        listen_host=config.listen_host, listen_port=config.listen_port, confdir=str(config.confdir)
+    )
+    master = DumpMaster(opts, with_termlog=False, with_dumper=False)
+    master.options.update(  # type: ignore[no-untyped-call]
+        # No connection upstream unless a request really goes there (the model route), and
+        # no peeking at upstream certificates to mint ours.
+        connection_strategy="lazy",
+        upstream_cert=False,
+        # mitmproxy's own pages at mitm.it are not part of the world.
+        onboarding=False,
+        # Give in-process answers and model calls room; refuse nothing for size here.
+        stream_large_bodies="64m",
+    )
+    master.addons.add(*addons(gate, real_secrets()))  # type: ignore[no-untyped-call]
+    # The control plane (events, state, reset) is served to the runner on a Unix socket
+    # beside the state file, never through the proxy.
+    control_sock = config.state_file.with_name(config.state_file.stem + ".control.sock")
+    control_sock.unlink(missing_ok=True)
+    control = _EmbeddedServer(
+        uvicorn.Config(
+            control_app(gate.world), uds=str(control_sock), log_level="warning", lifespan="off"
+        )
+    )
+    control_task = asyncio.create_task(control.serve())
+    runner = asyncio.create_task(master.run())
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        control.should_exit = True
+        master.shutdown()  # type: ignore[no-untyped-call]
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+    try:
+        address = await _listening(master, runner)
+        _write_state(config, address, gate, control_sock)
+        await runner
+    finally:
+        control.should_exit = True
+        await control_task
+        config.state_file.unlink(missing_ok=True)
+        control_sock.unlink(missing_ok=True)
+
+
+class _EmbeddedServer(uvicorn.Server):
+    """uvicorn inside our loop: the gateway owns the signal handlers, not uvicorn."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def _listening(master: DumpMaster, runner: asyncio.Task[None]) -> tuple[str, int]:
+    proxyserver: Any = master.addons.get("proxyserver")  # type: ignore[no-untyped-call]
+    for _ in range(400):
+        if runner.done():
+            runner.result()
+            raise GatewayError("the proxy stopped before it listened")
+        addrs = proxyserver.listen_addrs() if proxyserver.is_running else []
+        if addrs:
+            host, port = addrs[0][0], addrs[0][1]
+            return str(host), int(port)
+        await asyncio.sleep(0.025)
+    raise GatewayError("the proxy did not start listening within 10 s")
+
+
+def _write_state(
+    config: GatewayConfig, address: tuple[str, int], gate: Gate, control_sock: Path
+) -> None:
+    host, port = address
+    proxy_url = f"http://{host}:{port}"
+    ca = config.confdir / CA_FILE
+    state = {
+        "proxy": proxy_url,
+        "pid": os.getpid(),
+        "ca_bundle": str(ca),
+        "control": str(control_sock),
+        "snapshot": str(config.snapshot),
+        "at": gate.world.snapshot.at.isoformat(),
+        "fake_hosts": sorted(gate.fake_hosts),
+        "model_hosts": list(config.model_hosts),
+        "env": client_env(proxy_url, ca),
+    }
+    tmp = config.state_file.with_suffix(".tmp")
+    config.state_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text(json.dumps(state, indent=2) + "\n")
+    tmp.replace(config.state_file)

@@ -1,0 +1,34 @@
+"""Fail closed: an exception in any gateway addon kills its request and marks the run invalid.
+
+mitmproxy's own safecall logs an addon's exception and lets the flow go on; ours must not.
+The check runs in the gateway's venv, where mitmproxy is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.gateway.conftest import DEMO, GATEWAY_PYTHON, ROOT
+
+
+def test_a_crashing_addon_kills_the_flow_and_marks_the_run_invalid() -> None:
+    script = Path(__file__).with_name("failclosed_check.py")
+    done = subprocess.run(
+        [str(GATEWAY_PYTHON), str(script), str(DEMO)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["live_killed"] and result["answered_killed"]
+    assert len(result["invalid"]) == 2
+    assert "Broken.request: RuntimeError: bug in an addon" in result["invalid"][0]
+    assert result["events"] == [
+        ["gateway.addon_failed", "Broken.request"],
+        ["gateway.addon_failed", "Broken.response"],
+    ]
