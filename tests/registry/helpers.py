@@ -1,0 +1,246 @@
+"""A stand-in upstream for the registry tests: real wheels and tarballs, served on loopback.
+
+The upstream index is written here independently of ``replay.registry`` (its own tiny PEP 691
+app), so recording from it checks our reading of the protocol against a second spelling.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import tarfile
+import threading
+import time
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+T = datetime(2026, 3, 12, 9, 0, tzinfo=UTC)
+
+
+def before(**kw: float) -> datetime:
+    return T - timedelta(**kw)
+
+
+def after(**kw: float) -> datetime:
+    return T + timedelta(**kw)
+
+
+# ----------------------------------------------------------------------------- wheels
+
+
+def _record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"sha256={digest},{len(data)}"
+
+
+def metadata_text(
+    name: str, version: str, requires: tuple[str, ...] = (), requires_python: str | None = None
+) -> str:
+    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    lines.append(f"Summary: {name} for the registry tests")
+    if requires_python:
+        lines.append(f"Requires-Python: {requires_python}")
+    lines += [f"Requires-Dist: {r}" for r in requires]
+    return "\n".join(lines) + "\n\n"
+
+
+def make_wheel(
+    name: str, version: str, requires: tuple[str, ...] = (), requires_python: str | None = None
+) -> tuple[str, bytes, bytes]:
+    """A real, installable pure-Python wheel: (filename, bytes, METADATA bytes)."""
+    dist = name.replace("-", "_").lower()
+    info = f"{dist}-{version}.dist-info"
+    metadata = metadata_text(name, version, requires, requires_python).encode()
+    files = {
+        f"{dist}/__init__.py": f"VERSION = {version!r}\n".encode(),
+        f"{info}/METADATA": metadata,
+        f"{info}/WHEEL": (
+            b"Wheel-Version: 1.0\nGenerator: replay-tests\nRoot-Is-Purelib: true\n"
+            b"Tag: py3-none-any\n"
+        ),
+    }
+    record = "".join(f"{path},{_record_hash(data)}\n" for path, data in files.items())
+    record += f"{info}/RECORD,,\n"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path, data in files.items():
+            zf.writestr(path, data)
+        zf.writestr(f"{info}/RECORD", record)
+    return f"{dist}-{version}-py3-none-any.whl", buf.getvalue(), metadata
+
+
+@dataclass
+class UpFile:
+    project: str
+    version: str
+    filename: str
+    data: bytes
+    metadata: bytes | None
+    upload_time: datetime
+    requires_python: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass
+class PythonUpstream:
+    """A tiny PEP 691 index (api-version 1.1) with files on both sides of T."""
+
+    files: list[UpFile] = field(default_factory=list)
+
+    def add(
+        self,
+        name: str,
+        version: str,
+        uploaded: datetime,
+        requires: tuple[str, ...] = (),
+        requires_python: str | None = None,
+        with_metadata: bool = True,
+    ) -> UpFile:
+        filename, data, metadata = make_wheel(name, version, requires, requires_python)
+        up = UpFile(
+            name,
+            version,
+            filename,
+            data,
+            metadata if with_metadata else None,
+            uploaded,
+            requires_python,
+        )
+        self.files.append(up)
+        return up
+
+    def app(self) -> Starlette:
+        def norm(name: str) -> str:
+            return name.lower().replace("_", "-").replace(".", "-")
+
+        async def project(request: Request) -> Response:
+            name = request.path_params["name"]
+            mine = [f for f in self.files if norm(f.project) == name]
+            if not mine:
+                return Response("not found", status_code=404)
+            files = []
+            for f in mine:
+                entry: dict[str, object] = {
+                    "filename": f.filename,
+                    "url": f"../../files/{f.filename}",  # relative, as PEP 691 allows
+                    "hashes": {"sha256": f.sha256},
+                    "requires-python": f.requires_python,
+                    "size": len(f.data),
+                    "upload-time": f.upload_time.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                    "yanked": False,
+                }
+                if f.metadata is not None:
+                    entry["core-metadata"] = {"sha256": hashlib.sha256(f.metadata).hexdigest()}
+                files.append(entry)
+            body = {"meta": {"api-version": "1.1"}, "name": name, "files": files}
+            return Response(json.dumps(body), media_type="application/vnd.pypi.simple.v1+json")
+
+        async def download(request: Request) -> Response:
+            name = request.path_params["filename"]
+            for f in self.files:
+                if name == f.filename:
+                    return Response(f.data, media_type="application/octet-stream")
+                if name == f.filename + ".metadata" and f.metadata is not None:
+                    return Response(f.metadata, media_type="application/octet-stream")
+            return Response("not found", status_code=404)
+
+        return Starlette(
+            routes=[
+                Route("/simple/{name}/", project),
+                Route("/files/{filename}", download),
+            ]
+        )
+
+
+def standard_upstream() -> PythonUpstream:
+    """alpha and beta, each with a release after T; alpha 1.0 has no PEP 658 metadata."""
+    up = PythonUpstream()
+    up.add("alpha", "1.0", before(days=30), with_metadata=False)
+    up.add("alpha", "1.1", before(days=1), requires=("beta>=1.0", 'gamma; python_version < "3"'))
+    up.add("alpha", "2.0", after(days=1), requires=("beta>=1.6",))
+    up.add("beta", "1.0", before(days=60), requires_python=">=3.8")
+    up.add("beta", "1.5", before(hours=2), requires=('delta; extra == "fast"',))
+    up.add("beta", "1.6", after(hours=1))
+    up.add("beta", "1.7", before(days=3), requires_python="<3")  # never installable on 3.11
+    up.add("Gamma_Pkg", "0.3", before(days=5))
+    return up
+
+
+# ----------------------------------------------------------------------------- npm
+
+
+def make_tarball(name: str, version: str, deps: dict[str, str] | None = None) -> bytes:
+    """A real npm tarball: ``package/package.json`` and an index.js."""
+    manifest = {"name": name, "version": version, "main": "index.js"}
+    if deps:
+        manifest["dependencies"] = deps  # type: ignore[assignment]
+    files = {
+        "package/package.json": json.dumps(manifest, indent=2).encode(),
+        "package/index.js": f"module.exports = {json.dumps(version)};\n".encode(),
+    }
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path, data in files.items():
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            info.mtime = 499162500
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def npm_integrity(data: bytes) -> str:
+    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+
+
+# ----------------------------------------------------------------------------- serving
+
+
+@contextmanager
+def serving(app: ASGIApp) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1, a free port; yield its base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+class RequestLog:
+    """ASGI middleware that notes each request's method, path and Range header."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.seen: list[tuple[str, str, str | None]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            rng = headers.get(b"range")
+            self.seen.append((scope["method"], scope["path"], rng.decode() if rng else None))
+        await self.app(scope, receive, send)

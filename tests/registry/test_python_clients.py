@@ -1,0 +1,224 @@
+"""pip and uv, unmodified, against the registry recorded after T and served as of T."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from replay.registry import registry_app
+from tests.registry.conftest import Recorded
+from tests.registry.helpers import RequestLog, serving
+
+UV = shutil.which("uv", path=str(Path(sys.executable).parent))
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PIP_", "UV_")) and k.lower() not in ("http_proxy", "https_proxy")
+    }
+    env.update(
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        UV_NO_CONFIG="1",
+        UV_HTTP_RETRIES="0",  # a 500 is final here (the corrupt-blob test)
+        NO_PROXY="*",
+        HOME=str(tmp_path),
+    )
+    return env
+
+
+def pip(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pip", *args],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        check=False,
+    )
+
+
+def uv(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert UV is not None, "uv is a test dependency: it must be installed in the venv"
+    return subprocess.run(
+        [UV, *args],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        check=False,
+    )
+
+
+def _installed(target: Path) -> set[str]:
+    return {p.name.removesuffix(".dist-info") for p in target.glob("*.dist-info")}
+
+
+def test_pip_installs_the_newest_version_at_t(served: str, tmp_path: Path) -> None:
+    target = tmp_path / "t"
+    done = pip(
+        tmp_path,
+        "install",
+        "--no-cache-dir",
+        "--index-url",
+        f"{served}/simple/",
+        "--target",
+        str(target),
+        "alpha",
+    )
+    assert done.returncode == 0, done.stderr
+    # alpha 2.0 and beta 1.6 exist upstream (and in the recording) but came after T.
+    assert _installed(target) == {"alpha-1.1", "beta-1.5"}
+    assert (target / "alpha/__init__.py").read_text() == "VERSION = '1.1'\n"
+
+
+def test_pip_does_not_see_versions_after_t(served: str, tmp_path: Path) -> None:
+    listed = pip(tmp_path, "index", "versions", "--index-url", f"{served}/simple/", "alpha")
+    assert listed.returncode == 0, listed.stderr
+    assert "Available versions: 1.1, 1.0" in listed.stdout
+    assert "2.0" not in listed.stdout
+    done = pip(
+        tmp_path,
+        "install",
+        "--no-cache-dir",
+        "--index-url",
+        f"{served}/simple/",
+        "--target",
+        str(tmp_path / "t"),
+        "alpha==2.0",
+    )
+    assert done.returncode != 0
+    assert "No matching distribution found for alpha==2.0" in done.stderr
+    assert "from versions: 1.0, 1.1" in done.stderr
+
+
+def test_pip_installs_a_pinned_older_version(served: str, tmp_path: Path) -> None:
+    target = tmp_path / "t"
+    done = pip(
+        tmp_path,
+        "install",
+        "--no-cache-dir",
+        "--index-url",
+        f"{served}/simple/",
+        "--target",
+        str(target),
+        "alpha==1.0",
+        "GAMMA.pkg",
+    )
+    assert done.returncode == 0, done.stderr
+    assert _installed(target) == {"alpha-1.0", "gamma_pkg-0.3"}
+
+
+def test_uv_installs_the_newest_version_at_t(served: str, tmp_path: Path) -> None:
+    target = tmp_path / "t"
+    done = uv(
+        tmp_path,
+        "pip",
+        "install",
+        "--no-cache",
+        "--index-url",
+        f"{served}/simple/",
+        "--python",
+        sys.executable,
+        "--target",
+        str(target),
+        "alpha",
+    )
+    assert done.returncode == 0, done.stderr
+    assert _installed(target) == {"alpha-1.1", "beta-1.5"}
+    later = uv(
+        tmp_path,
+        "pip",
+        "install",
+        "--no-cache",
+        "--index-url",
+        f"{served}/simple/",
+        "--python",
+        sys.executable,
+        "--target",
+        str(tmp_path / "t2"),
+        "alpha==2.0",
+    )
+    assert later.returncode != 0
+    assert "alpha==2.0" in later.stderr
+    assert "no version" in later.stderr.lower()
+
+
+def test_uv_reads_wheels_by_range_when_there_is_no_metadata_file(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    # Without PEP 658 metadata, uv reads a wheel's METADATA with HTTP range requests.
+    bare = [f.model_copy(update={"metadata_sha256": None}) for f in recorded.files]
+    registry = recorded.registry()
+    registry.python = type(registry.python)(bare, registry.at)
+    logged = RequestLog(registry_app(registry))
+    with serving(logged) as url:
+        done = uv(
+            tmp_path,
+            "pip",
+            "install",
+            "--no-cache",
+            "--index-url",
+            f"{url}/simple/",
+            "--python",
+            sys.executable,
+            "--target",
+            str(tmp_path / "t"),
+            "alpha",
+        )
+    assert done.returncode == 0, done.stderr
+    assert _installed(tmp_path / "t") == {"alpha-1.1", "beta-1.5"}
+    ranged = [(m, p) for m, p, r in logged.seen if r and p.endswith(".whl")]
+    assert ranged, logged.seen
+
+
+@pytest.mark.parametrize("client", ["pip", "uv"])
+def test_a_corrupt_blob_is_never_installed(recorded: Recorded, tmp_path: Path, client: str) -> None:
+    blobs = type(recorded.blobs)(tmp_path / "blobs")
+    shutil.copytree(recorded.blobs.root, blobs.root)
+    beta = next(f for f in recorded.files if f.filename == "beta-1.5-py3-none-any.whl")
+    path = blobs.path(beta.sha256)
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes()[:-10] + b"0123456789")
+    registry = recorded.registry()
+    registry.blobs = blobs
+    with serving(registry_app(registry)) as url:
+        index = f"{url}/simple/"
+        target = str(tmp_path / "t")
+        if client == "pip":
+            done = pip(
+                tmp_path,
+                "install",
+                "--no-cache-dir",
+                "--retries",
+                "0",
+                "--index-url",
+                index,
+                "--target",
+                target,
+                "alpha",
+            )
+        else:
+            done = uv(
+                tmp_path,
+                "pip",
+                "install",
+                "--no-cache",
+                "--index-url",
+                index,
+                "--python",
+                sys.executable,
+                "--target",
+                target,
+                "alpha",
+            )
+    assert done.returncode != 0
+    assert "500" in done.stderr
+    assert not (tmp_path / "t" / "beta").exists()

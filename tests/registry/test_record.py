@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from replay.registry import BlobStore, RecordError, record_python
+from replay.registry.cli import app
+from replay.registry.record import default_index_url
+from replay.snapshot import load_snapshot
+from tests.registry.conftest import Recorded
+from tests.registry.helpers import PythonUpstream, T, after
+
+
+def _versions(files: list) -> set[tuple[str, str]]:  # type: ignore[type-arg]
+    return {(f.project, f.version) for f in files}
+
+
+def test_records_newest_at_t_pinned_versions_and_dependencies(
+    upstream: tuple[PythonUpstream, str], tmp_path: Path
+) -> None:
+    up, url = upstream
+    blobs = BlobStore(tmp_path)
+    files = record_python(["alpha", "alpha==1.0"], T, url, blobs)
+    # alpha 2.0 and beta 1.6 came after T; beta 1.7 is before T but needs Python < 3;
+    # gamma is only for Python 2 and delta only for beta's "fast" extra.
+    assert _versions(files) == {("alpha", "1.1"), ("alpha", "1.0"), ("beta", "1.5")}
+    by_name = {f.filename: f for f in up.files}
+    for f in files:
+        source = by_name[f.filename]
+        assert f.sha256 == source.sha256
+        assert f.size == len(source.data)
+        assert f.upload_time == source.upload_time
+        assert blobs.read(f.sha256) == source.data
+        assert f.metadata_sha256 is not None
+        # alpha 1.0 had no PEP 658 file upstream: its METADATA was read out of the wheel.
+        assert blobs.read(f.metadata_sha256).startswith(b"Metadata-Version: 2.1")
+        assert f.upload_time <= T
+
+
+def test_extras_follow_their_dependencies(
+    upstream: tuple[PythonUpstream, str], tmp_path: Path
+) -> None:
+    _, url = upstream
+    with pytest.raises(RecordError, match="delta"):
+        # beta[fast] needs delta, which the upstream does not have: the recorder tries.
+        record_python(["beta[fast]"], T, url, BlobStore(tmp_path))
+
+
+def test_nothing_at_t_is_an_error(upstream: tuple[PythonUpstream, str], tmp_path: Path) -> None:
+    _, url = upstream
+    with pytest.raises(RecordError, match="no version uploaded at or before"):
+        record_python(["alpha>=2"], T, url, BlobStore(tmp_path))
+    with pytest.raises(RecordError, match="404"):
+        record_python(["no-such-project"], T, url, BlobStore(tmp_path))
+
+
+def test_later_recording_holds_later_files(recorded: Recorded) -> None:
+    assert ("alpha", "2.0") in _versions(recorded.files)
+    assert ("beta", "1.6") in _versions(recorded.files)
+    assert ("gamma-pkg", "0.3") in _versions(recorded.files)
+
+
+def test_default_upstream_is_pips(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple/")
+    assert default_index_url() == "http://127.0.0.1:9/simple/"
+
+
+def test_cli_records_into_a_snapshot(
+    upstream: tuple[PythonUpstream, str], tiny_snapshot_dir: Path, tmp_path: Path
+) -> None:
+    _, url = upstream
+    snap = tmp_path / "snap"
+    shutil.copytree(tiny_snapshot_dir, snap)
+    blobs = tmp_path / "blobs"
+    args = ["record", "--snapshot", str(snap), "--upstream", url, "--blobs", str(blobs)]
+    runner = CliRunner()
+    done = runner.invoke(app, [*args, "alpha"])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(app, [*args, "--out", str(tmp_path / "index.json"), "gamma-pkg"])
+    assert done.exit_code == 0, done.output
+    loaded = load_snapshot(snap)  # hashes in the manifest were updated
+    assert loaded.at == T
+    assert _versions(list(loaded.registry.python)) == {
+        ("alpha", "1.1"),
+        ("beta", "1.5"),
+        ("gamma-pkg", "0.3"),
+    }
+    text = (snap / "registry/index.json").read_text()
+    assert (tmp_path / "index.json").read_text() == text
+    assert loaded.manifest.parts["registry/index.json"] == hashlib.sha256(text.encode()).hexdigest()
+    done = runner.invoke(app, ["record", "--upstream", url, "alpha"])
+    assert done.exit_code != 0
+    assert "--at" in str(done.exception)
+
+
+def test_cli_without_snapshot_prints_the_index(
+    upstream: tuple[PythonUpstream, str], tmp_path: Path
+) -> None:
+    _, url = upstream
+    when = after(days=2).isoformat()
+    done = CliRunner().invoke(
+        app, ["record", "--at", when, "--upstream", url, "--blobs", str(tmp_path), "beta"]
+    )
+    assert done.exit_code == 0, done.output
+    assert '"filename": "beta-1.6-py3-none-any.whl"' in done.output
