@@ -7,7 +7,6 @@ world's frozen clock; their ``ts`` is strictly increasing within a channel.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from sqlalchemy import delete, func, select
@@ -26,8 +25,9 @@ from fakes.slack.models import (
     SlackBase,
     UserRow,
 )
-from fakes.slack.search import parse as parse_query
+from fakes.slack.search import search
 from fakes.slack.timestamps import (
+    Window,
     datetime_us,
     decode_cursor,
     encode_cursor,
@@ -35,29 +35,10 @@ from fakes.slack.timestamps import (
     is_ts,
     to_us,
 )
-from fakes.slack.views import Renderer, bot_id, live_replies
+from fakes.slack.views import Renderer, bot_id, is_member, live_replies
 
 MAX_TEXT = 40_000
 CHANNEL_TYPES = ("public_channel", "private_channel", "mpim", "im")
-
-
-@dataclass(frozen=True)
-class Window:
-    """``oldest``/``latest``/``inclusive`` of the history methods, in microseconds."""
-
-    oldest: int | None = None
-    latest: int | None = None
-    inclusive: bool = False
-
-    def admits(self, us: int) -> bool:
-        if self.oldest is not None and (
-            us < self.oldest or (us == self.oldest and not self.inclusive)
-        ):
-            return False
-        return not (
-            self.latest is not None
-            and (us > self.latest or (us == self.latest and not self.inclusive))
-        )
 
 
 class SlackBackend:
@@ -164,10 +145,6 @@ class SlackBackend:
             select(MessageRow).where(MessageRow.channel_id == channel_id).order_by(MessageRow.ts_us)
         ).all()
 
-    def _is_member(self, s: Session, channel_id: str, user_id: str) -> bool:
-        key = {"channel_id": channel_id, "user_id": user_id}
-        return s.get(MemberRow, key) is not None
-
     def _channel(
         self, s: Session, caller: Caller, ref: str | None, *, by_name: bool = False
     ) -> ChannelRow:
@@ -177,7 +154,7 @@ class SlackBackend:
         row = s.get(ChannelRow, ref)
         if row is None and by_name:
             row = s.scalar(select(ChannelRow).where(ChannelRow.name == ref.removeprefix("#")))
-        if row is None or (row.is_private and not self._is_member(s, row.id, caller.user_id)):
+        if row is None or (row.is_private and not is_member(s, row.id, caller.user_id)):
             raise SlackError("channel_not_found")
         return row
 
@@ -258,7 +235,7 @@ class SlackBackend:
             ch = self._channel(s, caller, channel, by_name=True)
             if ch.is_archived:
                 raise SlackError("is_archived")
-            if not self._is_member(s, ch.id, caller.user_id):
+            if not is_member(s, ch.id, caller.user_id):
                 raise SlackError("not_in_channel")
             if not text and not blocks:
                 raise SlackError("no_text")
@@ -380,7 +357,7 @@ class SlackBackend:
                 for c in s.scalars(select(ChannelRow).order_by(ChannelRow.position))
                 if ("private_channel" if c.is_private else "public_channel") in types
                 and not (exclude_archived and c.is_archived)
-                and (not c.is_private or self._is_member(s, c.id, caller.user_id))
+                and (not c.is_private or is_member(s, c.id, caller.user_id))
             ]
             start = 0
             if cursor:
@@ -417,7 +394,7 @@ class SlackBackend:
             if ch.is_archived:
                 raise SlackError("is_archived")
             warning = None
-            if self._is_member(s, ch.id, caller.user_id):
+            if is_member(s, ch.id, caller.user_id):
                 warning = "already_in_channel"
             else:
                 s.add(MemberRow(channel_id=ch.id, user_id=caller.user_id))
@@ -435,7 +412,7 @@ class SlackBackend:
         with self.world.session() as s:
             ch = self._channel(s, caller, channel)
             self._need(caller, ch, "history")
-            if caller.kind == "bot" and not self._is_member(s, ch.id, caller.user_id):
+            if caller.kind == "bot" and not is_member(s, ch.id, caller.user_id):
                 raise SlackError("not_in_channel")
             view = self._renderer(s, caller)
             rows = [
@@ -470,7 +447,7 @@ class SlackBackend:
         with self.world.session() as s:
             ch = self._channel(s, caller, channel)
             self._need(caller, ch, "history")
-            if caller.kind == "bot" and not self._is_member(s, ch.id, caller.user_id):
+            if caller.kind == "bot" and not is_member(s, ch.id, caller.user_id):
                 # Slack answers a bot outside a channel as if the thread were not there.
                 raise SlackError("thread_not_found")
             if not ts or not is_ts(ts):
@@ -612,73 +589,9 @@ class SlackBackend:
     # ----------------------------------------------------------------- search
 
     def search_messages(
-        self,
-        caller: Caller,
-        query: str | None,
-        count: int,
-        page: int,
-        sort: str,
-        sort_dir: str,
+        self, caller: Caller, query: str | None, count: int, page: int, sort_dir: str
     ) -> w.Search:
         if not query or not query.strip():
             raise SlackError("no_query")
-        q = parse_query(query)
         with self.world.session() as s:
-            view = self._renderer(s, caller)
-            users = {u.id: u for u in s.scalars(select(UserRow))}
-            by_name = {u.name.lower(): u.id for u in users.values()}
-            wanted_users = {by_name.get(u.lower(), u) for u in q.users}
-            wanted_channels = {c.lower() for c in q.channels}
-            hits: list[tuple[ChannelRow, MessageRow]] = []
-            for ch in s.scalars(select(ChannelRow).order_by(ChannelRow.position)):
-                if ch.is_private and not self._is_member(s, ch.id, caller.user_id):
-                    continue
-                if wanted_channels and not {ch.id.lower(), ch.name.lower()} & wanted_channels:
-                    continue
-                for m in self._messages(s, ch.id):
-                    if m.deleted or not q.matches_text(m.text):
-                        continue
-                    if wanted_users and m.user not in wanted_users:
-                        continue
-                    if q.after_us is not None and m.ts_us < q.after_us:
-                        continue
-                    if q.before_us is not None and m.ts_us >= q.before_us:
-                        continue
-                    if q.threads_only and m.thread_ts is None and not live_replies(s, ch.id, m.ts):
-                        continue
-                    hits.append((ch, m))
-            # Without Slack's relevance model, "score" orders by recency as "timestamp" does.
-            hits.sort(key=lambda hit: hit[1].ts_us, reverse=sort_dir != "asc")
-            total = len(hits)
-            pages = max(1, -(-total // count))
-            chunk = hits[(page - 1) * count : page * count]
-            matches = [
-                w.SearchMatch(
-                    iid=view.iid(m),
-                    team=self.team.id,
-                    channel=view.search_channel(ch),
-                    user=m.user,
-                    username=users[m.user].name if m.user in users else m.user,
-                    ts=m.ts,
-                    text=m.text,
-                    permalink=view.permalink(m),
-                )
-                for ch, m in chunk
-            ]
-            first = (page - 1) * count + 1 if chunk else 0
-            return w.Search(
-                query=query,
-                messages=w.SearchMessages(
-                    total=total,
-                    pagination=w.Pagination(
-                        total_count=total,
-                        page=page,
-                        per_page=count,
-                        page_count=pages,
-                        first=first,
-                        last=first + len(chunk) - 1 if chunk else 0,
-                    ),
-                    paging=w.Paging(count=count, total=total, page=page, pages=pages),
-                    matches=matches,
-                ),
-            )
+            return search(s, self._renderer(s, caller), query, count, page, sort_dir)

@@ -22,9 +22,9 @@ from starlette.concurrency import run_in_threadpool
 
 from fakes.slack import schemas as w
 from fakes.slack.access import HISTORY_SCOPES, READ_SCOPES, Caller, TokenKind
-from fakes.slack.backend import SlackBackend, Window
+from fakes.slack.backend import SlackBackend
 from fakes.slack.errors import SlackError, invalid_arguments, missing_scope, unknown_method
-from fakes.slack.timestamps import to_us
+from fakes.slack.timestamps import Window, to_us
 
 _TRUE = {"1", "true"}
 _FALSE = {"0", "false", ""}
@@ -205,7 +205,6 @@ METHODS: dict[str, Method] = {
             p.text("query"),
             p.number("count", 20, low=1, high=100),
             p.number("page", 1, low=1, high=100),
-            (p.text("sort") or "score").lower(),
             (p.text("sort_dir") or "desc").lower(),
         ),
         {"user": ("search:read",)},

@@ -13,6 +13,13 @@ import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from fakes.slack import schemas as w
+from fakes.slack.models import ChannelRow, MessageRow, UserRow
+from fakes.slack.views import Renderer, is_member, live_replies
+
 _CHANNEL_REF = re.compile(r"^<#(?P<id>[A-Z0-9]+)(\|(?P<name>[^>]*))?>$")
 _USER_REF = re.compile(r"^<@(?P<id>[A-Z0-9]+)(\|[^>]*)?>$")
 
@@ -77,3 +84,70 @@ def parse(query: str) -> Query:
         elif part:
             q.words.append(part.lower())
     return q
+
+
+def _hits(s: Session, q: Query, viewer: str) -> list[tuple[ChannelRow, MessageRow]]:
+    by_name = {u.name.lower(): u.id for u in s.scalars(select(UserRow))}
+    users = {by_name.get(u.lower(), u) for u in q.users}
+    channels = {c.lower() for c in q.channels}
+    hits: list[tuple[ChannelRow, MessageRow]] = []
+    for ch in s.scalars(select(ChannelRow).order_by(ChannelRow.position)):
+        if ch.is_private and not is_member(s, ch.id, viewer):
+            continue
+        if channels and not {ch.id.lower(), ch.name.lower()} & channels:
+            continue
+        for m in s.scalars(select(MessageRow).where(MessageRow.channel_id == ch.id)):
+            if m.deleted or not q.matches_text(m.text) or (users and m.user not in users):
+                continue
+            if q.after_us is not None and m.ts_us < q.after_us:
+                continue
+            if q.before_us is not None and m.ts_us >= q.before_us:
+                continue
+            if q.threads_only and m.thread_ts is None and not live_replies(s, ch.id, m.ts):
+                continue
+            hits.append((ch, m))
+    return hits
+
+
+def search(
+    s: Session, view: Renderer, query: str, count: int, page: int, sort_dir: str
+) -> w.Search:
+    """``search.messages``: what the viewer may read, newest first unless ``sort_dir=asc``.
+
+    Without Slack's relevance model, ``sort=score`` orders by recency as ``timestamp`` does.
+    """
+    hits = _hits(s, parse(query), view.viewer)
+    hits.sort(key=lambda hit: hit[1].ts_us, reverse=sort_dir != "asc")
+    names = {u.id: u.name for u in s.scalars(select(UserRow))}
+    total = len(hits)
+    pages = max(1, -(-total // count))
+    chunk = hits[(page - 1) * count : page * count]
+    first = (page - 1) * count + 1 if chunk else 0
+    return w.Search(
+        query=query,
+        messages=w.SearchMessages(
+            total=total,
+            pagination=w.Pagination(
+                total_count=total,
+                page=page,
+                per_page=count,
+                page_count=pages,
+                first=first,
+                last=first + len(chunk) - 1 if chunk else 0,
+            ),
+            paging=w.Paging(count=count, total=total, page=page, pages=pages),
+            matches=[
+                w.SearchMatch(
+                    iid=view.iid(m),
+                    team=view.team.id,
+                    channel=view.search_channel(ch),
+                    user=m.user,
+                    username=names.get(m.user, m.user),
+                    ts=m.ts,
+                    text=m.text,
+                    permalink=view.permalink(m),
+                )
+                for ch, m in chunk
+            ],
+        ),
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from fakes.slack.errors import SlackError
@@ -51,3 +52,22 @@ def decode_cursor(kind: str, cursor: str) -> str:
     if found != kind or not sep or not value:
         raise SlackError("invalid_cursor")
     return value
+
+
+@dataclass(frozen=True)
+class Window:
+    """``oldest``/``latest``/``inclusive`` of the history methods, in microseconds."""
+
+    oldest: int | None = None
+    latest: int | None = None
+    inclusive: bool = False
+
+    def admits(self, us: int) -> bool:
+        if self.oldest is not None and (
+            us < self.oldest or (us == self.oldest and not self.inclusive)
+        ):
+            return False
+        return not (
+            self.latest is not None
+            and (us > self.latest or (us == self.latest and not self.inclusive))
+        )

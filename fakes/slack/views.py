@@ -12,7 +12,7 @@ import uuid
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from fakes.slack import schemas as w
@@ -199,8 +199,8 @@ class Renderer:
         return link
 
 
-def member_count(s: Session, channel_id: str) -> int:
-    return s.scalar(select(func.count()).where(MemberRow.channel_id == channel_id)) or 0
+def is_member(s: Session, channel_id: str, user_id: str) -> bool:
+    return s.get(MemberRow, {"channel_id": channel_id, "user_id": user_id}) is not None
 
 
 def _set_at(c: ChannelRow, value: str) -> int:
