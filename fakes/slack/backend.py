@@ -15,6 +15,7 @@ from sqlalchemy.orm import DeclarativeBase, Session
 from fakes.core.world import World
 from fakes.slack import schemas as w
 from fakes.slack.access import Access, Caller
+from fakes.slack.control import control_router
 from fakes.slack.errors import SlackError, missing_scope
 from fakes.slack.humans import Humans
 from fakes.slack.models import (
@@ -35,7 +36,7 @@ from fakes.slack.timestamps import (
     is_ts,
     to_us,
 )
-from fakes.slack.views import Renderer, bot_id, is_member, live_replies
+from fakes.slack.views import Renderer, bot_id, is_member, live_replies, reactions
 
 MAX_TEXT = 40_000
 CHANNEL_TYPES = ("public_channel", "private_channel", "mpim", "im")
@@ -51,6 +52,8 @@ class SlackBackend:
         self.team = self.state.team
         self.access = Access(user_id=self.state.bot_user)
         self.humans = Humans(self, [h for h in world.humans if h.service == "slack"])
+        self.control = control_router(self)
+        """Endpoints for the control plane to mount under ``/_replay/slack``."""
 
     # ----------------------------------------------------------------- world
 
@@ -108,7 +111,6 @@ class SlackBackend:
             members = s.scalars(select(MemberRow.user_id).where(MemberRow.channel_id == c.id))
             messages = []
             for m in self._messages(s, c.id):
-                view = Renderer(s, self.team, self.state.bot_user).message(m, summary=False)
                 messages.append(
                     {
                         "ts": m.ts,
@@ -119,7 +121,7 @@ class SlackBackend:
                         "blocks": m.blocks,
                         "edited": {"user": m.edited_by, "ts": m.edited_ts} if m.edited_by else None,
                         "deleted": m.deleted,
-                        "reactions": [r.model_dump() for r in view.reactions or []],
+                        "reactions": [r.model_dump() for r in reactions(s, m.id) or []],
                     }
                 )
             channels.append(

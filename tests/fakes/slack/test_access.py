@@ -6,12 +6,15 @@ import asyncio
 import time
 
 import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from fakes.slack.access import BOT_SCOPES
 from tests.fakes.slack.conftest import BOT, USER, Served
+from tests.fakes.slack.world import PARENT
 
 
 def test_search_needs_a_user_token(served: Served) -> None:
@@ -139,3 +142,32 @@ def test_async_client_sees_the_same_limits(served: Served) -> None:
         assert history["ok"]
 
     asyncio.run(scenario())
+
+
+def test_control_endpoints_set_limits_and_scopes(served: Served) -> None:
+    # Mounted the way the world's control plane would mount them.
+    control = FastAPI()
+    control.include_router(served.backend.control, prefix="/_replay/slack")
+    with TestClient(control) as plane:
+        limited = plane.post(
+            "/_replay/slack/ratelimit",
+            json={"method": "reactions.add", "times": 1, "retry_after": 3},
+        )
+        assert limited.json() == {"ok": True}
+        assert plane.put(
+            "/_replay/slack/scopes", json={"token": "user", "scopes": ["users:read"]}
+        ).json() == {"ok": True}
+        assert plane.post("/_replay/slack/ratelimit", json={"times": -1}).status_code == 422
+    with pytest.raises(SlackApiError) as refused:
+        served.client().reactions_add(channel="C0ENG", timestamp=PARENT, name="eyes")
+    assert refused.value.response.status_code == 429
+    assert refused.value.response.headers["Retry-After"] == "3"
+    with pytest.raises(SlackApiError) as scoped:
+        served.client(USER).search_messages(query="semverkit")
+    assert scoped.value.response.data == {
+        "ok": False,
+        "error": "missing_scope",
+        "needed": "search:read",
+        "provided": "users:read",
+    }
+    assert served.events() == []
