@@ -244,3 +244,49 @@ class RequestLog:
             rng = headers.get(b"range")
             self.seen.append((scope["method"], scope["path"], rng.decode() if rng else None))
         await self.app(scope, receive, send)
+
+
+@dataclass
+class NpmUpFile:
+    name: str
+    version: str
+    published: datetime
+    tarball: bytes
+    manifest: dict[str, object]
+
+
+def npm_version(
+    name: str, version: str, published: datetime, deps: dict[str, str] | None = None
+) -> NpmUpFile:
+    """One published version as registry.npmjs.org lists it: its manifest and tarball."""
+    data = make_tarball(name, version, deps)
+    bare = name.rsplit("/", 1)[-1]
+    manifest: dict[str, object] = {
+        "name": name,
+        "version": version,
+        "main": "index.js",
+        "description": f"{name} for the registry tests",
+        "license": "MIT",
+        "_id": f"{name}@{version}",
+        "dist": {
+            "tarball": f"https://registry.npmjs.org/{name}/-/{bare}-{version}.tgz",
+            "shasum": hashlib.sha1(data).hexdigest(),
+            "integrity": npm_integrity(data),
+        },
+    }
+    if deps:
+        manifest["dependencies"] = deps
+    return NpmUpFile(name, version, published, data, manifest)
+
+
+def standard_npm() -> list[NpmUpFile]:
+    """widget and @acme/util, each with versions on both sides of T and a prerelease."""
+    return [
+        npm_version("@acme/util", "0.1.0", before(days=5)),
+        npm_version("@acme/util", "0.1.1", before(days=2)),
+        npm_version("@acme/util", "0.2.0", after(days=2)),
+        npm_version("widget", "1.0.0", before(days=10)),
+        npm_version("widget", "1.1.0", before(days=1), {"@acme/util": "^0.1.0"}),
+        npm_version("widget", "1.2.0-beta.1", before(hours=2)),
+        npm_version("widget", "2.0.0", after(days=1), {"@acme/util": "^0.2.0"}),
+    ]
