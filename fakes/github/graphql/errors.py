@@ -21,6 +21,7 @@ from graphql.language import (
     ObjectFieldNode,
     OperationDefinitionNode,
     Visitor,
+    print_ast,
     visit,
 )
 
@@ -40,7 +41,9 @@ def execution_error(error: GraphQLError) -> dict[str, Any]:
     """An error raised while resolving: GitHub's ``type``, ``path``, ``locations``, ``message``."""
     original = error.original_error
     out: dict[str, Any] = {}
-    if isinstance(original, Fault):
+    if isinstance(original, GraphQLError):
+        message = original.message
+    elif isinstance(original, Fault):
         out["type"] = original.type
         message = original.message
     elif original is None:
@@ -210,3 +213,51 @@ def syntax_error(error: GraphQLError) -> dict[str, Any]:
     detail = error.message.removeprefix("Syntax Error: ")
     where = f" at [{loc.line}, {loc.column}]" if loc is not None else ""
     return {"message": f"Parse error on {detail}{where}", "locations": locations(error)}
+
+
+_VARIABLE = re.compile(
+    r"^Variable '\$(?P<name>\w+)' has invalid value(?: at (?P<at>\S+))?: (?P<why>.*)$", re.S
+)
+_UNKNOWN = re.compile(
+    r"Expected value of type '(?P<type>\w+)' not to include unknown field '(?P<f>\w+)'"
+)
+
+
+def _declared_type(document: DocumentNode, name: str) -> str:
+    for definition in document.definitions:
+        if isinstance(definition, OperationDefinitionNode):
+            for var in definition.variable_definitions or ():
+                if var.variable.name.value == name:
+                    return print_ast(var.type)
+    return "?"
+
+
+def variable_error(
+    document: DocumentNode, error: GraphQLError, variables: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A bad variable, in graphql-ruby's words: ``Variable $x of type T! was provided invalid
+    value`` with ``extensions.value`` and ``extensions.problems`` (graphql-core's reason)."""
+    m = _VARIABLE.match(error.message)
+    if m is None:
+        return None
+    name = m["name"]
+    declared = _declared_type(document, name)
+    path = [p for p in re.split(r"[.\[\]]+", m["at"] or "") if p]
+    explanation = m["why"].rstrip(".")
+    unknown = _UNKNOWN.match(explanation)
+    if unknown is not None:
+        path.append(unknown["f"])
+        explanation = f"Field is not defined on {unknown['type']}"
+    elif "non-null type" in explanation:
+        explanation = "Expected value to not be null"
+    message = f"Variable ${name} of type {declared} was provided invalid value"
+    if path:
+        message += f" for {'.'.join(path)} ({explanation})"
+    return {
+        "extensions": {
+            "value": variables.get(name),
+            "problems": [{"path": path, "explanation": explanation}],
+        },
+        "locations": locations(error),
+        "message": message,
+    }

@@ -15,8 +15,11 @@ class Fault(Exception):
 
     @classmethod
     def from_backend(cls, exc: GitHubError) -> Fault:
-        message = exc.detail if isinstance(exc, ValidationFailed) else exc.message
-        return cls(exc.graphql_type, message)
+        if isinstance(exc, ValidationFailed):
+            return cls(exc.graphql_type, exc.detail)
+        texts = [e for e in exc.errors or [] if isinstance(e, str)]
+        # REST's 422 "Unprocessable Entity" carries its reasons in ``errors``; GraphQL says them.
+        return cls(exc.graphql_type, "; ".join(texts) if texts else exc.message)
 
 
 def not_found(what: str) -> Fault:

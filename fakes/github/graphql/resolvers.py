@@ -224,10 +224,18 @@ class MutationRoot(View):
             out.append(view.row.name if isinstance(view, LabelView) else view.row.login)
         return out
 
+    def _no_nodes(self, input: dict[str, Any], *keys: str) -> None:
+        """Milestones and classic projects do not exist in the world: any id names nothing."""
+        for key in keys:
+            value = input.get(key)
+            for global_id in [value] if isinstance(value, str) else value or []:
+                node(self.ctx, global_id)
+
     def create_issue(self, input: dict[str, Any]) -> Payload:
         repo = self._repo(input["repositoryId"])
         labels = self._names(input.get("labelIds"), LabelView)
         assignees = self._names(input.get("assigneeIds"), ActorView)
+        self._no_nodes(input, "milestoneId", "projectIds")
         try:
             row = self.ctx.backend.create_issue(
                 self.ctx.session,
@@ -247,9 +255,7 @@ class MutationRoot(View):
             issue=thread(self.ctx, row),
         )
 
-    def _set_state(
-        self, global_id: str, want_pull: bool, state: str, reason: str | None = None
-    ) -> Issue:
+    def _thread(self, global_id: str, want_pull: bool) -> IssueView | PullRequestView:
         view = thread_by_id(self.ctx, global_id, "id")
         if isinstance(view, PullRequestView) != want_pull:
             kind = "PullRequest" if want_pull else "Issue"
@@ -257,25 +263,46 @@ class MutationRoot(View):
                 "NOT_FOUND",
                 f"Could not resolve to {kind} node with the global id of '{global_id}'.",
             )
-        changes: dict[str, Any] = {"state": state}
-        if reason is not None:
-            changes["state_reason"] = reason.lower()
+        return view
+
+    def _update(self, view: IssueView | PullRequestView, **changes: Any) -> Issue:
+        row: Issue = view.row
+        if not changes:
+            return row
         try:
-            if want_pull:
+            if isinstance(view, PullRequestView):
                 self.ctx.backend.update_pull(
-                    self.ctx.session, self._login, view.row.repo, view.row.number, **changes
+                    self.ctx.session, self._login, row.repo, row.number, **changes
                 )
             else:
                 self.ctx.backend.update_issue(
-                    self.ctx.session, self._login, view.row.repo, view.row.number, **changes
+                    self.ctx.session, self._login, row.repo, row.number, **changes
                 )
         except GitHubError as exc:
             raise Fault.from_backend(exc) from exc
-        row: Issue = view.row
         return row
 
+    def _edits(self, input: dict[str, Any]) -> dict[str, Any]:
+        """The fields of an update input, in the backend's words (only those given)."""
+        self._no_nodes(input, "milestoneId", "projectIds")
+        changes: dict[str, Any] = {}
+        for key in ("title", "body"):
+            if input.get(key) is not None:
+                changes[key] = input[key]
+        if input.get("state") is not None:
+            changes["state"] = str(input["state"]).lower()
+        if input.get("labelIds") is not None:
+            changes["labels"] = self._names(input["labelIds"], LabelView)
+        if input.get("assigneeIds") is not None:
+            changes["assignees"] = self._names(input["assigneeIds"], ActorView)
+        return changes
+
     def close_issue(self, input: dict[str, Any]) -> Payload:
-        row = self._set_state(input["issueId"], False, "closed", input.get("stateReason"))
+        view = self._thread(input["issueId"], False)
+        changes: dict[str, Any] = {"state": "closed"}
+        if input.get("stateReason"):
+            changes["state_reason"] = str(input["stateReason"]).lower()
+        row = self._update(view, **changes)
         return Payload(
             self.ctx,
             "CloseIssuePayload",
@@ -284,7 +311,7 @@ class MutationRoot(View):
         )
 
     def reopen_issue(self, input: dict[str, Any]) -> Payload:
-        row = self._set_state(input["issueId"], False, "open")
+        row = self._update(self._thread(input["issueId"], False), state="open")
         return Payload(
             self.ctx,
             "ReopenIssuePayload",
@@ -293,21 +320,133 @@ class MutationRoot(View):
         )
 
     def close_pull_request(self, input: dict[str, Any]) -> Payload:
-        row = self._set_state(input["pullRequestId"], True, "closed")
-        return Payload(
-            self.ctx,
-            "ClosePullRequestPayload",
-            input.get("clientMutationId"),
-            pull_request=thread(self.ctx, row),
-        )
+        row = self._update(self._thread(input["pullRequestId"], True), state="closed")
+        return self._pull_payload("ClosePullRequestPayload", input, row)
 
     def reopen_pull_request(self, input: dict[str, Any]) -> Payload:
-        row = self._set_state(input["pullRequestId"], True, "open")
+        row = self._update(self._thread(input["pullRequestId"], True), state="open")
+        return self._pull_payload("ReopenPullRequestPayload", input, row)
+
+    def _pull_payload(self, typename: str, input: dict[str, Any], row: Issue) -> Payload:
         return Payload(
             self.ctx,
-            "ReopenPullRequestPayload",
+            typename,
             input.get("clientMutationId"),
             pull_request=thread(self.ctx, row),
+            actor=ActorView(self.ctx, self.ctx.viewer),
+        )
+
+    def update_issue(self, input: dict[str, Any]) -> Payload:
+        view = self._thread(input["id"], False)
+        row = self._update(view, **self._edits(input))
+        return Payload(
+            self.ctx,
+            "UpdateIssuePayload",
+            input.get("clientMutationId"),
+            issue=thread(self.ctx, row),
+            actor=ActorView(self.ctx, self.ctx.viewer),
+        )
+
+    def update_pull_request(self, input: dict[str, Any]) -> Payload:
+        view = self._thread(input["pullRequestId"], True)
+        changes = self._edits(input)
+        if input.get("baseRefName") is not None:
+            changes["base"] = input["baseRefName"]
+        if input.get("maintainerCanModify") is not None:
+            changes["maintainer_can_modify"] = bool(input["maintainerCanModify"])
+        row = self._update(view, **changes)
+        return self._pull_payload("UpdatePullRequestPayload", input, row)
+
+    def mark_pull_request_ready_for_review(self, input: dict[str, Any]) -> Payload:
+        row = self._update(self._thread(input["pullRequestId"], True), draft=False)
+        return self._pull_payload("MarkPullRequestReadyForReviewPayload", input, row)
+
+    def convert_pull_request_to_draft(self, input: dict[str, Any]) -> Payload:
+        row = self._update(self._thread(input["pullRequestId"], True), draft=True)
+        return self._pull_payload("ConvertPullRequestToDraftPayload", input, row)
+
+    def merge_pull_request(self, input: dict[str, Any]) -> Payload:
+        view = self._thread(input["pullRequestId"], True)
+        row: Issue = view.row
+        try:
+            self.ctx.backend.merge_pull(
+                self.ctx.session,
+                self._login,
+                row.repo,
+                row.number,
+                method=str(input.get("mergeMethod") or "MERGE").lower(),
+                commit_title=input.get("commitHeadline"),
+                commit_message=input.get("commitBody"),
+                sha=input.get("expectedHeadOid"),
+            )
+        except GitHubError as exc:
+            raise Fault.from_backend(exc) from exc
+        return self._pull_payload("MergePullRequestPayload", input, row)
+
+    def add_pull_request_review(self, input: dict[str, Any]) -> Payload:
+        view = self._thread(input["pullRequestId"], True)
+        row: Issue = view.row
+        try:
+            review = self.ctx.backend.submit_review(
+                self.ctx.session,
+                self._login,
+                row.repo,
+                row.number,
+                input.get("event"),
+                input.get("body"),
+                commit_id=input.get("commitOID"),
+            )
+        except GitHubError as exc:
+            raise Fault.from_backend(exc) from exc
+        from fakes.github.graphql.connections import Edge
+
+        assert row.pull is not None
+        edge = Edge(
+            "PullRequestReviewEdge", len(row.pull.reviews) - 1, ReviewView(self.ctx, review)
+        )
+        return Payload(
+            self.ctx,
+            "AddPullRequestReviewPayload",
+            input.get("clientMutationId"),
+            pull_request_review=ReviewView(self.ctx, review),
+            review_edge=edge,
+        )
+
+    def _labelable(self, input: dict[str, Any]) -> tuple[IssueView | PullRequestView, list[str]]:
+        view = thread_by_id(self.ctx, input["labelableId"], "labelableId")
+        return view, self._names(input["labelIds"], LabelView)
+
+    def add_labels_to_labelable(self, input: dict[str, Any]) -> Payload:
+        view, names = self._labelable(input)
+        try:
+            self.ctx.backend.add_labels(
+                self.ctx.session, self._login, view.row.repo, view.row.number, names
+            )
+        except GitHubError as exc:
+            raise Fault.from_backend(exc) from exc
+        return Payload(
+            self.ctx,
+            "AddLabelsToLabelablePayload",
+            input.get("clientMutationId"),
+            labelable=thread(self.ctx, view.row),
+        )
+
+    def remove_labels_from_labelable(self, input: dict[str, Any]) -> Payload:
+        view, names = self._labelable(input)
+        current = {lb.name.lower() for lb in view.row.labels}
+        try:
+            for name in names:
+                if name.lower() in current:
+                    self.ctx.backend.remove_label(
+                        self.ctx.session, self._login, view.row.repo, view.row.number, name
+                    )
+        except GitHubError as exc:
+            raise Fault.from_backend(exc) from exc
+        return Payload(
+            self.ctx,
+            "RemoveLabelsFromLabelablePayload",
+            input.get("clientMutationId"),
+            labelable=thread(self.ctx, view.row),
         )
 
 

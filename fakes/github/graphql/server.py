@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from graphql import (
+    DocumentNode,
     ExecutionResult,
     GraphQLError,
     OperationType,
@@ -25,7 +26,12 @@ from starlette.routing import Route
 from fakes.github.backend import GitHubBackend
 from fakes.github.errors import NotFound
 from fakes.github.graphql.context import Context
-from fakes.github.graphql.errors import execution_error, syntax_error, validation_error
+from fakes.github.graphql.errors import (
+    execution_error,
+    syntax_error,
+    validation_error,
+    variable_error,
+)
 from fakes.github.graphql.resolvers import MutationRoot, QueryRoot, schema
 
 DOCS = "https://docs.github.com/graphql"
@@ -90,13 +96,16 @@ def run(backend: GitHubBackend, login: str, payload: dict[str, Any]) -> dict[str
     if result.data is not None or result.errors is None:
         out["data"] = result.data
     if result.errors:
-        out["errors"] = [
-            execution_error(e)
-            if e.path is not None or e.original_error
-            else validation_error(document, e)
-            for e in result.errors
-        ]
+        out["errors"] = [_format(document, e, variables) for e in result.errors]
     return out
+
+
+def _format(document: DocumentNode, error: GraphQLError, variables: dict[str, Any]) -> Any:
+    if error.path is None:
+        bad_variable = variable_error(document, error, variables)
+        if bad_variable is not None:
+            return bad_variable
+    return execution_error(error)
 
 
 def make_graphql_app(backend: GitHubBackend) -> Starlette:

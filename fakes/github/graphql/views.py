@@ -469,6 +469,7 @@ class RefView(View):
         return self.branch.name
 
     prefix = "refs/heads/"
+    branch_protection_rule: None = None  # the world has no branch protection
 
     @property
     def repository(self) -> RepositoryView:
