@@ -177,6 +177,11 @@ class GitHubBackend:
                     part.default_branch,
                 )
                 repo.has_git = True
+                if repo.pushed_at is None:
+                    # The cut forgot a push made after T; the history up to T was pushed then.
+                    tip = self.git.commit(r.full_name, part.base_commit)
+                    repo.pushed_at = tip.committer.date
+                    repo.updated_at = max(repo.updated_at, tip.committer.date)
                 for ref, sha in self.git.heads(r.full_name).items():
                     if ref.startswith("refs/heads/"):
                         s.add(Branch(repo=repo, name=ref.removeprefix("refs/heads/"), sha=sha))

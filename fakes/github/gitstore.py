@@ -8,6 +8,7 @@ API says are the same objects.
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -63,7 +64,8 @@ class FileChange:
 
 
 def _stamp(when: datetime) -> str:
-    return f"{int(when.timestamp())} +0000"
+    # Git dates are whole seconds: round up, so a commit made during the run is after T.
+    return f"{math.ceil(when.timestamp())} +0000"
 
 
 class GitStore:

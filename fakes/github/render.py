@@ -86,7 +86,9 @@ def owner_user(r: Repo) -> w.SimpleUser:
     return simple_user(fake)
 
 
-def repository(r: Repo, open_issues: int) -> w.Repository:
+def repository(
+    r: Repo, open_issues: int, *, full: bool = False, minimal: bool = False
+) -> w.Repository:
     api = f"{API}/repos/{r.full_name}"
     templates = {
         "archive_url": f"{api}/{{archive_format}}{{/ref}}",
@@ -130,7 +132,8 @@ def repository(r: Repo, open_issues: int) -> w.Repository:
         "hooks_url": f"{api}/hooks",
         "svn_url": f"{WEB}/{r.full_name}",
     }
-    return w.Repository(
+    model = w.FullRepository if full else w.MinimalRepository if minimal else w.Repository
+    return model(
         id=r.id,
         node_id=node_id("Repository", r.id),
         name=r.name,
@@ -152,7 +155,11 @@ def repository(r: Repo, open_issues: int) -> w.Repository:
 
 
 def label(lb: Label) -> w.Label:
-    return w.Label(
+    return w.Label(**issue_label(lb).model_dump())
+
+
+def issue_label(lb: Label) -> w.IssueLabel:
+    return w.IssueLabel(
         id=lb.id,
         node_id=node_id("Label", lb.id),
         url=f"{API}/repos/{lb.repo.full_name}/labels/{lb.name}",
@@ -196,7 +203,7 @@ def issue(i: Issue) -> w.Issue:
         number=i.number,
         title=i.title,
         user=simple_user(i.author),
-        labels=[label(lb) for lb in i.labels],
+        labels=[issue_label(lb) for lb in i.labels],
         state=i.state,
         locked=i.locked,
         assignee=simple_user(i.assignees[0]) if i.assignees else None,
@@ -217,7 +224,7 @@ def issue(i: Issue) -> w.Issue:
 
 
 def search_issue(i: Issue) -> w.SearchIssue:
-    return w.SearchIssue(**issue(i).model_dump(by_alias=True))
+    return w.SearchIssue.model_validate(dict(issue(i)))
 
 
 def comment(c: Comment) -> w.IssueComment:
@@ -274,7 +281,7 @@ def pull(
         "title": i.title,
         "user": simple_user(i.author),
         "body": i.body,
-        "labels": [label(lb) for lb in i.labels],
+        "labels": [issue_label(lb) for lb in i.labels],
         "created_at": i.created_at,
         "updated_at": i.updated_at,
         "closed_at": i.closed_at,

@@ -73,6 +73,10 @@ class GitHubHeaders:
         self.used += 1
         used = self.used
         reset = int(time.time()) + 3600
+        version = w.OLD_VERSION
+        for key, value in scope.get("headers", []):
+            if key == b"x-github-api-version" and value.decode("latin-1") >= w.NEW_VERSION:
+                version = w.NEW_VERSION
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -80,7 +84,7 @@ class GitHubHeaders:
                 names = {k.lower() for k, _ in headers}
                 extra = {
                     b"x-github-media-type": MEDIA_TYPE,
-                    b"x-github-api-version-selected": "2022-11-28",
+                    b"x-github-api-version-selected": version,
                     b"x-ratelimit-limit": "5000",
                     b"x-ratelimit-remaining": str(max(5000 - used, 0)),
                     b"x-ratelimit-reset": str(reset),
@@ -96,7 +100,11 @@ class GitHubHeaders:
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        token = w.API_VERSION.set(version)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        finally:
+            w.API_VERSION.reset(token)
 
 
 # --------------------------------------------------------------------------- shared parts
@@ -196,7 +204,6 @@ def root_document(base: str) -> dict[str, str]:
     return {
         "current_user_url": f"{base}/user",
         "current_user_authorizations_html_url": "https://github.com/settings/connections/applications{/client_id}",
-        "authorizations_url": f"{base}/authorizations",
         "code_search_url": f"{base}/search/code?q={{query}}{{&page,per_page,sort,order}}",
         "commit_search_url": f"{base}/search/commits?q={{query}}{{&page,per_page,sort,order}}",
         "emails_url": f"{base}/user/emails",
@@ -206,7 +213,6 @@ def root_document(base: str) -> dict[str, str]:
         "followers_url": f"{base}/user/followers",
         "following_url": f"{base}/user/following{{/target}}",
         "gists_url": f"{base}/gists{{/gist_id}}",
-        "hub_url": f"{base}/hub",
         "issue_search_url": f"{base}/search/issues?q={{query}}{{&page,per_page,sort,order}}",
         "issues_url": f"{base}/issues",
         "keys_url": f"{base}/user/keys",

@@ -33,7 +33,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
     def get_repo(owner: str, repo: str, ctx: Auth) -> Response:
         def go(s: Session) -> w.Wire:
             r = ctx.backend.repo(s, owner, repo)
-            return render.repository(r, open_issue_count(s, r))
+            return render.repository(r, open_issue_count(s, r), full=True)
 
         return wire(ctx.run(go))
 
@@ -41,7 +41,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
     def get_repo_by_id(repo_id: int, ctx: Auth) -> Response:
         def go(s: Session) -> w.Wire:
             r = ctx.backend.repo_by_id(s, repo_id)
-            return render.repository(r, open_issue_count(s, r))
+            return render.repository(r, open_issue_count(s, r), full=True)
 
         return wire(ctx.run(go))
 
@@ -205,6 +205,12 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
             raise NotFound()
         return wire(matching)
 
+    @router.get("/repos/{owner}/{repo}/git/matching-refs/{ref:path}")
+    def matching_refs(owner: str, repo: str, ref: str, ctx: Auth) -> Response:
+        r, heads = refs(owner, repo, ctx)
+        full = f"refs/{ref}"
+        return wire([ref_row(r, k, v) for k, v in sorted(heads.items()) if k.startswith(full)])
+
     @router.get("/repos/{owner}/{repo}/commits")
     def list_commits(
         request: Request,
@@ -255,7 +261,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
                 statuses=list(latest.values()),
                 sha=sha,
                 total_count=len(latest),
-                repository=render.repository(r, open_issue_count(s, r)),
+                repository=render.repository(r, open_issue_count(s, r), minimal=True),
                 commit_url=f"{render.API}/repos/{r.full_name}/commits/{sha}",
                 url=f"{render.API}/repos/{r.full_name}/commits/{sha}/status",
             )

@@ -8,10 +8,28 @@ so that anything made during a run is dated strictly after T.
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+
+OLD_VERSION = "2022-11-28"
+NEW_VERSION = "2026-03-10"
+API_VERSION: ContextVar[str] = ContextVar("github_api_version", default=OLD_VERSION)
+"""The REST API version of the request being answered (``X-GitHub-Api-Version``).
+
+Version 2026-03-10 dropped some long-deprecated fields (``assignee`` on issues and pull
+requests, ``merge_commit_sha`` on pull requests, ``has_downloads`` on repositories); a
+request that asks for it gets objects without them, as GitHub's description of that version
+says, and a request without the header gets 2022-11-28 objects."""
 
 
 def iso(value: datetime) -> str:
@@ -26,6 +44,22 @@ Timestamp = Annotated[datetime, PlainSerializer(iso, return_type=str)]
 
 class Wire(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    REMOVED_IN_NEW: ClassVar[frozenset[str]] = frozenset()
+    """Fields that API version 2026-03-10 no longer sends."""
+    LEFT_OUT: ClassVar[frozenset[str]] = frozenset()
+    """Fields of the parent model that this smaller variant never sends."""
+
+    @model_serializer(mode="wrap")
+    def _versioned(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            drop = set(self.LEFT_OUT)
+            if API_VERSION.get() >= NEW_VERSION:
+                drop |= self.REMOVED_IN_NEW
+            for key in drop:
+                data.pop(key, None)
+        return data
 
     def wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
@@ -91,7 +125,9 @@ class PrivateUser(PublicUser):
     plan: Plan = Field(default_factory=Plan)
 
 
-class Label(Wire):
+class IssueLabel(Wire):
+    """A label as issues and pull requests embed it."""
+
     id: int
     node_id: str
     url: str
@@ -99,8 +135,13 @@ class Label(Wire):
     color: str
     default: bool = False
     description: str | None
-    archived_at: Timestamp | None = None
     archived_by: SimpleUser | None = None
+
+
+class Label(IssueLabel):
+    """A label as the label endpoints answer it."""
+
+    archived_at: Timestamp | None = None
 
 
 class Reactions(Wire):
@@ -128,6 +169,8 @@ AuthorAssociation = Literal["OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "N
 
 
 class Issue(Wire):
+    REMOVED_IN_NEW = frozenset({"assignee"})
+
     url: str
     repository_url: str
     labels_url: str
@@ -139,7 +182,7 @@ class Issue(Wire):
     number: int
     title: str
     user: SimpleUser
-    labels: list[Label]
+    labels: list[IssueLabel]
     state: str
     locked: bool
     assignee: SimpleUser | None
@@ -162,6 +205,8 @@ class Issue(Wire):
 
 
 class SearchIssue(Issue):
+    LEFT_OUT = frozenset({"closed_by"})
+
     score: float = 1.0
 
 
@@ -196,6 +241,8 @@ class Permissions(Wire):
 
 
 class Repository(Wire):
+    REMOVED_IN_NEW = frozenset({"has_downloads"})
+
     id: int
     node_id: str
     name: str
@@ -282,6 +329,23 @@ class Repository(Wire):
     forks: int = 0
     open_issues: int
     watchers: int = 0
+
+
+class MinimalRepository(Repository):
+    """The repository as embedded in combined statuses and similar places."""
+
+    LEFT_OUT = frozenset(
+        {
+            "allow_auto_merge",
+            "allow_merge_commit",
+            "allow_rebase_merge",
+            "allow_squash_merge",
+            "allow_update_branch",
+        }
+    )
+
+
+class FullRepository(Repository):
     network_count: int = 0
     subscribers_count: int = 0
 
@@ -306,6 +370,8 @@ class PullLinks(Wire):
 
 
 class PullRequest(Wire):
+    REMOVED_IN_NEW = frozenset({"assignee", "merge_commit_sha"})
+
     url: str
     id: int
     node_id: str
@@ -324,7 +390,7 @@ class PullRequest(Wire):
     title: str
     user: SimpleUser
     body: str | None
-    labels: list[Label]
+    labels: list[IssueLabel]
     milestone: None = None
     active_lock_reason: str | None = None
     created_at: Timestamp

@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,8 @@ from typing import Any, cast
 import pytest
 import uvicorn
 import yaml
+from githubkit import GitHub, Response, TokenAuthStrategy
+from pydantic import BaseModel
 
 from fakes.core import World, WorldApp, build_world
 from fakes.github import HOSTS
@@ -141,3 +144,69 @@ def served(github_snapshot_dir: Path) -> Iterator[Served]:
         thread.join(timeout=10)
         backend.close()
         app.world.engine.dispose()
+
+
+# ----------------------------------------------------------------------- githubkit
+
+
+def client(served: Served, token: str | None = TOKEN) -> GitHub[Any]:
+    auth = TokenAuthStrategy(token) if token else None
+    return GitHub(auth, base_url=served.url, http_cache=False, auto_retry=False)
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for arg in typing.get_args(annotation):
+        found += _models_in(arg)
+    return found
+
+
+def strict_problems(model: type[BaseModel], data: Any, path: str = "$") -> list[str]:
+    """Every required field of ``model`` present, and nothing githubkit's model does not know.
+
+    githubkit's models ignore unknown fields and validate what is there; this also catches a
+    required field the fake forgot and a field the fake invented, at every level.
+    """
+    if not isinstance(data, dict):
+        return [f"{path}: expected an object for {model.__name__}, got {type(data).__name__}"]
+    fields = {(f.alias or name): f for name, f in model.model_fields.items()}
+    problems = [
+        f"{path}.{key}: required by {model.__name__} but missing"
+        for key, f in fields.items()
+        if f.is_required() and key not in data
+    ]
+    for key, value in data.items():
+        field = fields.get(key)
+        if field is None:
+            problems.append(f"{path}.{key}: not a field of {model.__name__}")
+            continue
+        subs = _models_in(field.annotation)
+        if value is None or not subs:
+            continue
+        items = value if isinstance(value, list) else [value]
+        for i, item in enumerate(items):
+            where = f"{path}.{key}[{i}]" if isinstance(value, list) else f"{path}.{key}"
+            # A union of models: the item must satisfy at least one of them.
+            options = [strict_problems(sub, item, where) for sub in subs]
+            if all(options):
+                problems += min(options, key=len)
+    return problems
+
+
+def checked(resp: Response[Any, Any]) -> Any:
+    """Validate a response with githubkit's own model, then strictly; return the parsed data."""
+    parsed = resp.parsed_data
+    data = resp.json()
+    if isinstance(parsed, list):
+        assert isinstance(data, list)
+        problems = [
+            p
+            for i, item in enumerate(parsed)
+            for p in strict_problems(type(item), data[i], f"$[{i}]")
+        ]
+    else:
+        problems = strict_problems(type(parsed), data)
+    assert not problems, "\n".join(problems)
+    return parsed
