@@ -27,6 +27,7 @@ app = typer.Typer(
 case_app = typer.Typer(help="Cases: one shipped ticket each.", no_args_is_help=True)
 snapshot_app = typer.Typer(help="Snapshots: the world as it stood at T.", no_args_is_help=True)
 results_app = typer.Typer(help="The results store.", no_args_is_help=True)
+docs_cli = typer.Typer(help="The documentation cache of a snapshot.", no_args_is_help=True)
 world_app = typer.Typer(help="One frozen world behind the gateway.", no_args_is_help=True)
 fakes_app = typer.Typer(
     help="The stateful fakes of GitHub, Linear and Slack.", no_args_is_help=True
@@ -36,6 +37,7 @@ app.add_typer(snapshot_app, name="snapshot")
 app.add_typer(results_app, name="results")
 app.add_typer(fakes_app, name="fakes")
 app.add_typer(world_app, name="world")
+app.add_typer(docs_cli, name="docs")
 
 out = Console(highlight=False, soft_wrap=True)
 
@@ -206,7 +208,9 @@ def world_up(
 
     try:
         from replay.gateway.proxy import serve_forever
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not exc.name.startswith("mitmproxy"):
+            raise
         raise ReplayError(
             f"the gateway needs mitmproxy 11.0.2 in its own environment "
             f"(make builds .venv-gateway): {exc}"
@@ -245,6 +249,28 @@ def world_env(
 
     for key, value in sorted(data["env"].items()):
         out.print(f"export {key}={shlex.quote(value)}", markup=False)
+
+
+# ----------------------------------------------------------------------------- docs
+
+
+@docs_cli.command("record")
+def docs_record(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot directory to add the pages to.")],
+    urls: Annotated[list[str], typer.Argument(help="Pages to record (GET).")],
+    archive: Annotated[
+        str | None,
+        typer.Option(
+            help="Fetch through a web archive as of T: a template with {stamp} and {url}, "
+            "e.g. https://web.archive.org/web/{stamp}id_/{url}"
+        ),
+    ] = None,
+) -> None:
+    """Record documentation pages into the snapshot; they are served read-only as of T."""
+    from replay.docs import record_pages
+
+    for page in record_pages(snapshot, urls, archive=archive):
+        out.print(f"{page.status}  {page.sha256[:12]}  {page.fetched_at.isoformat()}  {page.url}")
 
 
 # ----------------------------------------------------------------------------- results

@@ -22,9 +22,11 @@ from mitmproxy.tools.dump import DumpMaster
 from fakes.core import build_world
 from fakes.core.server import control_app
 from replay.case import load_case
+from replay.docs import DocsCache, docs_app
 from replay.errors import ReplayError
 from replay.gateway.addons import Gate, addons
-from replay.gateway.config import CREDENTIALS, GatewayConfig, client_env
+from replay.gateway.config import CREDENTIALS, GatewayConfig, Route, client_env
+from replay.registry.serve import Registry, registry_app
 from replay.snapshot import load_snapshot
 
 CA_FILE = "mitmproxy-ca-cert.pem"
@@ -47,22 +49,30 @@ def real_secrets(environ: dict[str, str] | None = None) -> dict[str, tuple[str, 
 
 
 def build_gate(config: GatewayConfig) -> Gate:
+    """The world's fakes, the registry and docs caches of the snapshot, and their routes."""
     snapshot = load_snapshot(config.snapshot)
     humans = load_case(config.case).humans if config.case else []
     world = build_world(snapshot, config.services, db_url=config.events_db, humans=humans)
-    apps: dict[str, Any] = {"fake": world}
-    registry = _registry_app(snapshot)
-    if registry is not None:
-        apps["registry"] = registry
-    return Gate(config, world.world, apps, frozenset(world.routes))  # type: ignore[arg-type]
+    docs = DocsCache.from_snapshot(snapshot)
 
+    def docs_miss(service: str, kind: str, url: str, data: dict[str, Any]) -> None:
+        with world.world.session() as s:
+            world.world.events.record(
+                s,
+                service=service,
+                kind=kind,
+                actor=None,
+                object_type="page",
+                object_id=url,
+                data=data,
+            )
 
-def _registry_app(snapshot: Any) -> Any:
-    try:
-        from replay.registry.serve import make_registry_app  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return make_registry_app(snapshot)
+    apps: dict[Route, Any] = {
+        "fake": world,
+        "registry": registry_app(Registry.from_snapshot(snapshot)),
+        "docs": docs_app(docs, docs_miss),
+    }
+    return Gate(config, world.world, apps, frozenset(world.routes), docs.hosts)
 
 
 async def serve_forever(config: GatewayConfig) -> None:

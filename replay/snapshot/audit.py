@@ -53,6 +53,9 @@ def dated_after(snapshot: Snapshot) -> list[str]:
     for f in snapshot.registry.python:
         if f.upload_time > at:
             found.append(f"registry: {f.filename} uploaded {f.upload_time} is after T")
+    for page in snapshot.docs.pages:
+        if page.fetched_at > at:
+            found.append(f"docs: {page.url} was fetched {page.fetched_at}, after T")
     for v in snapshot.registry.npm:
         if v.publish_time > at:
             found.append(f"registry: {v.package}@{v.version} published after T")

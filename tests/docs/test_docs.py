@@ -1,0 +1,101 @@
+"""The docs cache: recorded once into a snapshot, served read-only, misses are events."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+from fastapi.testclient import TestClient
+
+from replay.docs import DocsCache, docs_app, record_pages
+from replay.docs.cache import DocsError
+from replay.registry.blobs import BlobStore
+from replay.snapshot import load_snapshot
+from replay.snapshot.audit import dated_after
+from tests.gateway.conftest import ThreadServer
+
+
+def site() -> FastAPI:
+    app = FastAPI()
+
+    @app.get("/guide/ranges.html")
+    def ranges() -> HTMLResponse:
+        return HTMLResponse(
+            "<h1>Ranges</h1>", headers={"memento-datetime": "Tue, 10 Mar 2026 08:00:00 GMT"}
+        )
+
+    @app.get("/live.html")
+    def live() -> HTMLResponse:
+        return HTMLResponse("<h1>today</h1>")
+
+    return app
+
+
+@pytest.fixture()
+def snap(tiny_snapshot_dir: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "snap"
+    shutil.copytree(tiny_snapshot_dir, dest)
+    return dest
+
+
+def test_record_serve_and_miss(snap: Path, tmp_path: Path) -> None:
+    blobs = BlobStore(tmp_path / "blobs")
+    with ThreadServer(site()) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        # Record through an "archive" (the stand-in), as one would for a T in the past.
+        pages = record_pages(
+            snap,
+            ["https://docs.example.test/guide/ranges.html"],
+            blobs=blobs,
+            archive=base + "/guide/ranges.html#{stamp}{url}",
+        )
+    (page,) = pages
+    assert page.fetched_at == datetime(2026, 3, 10, 8, tzinfo=UTC)
+    snapshot = load_snapshot(snap)  # every hash still verifies
+    assert [p.url for p in snapshot.docs.pages] == ["https://docs.example.test/guide/ranges.html"]
+    assert dated_after(snapshot) == []
+    misses: list[tuple[Any, ...]] = []
+    cache = DocsCache.from_snapshot(snapshot, blobs)
+    assert cache.hosts == {"docs.example.test"}
+    client = TestClient(docs_app(cache, lambda *a: misses.append(a)))
+    hit = client.get("/guide/ranges.html", headers={"host": "docs.example.test"})
+    assert hit.status_code == 200 and hit.text == "<h1>Ranges</h1>"
+    assert hit.headers["content-type"].startswith("text/html")
+    head = client.head("/guide/ranges.html", headers={"host": "docs.example.test"})
+    assert head.status_code == 200 and head.content == b""
+    miss = client.get("/guide/other.html", headers={"host": "docs.example.test"})
+    assert miss.status_code == 404
+    assert misses == [
+        (
+            "docs",
+            "docs.miss",
+            "https://docs.example.test/guide/other.html",
+            {"url": "https://docs.example.test/guide/other.html", "host": "docs.example.test"},
+        )
+    ]
+    assert (
+        client.post("/guide/ranges.html", headers={"host": "docs.example.test"}).status_code == 405
+    )
+
+
+def test_a_page_fetched_after_t_is_flagged(snap: Path, tmp_path: Path) -> None:
+    with ThreadServer(site()) as server:
+        record_pages(
+            snap, [f"http://127.0.0.1:{server.port}/live.html"], blobs=BlobStore(tmp_path / "blobs")
+        )
+    findings = dated_after(load_snapshot(snap))
+    assert len(findings) == 1 and "live.html was fetched" in findings[0]
+
+
+def test_unreachable_page_is_a_clear_error_and_changes_nothing(snap: Path, tmp_path: Path) -> None:
+    before = (snap / "manifest.json").read_bytes()
+    with pytest.raises(DocsError, match="could not fetch"):
+        record_pages(snap, ["http://127.0.0.1:9/nothing"], blobs=BlobStore(tmp_path / "b"))
+    with pytest.raises(DocsError, match="only http and https"):
+        record_pages(snap, ["ftp://example.test/x"], blobs=BlobStore(tmp_path / "b"))
+    assert (snap / "manifest.json").read_bytes() == before
