@@ -175,3 +175,27 @@ def test_model_route_injects_the_real_key_and_logs_the_call(gateway_factory) -> 
     assert data["usage"]["input_tokens"] == 11 and data["usage"]["output_tokens"] == 7
     assert data["host"] == "api.openai.com" and data["model"] == "gpt-test"
     assert json.dumps(call).find("sk-real") == -1, "the log never holds the real key"
+
+
+def test_event_log_file_and_printed_environment(gateway_factory, tmp_path, capsys) -> None:
+    from tests.cli_helpers import run_cli
+    from tests.gateway.conftest import stop_gateway
+
+    db = tmp_path / "run" / "events.db"
+    db.parent.mkdir()
+    gw = gateway_factory(str(DEMO), "--service", "slack", "--events-db", f"sqlite:///{db}")
+    exports = run_cli(capsys, "world", "env", "--state", str(tmp_path / "world.json"))
+    assert exports.code == 0, exports.err
+    assert f"export HTTPS_PROXY={gw.proxy}" in exports.out
+    assert f"export SSL_CERT_FILE={gw.ca}" in exports.out
+    assert "export OPENAI_API_KEY=sk-replay-placeholder" in exports.out
+    with gw.client() as client:
+        assert client.get("http://example.invalid/x").status_code == 403
+    stop_gateway(gw)
+    result = run_cli(capsys, "events", str(db.parent), "--jsonl")
+    assert result.code == 0, result.err
+    (line,) = result.out.splitlines()
+    event = json.loads(line)
+    assert event["kind"] == "egress.denied" and event["data"]["host"] == "example.invalid"
+    bad = run_cli(capsys, "events", str(tmp_path / "nothing"))
+    assert bad.code == 2 and "no event log here" in bad.err
