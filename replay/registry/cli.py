@@ -43,6 +43,12 @@ def record(
     sdist: Annotated[
         bool, typer.Option("--sdist", help="Record each version's sdist beside its wheels.")
     ] = False,
+    npm: Annotated[
+        bool,
+        typer.Option(
+            "--npm", help="SPECs are npm packages (name@range); upstream is npm's registry."
+        ),
+    ] = False,
 ) -> None:
     """Record the files SPECs and their dependencies need at T into the blob store."""
     from replay.registry.blobs import BlobStore
@@ -62,13 +68,23 @@ def record(
     if at.tzinfo is None:
         raise InputError("--at", "T needs a timezone (e.g. 2026-03-12T09:00:00Z)")
     store = BlobStore(blobs)
-    source = upstream or default_index_url()
-    files = record_python(specs, at, source, store)
-    index = index.model_copy(update={"python": merge_python(index.python, files)})
-    for f in files:
-        out.print(f"  {f.upload_time.isoformat()}  {f.filename}  ({f.size} bytes)")
-    total = sum(f.size for f in files)
-    out.print(f"recorded {len(files)} files ({total} bytes) from {source} at T {at.isoformat()}")
+    if npm:
+        from replay.registry.record_npm import default_registry, merge_npm, record_npm
+
+        source = upstream or default_registry()
+        versions = record_npm(specs, at, source, store)
+        index = index.model_copy(update={"npm": merge_npm(index.npm, versions)})
+        for v in versions:
+            out.print(f"  {v.publish_time.isoformat()}  {v.package}@{v.version}")
+        count = f"{len(versions)} versions"
+    else:
+        source = upstream or default_index_url()
+        files = record_python(specs, at, source, store, include_sdist=sdist)
+        index = index.model_copy(update={"python": merge_python(index.python, files)})
+        for f in files:
+            out.print(f"  {f.upload_time.isoformat()}  {f.filename}  ({f.size} bytes)")
+        count = f"{len(files)} files ({sum(f.size for f in files)} bytes)"
+    out.print(f"recorded {count} from {source} at T {at.isoformat()}")
     if snapshot is not None:
         out.print(f"wrote {write_index(snapshot, index)}")
     if output is not None:

@@ -290,3 +290,39 @@ def standard_npm() -> list[NpmUpFile]:
         npm_version("widget", "1.2.0-beta.1", before(hours=2)),
         npm_version("widget", "2.0.0", after(days=1), {"@acme/util": "^0.2.0"}),
     ]
+
+
+def npm_upstream_app(versions: list[NpmUpFile]) -> Starlette:
+    """A stand-in for registry.npmjs.org: full packuments with ``time``, and tarballs.
+
+    Its ``latest`` is the newest version of all, as the live registry's would be today.
+    """
+
+    def tarball_path(v: NpmUpFile) -> str:
+        return f"/{v.name}/-/{v.name.rsplit('/', 1)[-1]}-{v.version}.tgz"
+
+    async def anything(request: Request) -> Response:
+        path = "/" + request.path_params["path"]
+        origin = f"http://{request.url.netloc}"
+        for v in versions:
+            if path == tarball_path(v):
+                return Response(v.tarball, media_type="application/octet-stream")
+        mine = [v for v in versions if v.name == path.lstrip("/")]
+        if not mine:
+            return Response('{"error":"Not found"}', status_code=404)
+        docs = {}
+        for v in mine:
+            manifest = json.loads(json.dumps(v.manifest))
+            manifest["dist"]["tarball"] = origin + tarball_path(v)
+            docs[v.version] = manifest
+        stamp = {v.version: v.published.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z" for v in mine}
+        body = {
+            "_id": mine[0].name,
+            "name": mine[0].name,
+            "dist-tags": {"latest": mine[-1].version},
+            "versions": docs,
+            "time": {"created": min(stamp.values()), "modified": max(stamp.values()), **stamp},
+        }
+        return Response(json.dumps(body), media_type="application/json")
+
+    return Starlette(routes=[Route("/{path:path}", anything)])
