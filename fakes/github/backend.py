@@ -76,7 +76,8 @@ class GitHubBackend:
         self._cleanup = weakref.finalize(self, shutil.rmtree, root, True)
         self.git = GitStore(root)
         self.push_lock = threading.Lock()
-        """Held around a receive-pack, so the refs before and after belong to one push."""
+        """Held around a receive-pack and around every ref the API moves, so that the refs
+        before and after a push differ by exactly that push."""
 
     def close(self) -> None:
         """Delete the git repositories now rather than when the backend is collected."""
@@ -898,7 +899,8 @@ class GitHubBackend:
         new_sha = self._merge_commits(
             r, base.sha, pull, issue, method, commit_title, commit_message, who
         )
-        self.git.update_ref(r.full_name, f"refs/heads/{base.name}", new_sha, base.sha)
+        with self.push_lock:
+            self.git.update_ref(r.full_name, f"refs/heads/{base.name}", new_sha, base.sha)
         self._move_branch(s, r, base.name, new_sha)
         pull.merged_at = now
         pull.merged_by = user
@@ -1149,7 +1151,10 @@ class GitHubBackend:
             raise Conflict(f"{path} does not match {sha}")
         now = self.now()
         author = Person(user.name or user.login, _noreply(user), now)
-        commit, blob = self.git.put_file(r.full_name, name, row.sha, path, content, message, author)
+        with self.push_lock:
+            commit, blob = self.git.put_file(
+                r.full_name, name, row.sha, path, content, message, author
+            )
         self._move_branch(s, r, name, commit)
         r.pushed_at = now
         r.updated_at = now

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import re
 import subprocess
+from collections.abc import Awaitable, Callable
 
 from fakes.core.server import Receive, Scope, Send
 from fakes.github.backend import GitHubBackend, RefUpdate
@@ -44,7 +45,6 @@ class GitHTTP:
     def __init__(self, backend: GitHubBackend) -> None:
         self.backend = backend
         self.http_backend = f"{_exec_path()}/git-http-backend"
-        self._push = asyncio.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         match = GIT_PATH.match(scope["path"])
@@ -82,11 +82,40 @@ class GitHTTP:
         if "content-length" in headers:
             env["CONTENT_LENGTH"] = headers["content-length"]
         if pushing and rest == "git-receive-pack":
-            async with self._push:
-                before = await asyncio.to_thread(self.backend.git.heads, full_name)
-                await self._run_cgi(env, receive, send, full_name, login, before)
+            await self._receive_pack(env, receive, send, full_name, login)
         else:
-            await self._run_cgi(env, receive, send, full_name, login, None)
+            await self._run_cgi(env, receive, send, None)
+
+    async def _receive_pack(
+        self, env: dict[str, str], receive: Receive, send: Send, full_name: str, login: str
+    ) -> None:
+        """A push, under the backend's push lock: the refs it moved are exactly its own."""
+        lock = self.backend.push_lock
+        await asyncio.to_thread(lock.acquire)
+        held = True
+
+        def finish(before: dict[str, str]) -> None:
+            nonlocal held
+            try:
+                after = self.backend.git.heads(full_name)
+            finally:
+                lock.release()
+                held = False
+            updates = [
+                RefUpdate(ref, before.get(ref, ZERO), after.get(ref, ZERO))
+                for ref in sorted(set(before) | set(after))
+                if before.get(ref) != after.get(ref)
+            ]
+            if updates:
+                with self.backend.world.session() as s:
+                    self.backend.apply_push(s, login, full_name, updates)
+
+        try:
+            before = await asyncio.to_thread(self.backend.git.heads, full_name)
+            await self._run_cgi(env, receive, send, lambda: asyncio.to_thread(finish, before))
+        finally:
+            if held:
+                lock.release()
 
     def _repo_name(self, owner: str, name: str) -> str | None:
         with self.backend.world.session() as s:
@@ -101,10 +130,9 @@ class GitHTTP:
         env: dict[str, str],
         receive: Receive,
         send: Send,
-        full_name: str,
-        login: str,
-        before: dict[str, str] | None,
+        done: Callable[[], Awaitable[None]] | None,
     ) -> None:
+        """Run ``git http-backend``, streaming both bodies; ``done`` runs before the last byte."""
         proc = await asyncio.create_subprocess_exec(
             self.http_backend,
             env=env,
@@ -125,8 +153,8 @@ class GitHTTP:
             await proc.wait()
             await feeder
             await errors
-            if before is not None:
-                await asyncio.to_thread(self._record_push, full_name, login, before)
+            if done is not None:
+                await done()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             if proc.returncode is None:
@@ -136,18 +164,6 @@ class GitHTTP:
             errors.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await feeder
-
-    def _record_push(self, full_name: str, login: str, before: dict[str, str]) -> None:
-        after = self.backend.git.heads(full_name)
-        updates = [
-            RefUpdate(ref, before.get(ref, ZERO), after.get(ref, ZERO))
-            for ref in sorted(set(before) | set(after))
-            if before.get(ref) != after.get(ref)
-        ]
-        if not updates:
-            return
-        with self.backend.world.session() as s:
-            self.backend.apply_push(s, login, full_name, updates)
 
 
 async def _feed(receive: Receive, stdin: asyncio.StreamWriter) -> None:
