@@ -1,0 +1,46 @@
+"""What every benchmark suite uses: a pair of things measured side by side, and a registry.
+
+A suite is a function returning :class:`Pair` objects, registered with :func:`suite` in any
+module of ``bench/``; ``bench/run.py`` imports them all.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT_DIR = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two ways of doing one thing; the ratio is ``subject / baseline``."""
+
+    name: str
+    subject: Callable[[], object]
+    baseline: Callable[[], object]
+    rounds: int | None = None
+    """Override the runner's rounds for slow pairs."""
+
+
+SUITES: dict[str, Callable[[], list[Pair]]] = {}
+
+
+def suite(fn: Callable[[], list[Pair]]) -> Callable[[], list[Pair]]:
+    SUITES[fn.__name__] = fn
+    return fn
+
+
+def measure(pair: Pair, rounds: int) -> tuple[float, float]:
+    """Median seconds per call of subject and baseline, interleaved round by round."""
+    subject: list[float] = []
+    baseline: list[float] = []
+    for _ in range(pair.rounds or rounds):
+        for fn, sink in ((pair.subject, subject), (pair.baseline, baseline)):
+            start = time.perf_counter()
+            fn()
+            sink.append(time.perf_counter() - start)
+    return statistics.median(subject), statistics.median(baseline)
