@@ -1,0 +1,50 @@
+"""The outcome of a run, separating the wire from the brain.
+
+Order matters: a broken sandbox says nothing about the model (``infra_fail``); a run whose
+wire failed says nothing about the model either (``transport_fail``); a model that answered
+garbage the harness could not parse is ``protocol_fail``; only then do tests and side effects
+decide between ``pass`` and ``model_fail``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Outcome = Literal["pass", "model_fail", "transport_fail", "protocol_fail", "infra_fail"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything the outcome depends on, gathered by the runner."""
+
+    infra_errors: list[str] = field(default_factory=list)
+    """The sandbox broke: container failed to start, gateway addon crashed, grading failed."""
+    wire_healthy: bool = True
+    """No logical model call failed on the transport after the client's retries."""
+    protocol_failures: int = 0
+    """Logical model calls whose final answer could not be parsed."""
+    tests_resolved: bool = False
+    side_effects_ok: bool = False
+    stopped_by: str | None = None
+    """A budget or limit the run hit (wall time, tokens, memory...)."""
+
+
+def classify(evidence: Evidence) -> tuple[Outcome, str]:
+    """The outcome and a one-line reason."""
+    if evidence.infra_errors:
+        return "infra_fail", "; ".join(evidence.infra_errors)
+    if not evidence.wire_healthy:
+        return "transport_fail", "model calls failed on the wire after retries"
+    if evidence.protocol_failures:
+        return "protocol_fail", f"{evidence.protocol_failures} model answer(s) could not be parsed"
+    reasons = []
+    if not evidence.tests_resolved:
+        reasons.append("hidden tests not resolved")
+    if not evidence.side_effects_ok:
+        reasons.append("side-effect rules violated")
+    if evidence.stopped_by:
+        reasons.append(f"stopped by {evidence.stopped_by}")
+    if reasons:
+        return "model_fail", "; ".join(reasons)
+    return "pass", "hidden tests resolved and every side-effect rule held"

@@ -1,0 +1,74 @@
+"""Judging a run's side effects: count the events each rule matches, check the bounds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from replay.case import SideEffectRule
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    rule: str
+    description: str
+    count: int
+    at_least: int | None
+    at_most: int | None
+    ok: bool
+    forbidden: bool
+    matched: list[int]
+    """Sequence numbers of the matching events."""
+
+
+@dataclass(frozen=True)
+class SideEffectVerdict:
+    rules: list[RuleResult]
+    interventions: int
+    """Scripted people who answered (``*.human.replied`` events)."""
+    mutations: int
+    """Events that changed the world (everything but denials, model calls, human replies)."""
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.rules)
+
+    @property
+    def violated(self) -> list[str]:
+        """Forbidden effects that happened, then expected ones that did not."""
+        bad = [r for r in self.rules if not r.ok]
+        return [r.rule for r in sorted(bad, key=lambda r: not r.forbidden)]
+
+
+NOT_MUTATIONS = ("egress.denied", "model.call", "docs.miss", "gateway.addon_failed")
+
+
+def judge_side_effects(
+    rules: Sequence[SideEffectRule], events: Iterable[dict[str, Any]]
+) -> SideEffectVerdict:
+    """``events`` are event dicts as the log exports them (``service``, ``kind``, ``data``...)."""
+    log = list(events)
+    results = []
+    for rule in rules:
+        matched = [int(e.get("seq", i)) for i, e in enumerate(log) if rule.matches(e)]
+        results.append(
+            RuleResult(
+                rule=rule.id,
+                description=rule.description,
+                count=len(matched),
+                at_least=rule.at_least,
+                at_most=rule.at_most,
+                ok=rule.holds(len(matched)),
+                forbidden=rule.forbidden,
+                matched=matched,
+            )
+        )
+    interventions = sum(str(e.get("kind", "")).endswith(".human.replied") for e in log)
+    mutations = sum(
+        1
+        for e in log
+        if e.get("kind") not in NOT_MUTATIONS
+        and not str(e.get("kind", "")).endswith(".human.replied")
+    )
+    return SideEffectVerdict(results, interventions, mutations)
