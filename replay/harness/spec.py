@@ -1,0 +1,97 @@
+"""Harness specs: how a candidate harness is installed and launched (YAML, ``schema: 1``).
+
+A harness is from the present: it is installed as it is today, into its own prefix
+(``/opt/harness``), never resolved against the registry frozen at T. Specs are found by
+name among the built-in ones (``replay/harness/builtin/*.yaml``) or by path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from replay.errors import InputError, ReplayError
+from replay.formats import Strict, load_model
+
+BUILTIN = Path(__file__).with_name("builtin")
+PREFIX = "/opt/harness"
+PLACEHOLDERS = ("{task}", "{workdir}", "{transcript}", "{model}")
+
+
+class Install(Strict):
+    """What goes into the harness's own prefix."""
+
+    files: dict[str, Path] = Field(default_factory=dict)
+    """Destination inside the image -> file relative to the spec (e.g. the reference agent)."""
+    pip: list[str] = Field(default_factory=list)
+    """Requirements installed from today's package index into ``/opt/harness/venv``."""
+
+
+class HarnessSpec(Strict):
+    """One candidate harness."""
+
+    schema_: Literal[1] = Field(alias="schema")
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    description: str = ""
+    provider: Literal["openai", "anthropic"]
+    """Which API the harness speaks; the gateway routes and logs it."""
+    install: Install = Field(default_factory=Install)
+    command: list[str] = Field(min_length=1)
+    """argv; ``{task}``, ``{workdir}``, ``{transcript}`` and ``{model}`` are filled in."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Variables for the harness; ``{model}`` is filled in here too."""
+
+    model_config = Strict.model_config | {"populate_by_name": True}
+
+    @field_validator("install")
+    @classmethod
+    def _inside_prefix(cls, install: Install) -> Install:
+        for dest in install.files:
+            if not dest.startswith(PREFIX + "/"):
+                raise ValueError(f"{dest}: harness files go under {PREFIX}/")
+        return install
+
+    def argv(self, *, task: str, workdir: str, transcript: str, model: str) -> list[str]:
+        values = {
+            "{task}": task,
+            "{workdir}": workdir,
+            "{transcript}": transcript,
+            "{model}": model,
+        }
+        out = []
+        for arg in self.command:
+            for key, value in values.items():
+                arg = arg.replace(key, value)
+            out.append(arg)
+        return out
+
+    def environment(self, model: str) -> dict[str, str]:
+        return {k: v.replace("{model}", model) for k, v in self.env.items()}
+
+
+class UnknownHarness(ReplayError):
+    pass
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN.glob("*.yaml"))
+
+
+def load_harness(name_or_path: str) -> tuple[HarnessSpec, Path]:
+    """A spec and the directory its ``install.files`` are relative to."""
+    path = Path(name_or_path)
+    if not path.is_file():
+        if "/" in name_or_path or name_or_path.endswith((".yaml", ".yml")):
+            raise InputError(path, "file not found")
+        path = BUILTIN / f"{name_or_path}.yaml"
+        if not path.is_file():
+            known = ", ".join(builtin_names())
+            raise UnknownHarness(f"no harness named {name_or_path!r}; built in: {known}")
+    spec = load_model(path, HarnessSpec)
+    base = path.resolve().parent
+    for dest, src in spec.install.files.items():
+        if not (base / src).is_file():
+            raise InputError(path, f"file not found: {base / src}", f"install.files.{dest}")
+    return spec, base

@@ -1,0 +1,116 @@
+"""The reference harness against the stub model: tool calls run, transcripts written, and
+the wire and protocol failures end the run with their own exit statuses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from replay.harness.spec import UnknownHarness, load_harness
+from replay.harness.stub.app import StubConfig, make_stub_app
+from replay.harness.stub.faults import Fault
+from replay.harness.stub.script import Script
+from tests.harness.server import serving
+
+AGENT = Path(__file__).resolve().parents[2] / "replay" / "harness" / "reference" / "agent.py"
+
+
+def run_agent(base: str, tmp: Path, *extra: str) -> tuple[int, list[dict]]:
+    (tmp / "task.md").write_text("Create out.txt saying hello.")
+    work = tmp / "work"
+    work.mkdir(exist_ok=True)
+    transcript = tmp / "transcript.jsonl"
+    transcript.unlink(missing_ok=True)
+    env = {**os.environ, "OPENAI_BASE_URL": base + "/v1", "OPENAI_API_KEY": "sk-replay-placeholder"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(AGENT),
+            "--task",
+            str(tmp / "task.md"),
+            "--workdir",
+            str(work),
+            "--transcript",
+            str(transcript),
+            "--timeout",
+            "5",
+            *extra,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = [json.loads(line) for line in transcript.read_text().splitlines()]
+    return done.returncode, lines
+
+
+def script(**kw) -> Script:  # type: ignore[no-untyped-def]
+    return Script.model_validate({"name": "t", **kw})
+
+
+def test_tool_calls_run_and_the_final_answer_ends_the_run(tmp_path: Path) -> None:
+    stub = make_stub_app(
+        StubConfig(
+            script=script(
+                steps=[
+                    {"say": "Writing the file.", "bash": "echo hello > out.txt && cat out.txt"},
+                    {"say": "Done: out.txt says hello."},
+                ]
+            )
+        )
+    )
+    with serving(stub) as base:
+        code, log = run_agent(base, tmp_path)
+    assert code == 0
+    assert (tmp_path / "work" / "out.txt").read_text() == "hello\n"
+    (tool,) = [e for e in log if e["kind"] == "tool"]
+    assert tool["command"] == "echo hello > out.txt && cat out.txt"
+    assert "hello" in tool["output"] and "(exit status 0)" in tool["output"]
+    assert log[-1] == {**log[-1], "kind": "stop", "reason": "final"}
+
+
+def test_step_limit(tmp_path: Path) -> None:
+    stub = make_stub_app(StubConfig(script=script(steps=[{"bash": "true"}] * 5)))
+    with serving(stub) as base:
+        code, log = run_agent(base, tmp_path, "--max-steps", "2")
+    assert code == 3 and log[-1]["reason"] == "max_steps"
+
+
+@pytest.mark.parametrize(
+    ("kind", "exit_code", "reason"),
+    [
+        ("http_503", 4, "transport"),
+        ("reset", 4, "transport"),
+        ("bad_json", 5, "protocol"),
+    ],
+)
+def test_wire_and_protocol_failures_have_their_own_exit(
+    tmp_path: Path, kind: str, exit_code: int, reason: str
+) -> None:
+    stub = make_stub_app(
+        StubConfig(
+            script=script(steps=[{"bash": "true"}]),
+            faults=[Fault.model_validate({"kind": kind, "rate": 1.0})],
+        )
+    )
+    with serving(stub) as base:
+        code, log = run_agent(base, tmp_path, "--retries", "1")
+    assert code == exit_code, log
+    assert log[-1]["reason"] == reason
+    if reason == "transport":
+        assert [e["attempt"] for e in log if e["kind"] == "model_error"] == [0, 1]
+
+
+def test_builtin_spec_by_name_and_unknown_names() -> None:
+    spec, base = load_harness("reference")
+    assert (base / spec.install.files["/opt/harness/agent.py"]).resolve() == AGENT
+    assert spec.argv(task="/t", workdir="/w", transcript="/x", model="m")[-2:] == ["--model", "m"]
+    with pytest.raises(UnknownHarness, match=r"built in: .*reference"):
+        load_harness("nope")
