@@ -1,0 +1,405 @@
+"""Operations on pull requests: create, update, merge, reviews, review comments, and the
+git-backed reads (files, commits, diff)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from fakes.github.errors import (
+    Conflict,
+    MethodNotAllowed,
+    NotFound,
+    Unprocessable,
+    ValidationFailed,
+)
+from fakes.github.gitstore import GitFailed, Person
+from fakes.github.models import (
+    Issue,
+    Pull,
+    Repo,
+    Review,
+    ReviewComment,
+)
+from fakes.github.ops_core import noreply
+from fakes.github.ops_issues import IssueOps
+
+REVIEW_EVENTS = {
+    "APPROVE": "APPROVED",
+    "REQUEST_CHANGES": "CHANGES_REQUESTED",
+    "COMMENT": "COMMENTED",
+}
+MERGE_METHODS = ("merge", "squash", "rebase")
+
+
+class PullOps(IssueOps):
+    # ------------------------------------------------------------------ pull requests
+
+    def create_pull(
+        self,
+        s: Session,
+        actor: str,
+        repo: Repo | str,
+        title: str,
+        body: str | None,
+        head: str,
+        base: str,
+        draft: bool = False,
+        maintainer_can_modify: bool = False,
+    ) -> Issue:
+        r = self.repo(s, repo)
+        author = self._actor(s, actor)
+        if not title or not str(title).strip():
+            raise ValidationFailed("PullRequest", "title", "missing_field")
+        if not base:
+            raise ValidationFailed("PullRequest", "base", "missing_field")
+        if not head:
+            raise ValidationFailed("PullRequest", "head", "missing_field")
+        owner, _, head_ref = head.rpartition(":")
+        if owner and owner.lower() != r.owner.lower():
+            raise ValidationFailed("PullRequest", "head", "invalid")
+        base_branch = self.branch(s, r, base)
+        if base_branch is None:
+            raise ValidationFailed("PullRequest", "base", "invalid")
+        head_branch = self.branch(s, r, head_ref)
+        if head_branch is None:
+            raise ValidationFailed("PullRequest", "head", "invalid")
+        if self.list_pulls(s, r, state="open", head=head_ref, base=base):
+            raise ValidationFailed(
+                "PullRequest",
+                None,
+                "custom",
+                f"A pull request already exists for {r.owner}:{head_ref}.",
+            )
+        if not self.git.commits_between(r.full_name, base_branch.sha, head_branch.sha):
+            raise ValidationFailed(
+                "PullRequest", None, "custom", f"No commits between {base} and {head_ref}"
+            )
+        now = self.now()
+        issue = Issue(
+            repo=r,
+            number=self._next_number(s, r),
+            is_pull=True,
+            title=str(title),
+            body=body,
+            state="open",
+            author=author,
+            created_at=now,
+            updated_at=now,
+        )
+        s.add(issue)
+        s.flush()
+        s.add(
+            Pull(
+                id=issue.id,
+                head_ref=head_ref,
+                base_ref=base,
+                head_sha=head_branch.sha,
+                base_sha=base_branch.sha,
+                draft=bool(draft),
+                maintainer_can_modify=bool(maintainer_can_modify),
+            )
+        )
+        s.flush()
+        s.refresh(issue)
+        self._event(
+            s,
+            actor,
+            "github.pull_request.opened",
+            ("pull_request", issue.key),
+            {
+                "repo": r.full_name,
+                "number": issue.number,
+                "title": issue.title,
+                "body": issue.body,
+                "head": head_ref,
+                "base": base,
+                "draft": bool(draft),
+            },
+        )
+        return issue
+
+    def update_pull(
+        self, s: Session, actor: str, repo: Repo | str, number: int, **changes: Any
+    ) -> Issue:
+        """Change title, body, state, base, draft or maintainer_can_modify."""
+        issue = self.pull(s, repo, number)
+        pull = issue.pull
+        assert pull is not None
+        extra: dict[str, dict[str, Any]] = {}
+        if changes.get("base") is not None and changes["base"] != pull.base_ref:
+            branch = self.branch(s, issue.repo, changes["base"])
+            if branch is None:
+                raise ValidationFailed("PullRequest", "base", "invalid")
+            extra["base"] = {"from": pull.base_ref, "to": branch.name}
+            pull.base_ref, pull.base_sha = branch.name, branch.sha
+        for key in ("draft", "maintainer_can_modify"):
+            if changes.get(key) is not None and bool(changes[key]) != getattr(pull, key):
+                extra[key] = {"from": getattr(pull, key), "to": bool(changes[key])}
+                setattr(pull, key, bool(changes[key]))
+        plain: dict[str, Any] = {k: changes[k] for k in ("title", "body", "state") if k in changes}
+        if "labels" in changes or "assignees" in changes:
+            plain.update({k: changes[k] for k in ("labels", "assignees") if k in changes})
+        if extra:
+            # Recorded together with any plain changes, as one update event.
+            issue.updated_at = self.now()
+            self._event(
+                s,
+                actor,
+                "github.pull_request.updated",
+                ("pull_request", issue.key),
+                {"repo": issue.repo.full_name, "number": issue.number, "changes": extra},
+            )
+        if plain:
+            self.update_issue(s, actor, issue.repo, number, **plain)
+        s.flush()
+        return issue
+
+    def merge_pull(
+        self,
+        s: Session,
+        actor: str,
+        repo: Repo | str,
+        number: int,
+        method: str = "merge",
+        commit_title: str | None = None,
+        commit_message: str | None = None,
+        sha: str | None = None,
+    ) -> Issue:
+        issue = self.pull(s, repo, number)
+        pull = issue.pull
+        assert pull is not None
+        r = issue.repo
+        user = self._actor(s, actor)
+        if method not in MERGE_METHODS:
+            raise ValidationFailed("PullRequest", "merge_method", "invalid")
+        if pull.merged_at is not None or issue.state != "open":
+            raise MethodNotAllowed("Pull Request is not mergeable")
+        if pull.draft:
+            raise MethodNotAllowed("Pull Request is still a draft")
+        if sha is not None and sha != pull.head_sha:
+            raise Conflict("Head branch was modified. Review and try the merge again.")
+        base = self.branch(s, r, pull.base_ref)
+        if base is None or not r.has_git:
+            raise MethodNotAllowed("Pull Request is not mergeable")
+        now = self.now()
+        who = Person(user.name or user.login, noreply(user), now)
+        new_sha = self._merge_commits(
+            r, base.sha, pull, issue, method, commit_title, commit_message, who
+        )
+        with self.push_lock:
+            self.git.update_ref(r.full_name, f"refs/heads/{base.name}", new_sha, base.sha)
+        self._move_branch(s, r, base.name, new_sha)
+        pull.merged_at = now
+        pull.merged_by = user
+        pull.merge_commit_sha = new_sha
+        issue.state = "closed"
+        issue.closed_at = now
+        issue.closed_by = user
+        issue.updated_at = now
+        r.pushed_at = now
+        s.flush()
+        self._event(
+            s,
+            actor,
+            "github.pull_request.merged",
+            ("pull_request", issue.key),
+            {
+                "repo": r.full_name,
+                "number": issue.number,
+                "merge_commit_sha": new_sha,
+                "method": method,
+            },
+        )
+        return issue
+
+    def _merge_commits(
+        self,
+        r: Repo,
+        base_sha: str,
+        pull: Pull,
+        issue: Issue,
+        method: str,
+        title: str | None,
+        message: str | None,
+        who: Person,
+    ) -> str:
+        name = r.full_name
+        not_mergeable = MethodNotAllowed("Pull Request is not mergeable")
+        if method == "rebase":
+            tip = base_sha
+            for commit in self.git.commits_between(name, base_sha, pull.head_sha):
+                tree = self.git.pick_tree(name, tip, commit)
+                if tree is None:
+                    raise not_mergeable
+                info = self.git.commit(name, commit)
+                tip = self.git.commit_tree(name, tree, [tip], info.message + "\n", who)
+            return tip
+        tree = self.git.merge_tree(name, base_sha, pull.head_sha)
+        if tree is None:
+            raise not_mergeable
+        if method == "squash":
+            head = title or f"{issue.title} (#{issue.number})"
+            text = f"{head}\n\n{message}" if message else head
+            return self.git.commit_tree(name, tree, [base_sha], text + "\n", who)
+        head = title or f"Merge pull request #{issue.number} from {r.owner}/{pull.head_ref}"
+        text = f"{head}\n\n{message if message is not None else issue.title}"
+        return self.git.commit_tree(name, tree, [base_sha, pull.head_sha], text + "\n", who)
+
+    def submit_review(
+        self,
+        s: Session,
+        actor: str,
+        repo: Repo | str,
+        number: int,
+        event: str | None,
+        body: str | None,
+        commit_id: str | None = None,
+    ) -> Review:
+        """A review: APPROVE, REQUEST_CHANGES, COMMENT, or None for a pending one."""
+        issue = self.pull(s, repo, number)
+        pull = issue.pull
+        assert pull is not None
+        user = self._actor(s, actor)
+        if event is not None and event not in REVIEW_EVENTS:
+            raise Unprocessable(f"Unexpected event {event!r}")
+        state = REVIEW_EVENTS[event] if event else "PENDING"
+        if state in ("CHANGES_REQUESTED", "COMMENTED") and not (body or "").strip():
+            verb = "request changes on" if state == "CHANGES_REQUESTED" else "comment on"
+            raise Unprocessable(f"Review Can not {verb} a pull request without a body")
+        if state in ("APPROVED", "CHANGES_REQUESTED") and issue.author_id == user.id:
+            verb = "approve" if state == "APPROVED" else "request changes on"
+            raise Unprocessable(f"Review Can not {verb} your own pull request")
+        now = self.now()
+        review = Review(
+            pull=pull,
+            author=user,
+            state=state,
+            body=body or "",
+            commit_id=commit_id or pull.head_sha,
+            submitted_at=None if state == "PENDING" else now,
+        )
+        s.add(review)
+        issue.updated_at = now
+        s.flush()
+        self._event(
+            s,
+            actor,
+            "github.pull_request_review.submitted",
+            ("review", f"{issue.key}/{review.id}"),
+            {
+                "repo": issue.repo.full_name,
+                "number": issue.number,
+                "state": state,
+                "body": review.body,
+            },
+        )
+        return review
+
+    def add_review_comment(
+        self,
+        s: Session,
+        actor: str,
+        repo: Repo | str,
+        number: int,
+        body: str,
+        path: str | None = None,
+        line: int | None = None,
+        side: str = "RIGHT",
+        commit_id: str | None = None,
+        in_reply_to: int | None = None,
+    ) -> ReviewComment:
+        issue = self.pull(s, repo, number)
+        pull = issue.pull
+        assert pull is not None
+        user = self._actor(s, actor)
+        if not body or not body.strip():
+            raise ValidationFailed("PullRequestReviewComment", "body", "missing_field")
+        hunk = ""
+        if in_reply_to is not None:
+            parent = s.get(ReviewComment, in_reply_to)
+            if parent is None or parent.pull_id != pull.id:
+                raise NotFound()
+            path, line, side, hunk = parent.path, parent.line, parent.side, parent.diff_hunk
+        else:
+            if not path:
+                raise ValidationFailed("PullRequestReviewComment", "path", "missing_field")
+            changes = {c.path: c for c in self._changes(issue)}
+            if path not in changes:
+                raise ValidationFailed(
+                    "PullRequestReviewComment",
+                    "pull_request_review_thread.path",
+                    "custom",
+                    "could not be resolved",
+                )
+            hunk = changes[path].patch
+        now = self.now()
+        row = ReviewComment(
+            pull=pull,
+            author=user,
+            path=path,
+            line=line,
+            side=side or "RIGHT",
+            commit_id=commit_id or pull.head_sha,
+            diff_hunk=hunk,
+            in_reply_to_id=in_reply_to,
+            body=body,
+            created_at=now,
+            updated_at=now,
+        )
+        s.add(row)
+        issue.updated_at = now
+        s.flush()
+        self._event(
+            s,
+            actor,
+            "github.review_comment.created",
+            ("review_comment", f"{issue.key}/{row.id}"),
+            {
+                "repo": issue.repo.full_name,
+                "number": issue.number,
+                "path": path,
+                "line": line,
+                "body": body,
+            },
+        )
+        return row
+
+    # ------------------------------------------------------------------ git-backed reads
+
+    def _changes(self, issue: Issue) -> list[Any]:
+        pull = issue.pull
+        if pull is None or not issue.repo.has_git:
+            return []
+        try:
+            return self.git.changes(issue.repo.full_name, pull.base_sha, pull.head_sha)
+        except GitFailed:
+            return []
+
+    def pull_files(self, s: Session, repo: Repo | str, number: int) -> list[Any]:
+        return self._changes(self.pull(s, repo, number))
+
+    def pull_commits(self, s: Session, repo: Repo | str, number: int) -> list[str]:
+        issue = self.pull(s, repo, number)
+        pull = issue.pull
+        assert pull is not None
+        if not issue.repo.has_git:
+            return []
+        try:
+            return self.git.commits_between(issue.repo.full_name, pull.base_sha, pull.head_sha)
+        except GitFailed:
+            return []
+
+    def pull_diff(self, s: Session, repo: Repo | str, number: int, patch: bool = False) -> str:
+        issue = self.pull(s, repo, number)
+        pull = issue.pull
+        assert pull is not None
+        if not issue.repo.has_git:
+            return ""
+        try:
+            if patch:
+                return self.git.patch(issue.repo.full_name, pull.base_sha, pull.head_sha)
+            return self.git.diff(issue.repo.full_name, pull.base_sha, pull.head_sha)
+        except GitFailed:
+            return ""

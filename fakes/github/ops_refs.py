@@ -1,0 +1,142 @@
+"""Operations on refs: contents updates (a real commit) and pushes, which move branches and
+the heads of the pull requests on them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from fakes.github.errors import (
+    Conflict,
+    NotFound,
+    Unprocessable,
+    ValidationFailed,
+)
+from fakes.github.gitstore import ZERO, Person
+from fakes.github.models import (
+    Branch,
+    Issue,
+    Pull,
+    Repo,
+)
+from fakes.github.ops_core import BackendCore, noreply
+
+
+@dataclass(frozen=True)
+class RefUpdate:
+    """One ref a push changed (``before``/``after`` are the zero SHA when absent)."""
+
+    ref: str
+    before: str
+    after: str
+
+
+class RefOps(BackendCore):
+    # ------------------------------------------------------------------ contents and pushes
+
+    def put_contents(
+        self,
+        s: Session,
+        actor: str,
+        repo: Repo | str,
+        path: str,
+        content: bytes,
+        message: str,
+        branch: str | None = None,
+        sha: str | None = None,
+    ) -> tuple[str, str]:
+        """Create or update one file with a real commit; returns (commit sha, blob sha)."""
+        r = self.repo(s, repo)
+        user = self._actor(s, actor)
+        path = path.strip("/")
+        if not message:
+            raise ValidationFailed("Commit", "message", "missing_field")
+        if not path:
+            raise ValidationFailed("Commit", "path", "missing_field")
+        if not r.has_git:
+            raise NotFound("Git Repository is empty.")
+        name = branch or r.default_branch
+        row = self.branch(s, r, name)
+        if row is None:
+            raise NotFound(f"Branch {name} not found")
+        current = self.git.entry(r.full_name, row.sha, path)
+        if current is not None and current.type != "blob":
+            raise ValidationFailed("Commit", "path", "invalid")
+        if current is not None and sha is None:
+            raise Unprocessable(message='Invalid request.\n\n"sha" wasn\'t supplied.')
+        if current is not None and sha != current.sha:
+            raise Conflict(f"{path} does not match {sha}")
+        now = self.now()
+        author = Person(user.name or user.login, noreply(user), now)
+        with self.push_lock:
+            commit, blob = self.git.put_file(
+                r.full_name, name, row.sha, path, content, message, author
+            )
+        self._move_branch(s, r, name, commit)
+        r.pushed_at = now
+        r.updated_at = now
+        self._event(
+            s,
+            actor,
+            "github.contents.updated",
+            ("contents", f"{r.full_name}:{path}"),
+            {"repo": r.full_name, "path": path, "branch": name, "sha": commit},
+        )
+        return commit, blob
+
+    def _move_branch(self, s: Session, r: Repo, name: str, sha: str | None) -> None:
+        """Keep the branch table and the heads of open pull requests on this branch in step."""
+        row = self.branch(s, r, name)
+        if sha is None:
+            if row is not None:
+                s.delete(row)
+        elif row is None:
+            s.add(Branch(repo=r, name=name, sha=sha))
+        else:
+            row.sha = sha
+        if sha is not None:
+            q = (
+                select(Pull)
+                .join(Issue, Issue.id == Pull.id)
+                .where(Issue.repo_id == r.id, Issue.state == "open", Pull.head_ref == name)
+            )
+            for pull in s.scalars(q):
+                pull.head_sha = sha
+        s.flush()
+
+    def apply_push(
+        self, s: Session, actor: str | None, repo: Repo | str, updates: Iterable[RefUpdate]
+    ) -> None:
+        """Record what a ``git push`` changed: branches, pull request heads, events."""
+        r = self.repo(s, repo)
+        now = self.now()
+        for u in updates:
+            created, deleted = u.before == ZERO, u.after == ZERO
+            forced = (
+                not created
+                and not deleted
+                and not self.git.is_ancestor(r.full_name, u.before, u.after)
+            )
+            if u.ref.startswith("refs/heads/"):
+                self._move_branch(
+                    s, r, u.ref.removeprefix("refs/heads/"), None if deleted else u.after
+                )
+            r.pushed_at = now
+            self._event(
+                s,
+                actor,
+                "git.push",
+                ("ref", f"{r.full_name}:{u.ref}"),
+                {
+                    "repo": r.full_name,
+                    "ref": u.ref,
+                    "before": u.before,
+                    "after": u.after,
+                    "forced": forced,
+                    "created": created,
+                    "deleted": deleted,
+                },
+            )
