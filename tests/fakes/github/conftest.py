@@ -7,10 +7,12 @@ fix pull request and the fix commit itself, none of which the fake may serve.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 import time
 import typing
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,3 +212,53 @@ def checked(resp: Response[Any, Any]) -> Any:
         problems = strict_problems(type(parsed), data)
     assert not problems, "\n".join(problems)
     return parsed
+
+
+# ----------------------------------------------------------------------- git and events
+
+GITHUB = "https://github.com/"
+
+
+def git(
+    served: Served, cwd: Path, *args: str, token: str | None = TOKEN, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run git as an agent would, with github.com rewritten to the fake's local address.
+
+    The token comes from a credential helper, which git asks only after a 401: so every
+    authenticated exchange here also proves the 401 + ``WWW-Authenticate`` handshake.
+    """
+    helper = f"!f() {{ echo username=x-access-token; echo password={token}; }}; f"
+    config = [
+        "-c", f"url.{served.url}/.insteadOf={GITHUB}",
+        "-c", f"credential.helper={helper if token else ''}",
+        "-c", "user.name=Agent", "-c", "user.email=agent@example.test",
+    ]  # fmt: skip
+    env = clean_env({"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""})
+    done = subprocess.run(
+        ["git", *config, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
+    return done
+
+
+def events(served: Served, kind: str | None = None) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{served.url}/_replay/events") as resp:
+        rows = [json.loads(line) for line in resp.read().decode().splitlines()]
+    return [e for e in rows if kind is None or e["kind"] == kind]
+
+
+def server_refs(served: Served) -> dict[str, str]:
+    return served.backend.git.heads(REPO)
+
+
+def clone(served: Served, tmp_path: Path, name: str = "work") -> Path:
+    git(served, tmp_path, "clone", "-q", f"{GITHUB}{REPO}.git", name)
+    return tmp_path / name
+
+
+def commit_file(served: Served, repo: Path, name: str, text: str, message: str) -> str:
+    (repo / name).write_text(text)
+    git(served, repo, "add", name)
+    git(served, repo, "commit", "-q", "-m", message)
+    return git(served, repo, "rev-parse", "HEAD").stdout.strip()

@@ -6,26 +6,26 @@ log; everything dated on the frozen clock; nothing from after T served."""
 from __future__ import annotations
 
 import base64
-import json
-import urllib.request
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 from githubkit.exception import RequestFailed
 
-from tests.fakes.github.conftest import REPO, Served, T, checked, client
-from tests.fakes.github.test_git_http import clone, commit_file, git
+from tests.fakes.github.conftest import (
+    REPO,
+    Served,
+    T,
+    checked,
+    client,
+    clone,
+    commit_file,
+    events,
+    git,
+)
 
 OWNER, NAME = REPO.split("/")
 AT = datetime.fromisoformat(T.replace("Z", "+00:00"))
-
-
-def events(served: Served, kind: str | None = None) -> list[dict[str, Any]]:
-    with urllib.request.urlopen(f"{served.url}/_replay/events") as resp:
-        rows = [json.loads(line) for line in resp.read().decode().splitlines()]
-    return [e for e in rows if kind is None or e["kind"] == kind]
 
 
 def after_t(value: datetime | None) -> bool:
