@@ -67,8 +67,8 @@ def run(schema: GraphQLSchema, body: GraphQLRequest, context: Context) -> tuple[
     status = 200
     if result.errors:
         payload["errors"] = [format_error(e) for e in result.errors]
-        if result.data is None and all(e.original_error is None for e in result.errors):
-            status = 400  # variables that do not fit their types
+        if result.data is None and not any(e.path for e in result.errors):
+            status = 400  # a request-level error: variables that do not fit their types
     payload["data"] = result.data
     return status, payload
 

@@ -366,9 +366,9 @@ search_payload.set_field(
     "archivePayload",
     lambda *_: {
         "archive": "",
-        "totalCount": 0.0,
-        "databaseVersion": 0.0,
-        "includesDependencies": [],
+        "total_count": 0.0,
+        "database_version": 0.0,
+        "includes_dependencies": [],
     },
 )
 

@@ -10,6 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,9 +55,9 @@ def linear_snapshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return linear_world.build(tmp_path_factory.mktemp("linear-world"))
 
 
-@pytest.fixture()
-def served(linear_snapshot_dir: Path) -> Iterator[Served]:
-    app = build_world(load_snapshot(linear_snapshot_dir), ["linear"], humans=linear_world.HUMANS)
+@contextmanager
+def serve(snapshot_dir: Path) -> Iterator[Served]:
+    app = build_world(load_snapshot(snapshot_dir), ["linear"], humans=linear_world.HUMANS)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -72,3 +73,17 @@ def served(linear_snapshot_dir: Path) -> Iterator[Served]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@pytest.fixture()
+def served(linear_snapshot_dir: Path) -> Iterator[Served]:
+    """A fresh world for each test that writes."""
+    with serve(linear_snapshot_dir) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def shared(linear_snapshot_dir: Path) -> Iterator[Served]:
+    """One world for a module's read-only tests."""
+    with serve(linear_snapshot_dir) as s:
+        yield s

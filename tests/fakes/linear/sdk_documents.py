@@ -1,0 +1,388 @@
+"""The GraphQL documents Linear's TypeScript SDK (``@linear/sdk``) sends, with their fragments.
+
+Written out from the SDK's published operations (``LinearClient.viewer``, ``.issue(id)``,
+``.issues()``, ``.searchIssues(term)``, ``.workflowStates()``, ``.updateIssue(id, input)``,
+``.createIssue(input)``, ``.createComment(input)``): each call POSTs its operation plus every
+fragment it spreads, as JSON ``{query, variables}``, with the key in ``Authorization``.
+"""
+
+from __future__ import annotations
+
+PAGE_INFO = """
+fragment PageInfo on PageInfo {
+  __typename
+  startCursor
+  endCursor
+  hasPreviousPage
+  hasNextPage
+}
+"""
+
+USER = """
+fragment User on User {
+  __typename
+  description
+  avatarUrl
+  createdIssueCount
+  avatarBackgroundColor
+  statusUntilAt
+  statusEmoji
+  initials
+  updatedAt
+  lastSeen
+  timezone
+  disableReason
+  statusLabel
+  archivedAt
+  createdAt
+  id
+  gitHubUserId
+  displayName
+  email
+  name
+  title
+  url
+  active
+  isAssignable
+  guest
+  admin
+  owner
+  app
+  isMentionable
+  isMe
+  supportsAgentSessions
+  canAccessAnyPublicTeam
+  calendarHash
+  inviteHash
+}
+"""
+
+REACTION = """
+fragment Reaction on Reaction {
+  __typename
+  comment { id }
+  externalUser { id }
+  initiativeUpdate { id }
+  issue { id }
+  updatedAt
+  emoji
+  projectUpdate { id }
+  archivedAt
+  createdAt
+  id
+  user { id }
+}
+"""
+
+SHARED_ACCESS = """
+fragment IssueSharedAccess on IssueSharedAccess {
+  __typename
+  disallowedIssueFields
+  sharedWithCount
+  sharedWithUsers { ...User }
+  viewerHasOnlySharedAccess
+  isShared
+}
+"""
+
+ACTOR_BOT = """
+fragment ActorBot on ActorBot {
+  __typename
+  avatarUrl
+  subType
+  id
+  name
+  userDisplayName
+  type
+}
+"""
+
+EXTERNAL_ENTITY = """
+fragment ExternalEntityInfo on ExternalEntityInfo {
+  __typename
+  metadata {
+    ... on ExternalEntityInfoGithubMetadata { ...ExternalEntityInfoGithubMetadata }
+    ... on ExternalEntityInfoJiraMetadata { ...ExternalEntityInfoJiraMetadata }
+    ... on ExternalEntitySlackMetadata { ...ExternalEntitySlackMetadata }
+  }
+  service
+  id
+}
+fragment ExternalEntityInfoGithubMetadata on ExternalEntityInfoGithubMetadata {
+  __typename
+  number
+  owner
+  repo
+}
+fragment ExternalEntityInfoJiraMetadata on ExternalEntityInfoJiraMetadata {
+  __typename
+  issueTypeId
+  projectId
+  issueKey
+}
+fragment ExternalEntitySlackMetadata on ExternalEntitySlackMetadata {
+  __typename
+  messageUrl
+  channelId
+  channelName
+  isFromSlack
+}
+"""
+
+_ISSUE_FIELDS = """
+  trashed
+  reactionData
+  labelIds
+  integrationSourceType
+  url
+  identifier
+  priorityLabel
+  previousIdentifiers
+  reactions { ...Reaction }
+  customerTicketCount
+  sharedAccess { ...IssueSharedAccess }
+  branchName
+  delegate { id }
+  botActor { ...ActorBot }
+  sourceComment { id }
+  cycle { id }
+  dueDate
+  estimate
+  syncedWith { ...ExternalEntityInfo }
+  externalUserCreator { id }
+  asksExternalUserRequester { id }
+  asksRequester { id }
+  description
+  title
+  number
+  lastAppliedTemplate { id }
+  updatedAt
+  boardOrder
+  sortOrder
+  prioritySortOrder
+  subIssueSortOrder
+  parent { id }
+  priority
+  projectMilestone { id }
+  project { id }
+  recurringIssueTemplate { id }
+  team { id }
+  archivedAt
+  createdAt
+  startedTriageAt
+  triagedAt
+  addedToCycleAt
+  addedToProjectAt
+  addedToTeamAt
+  autoArchivedAt
+  autoClosedAt
+  canceledAt
+  completedAt
+  startedAt
+  slaStartedAt
+  slaBreachesAt
+  slaHighRiskAt
+  slaMediumRiskAt
+  snoozedUntilAt
+  slaType
+  id
+  assignee { id }
+  creator { id }
+  snoozedBy { id }
+  favorite { id }
+  state { id }
+  inheritsSharedAccess
+"""
+
+_ISSUE_DEPS = REACTION + SHARED_ACCESS + USER + ACTOR_BOT + EXTERNAL_ENTITY
+
+ISSUE = "fragment Issue on Issue {\n  __typename" + _ISSUE_FIELDS + "}\n" + _ISSUE_DEPS
+
+ISSUE_SEARCH_RESULT = (
+    "fragment IssueSearchResult on IssueSearchResult {\n  __typename"
+    + _ISSUE_FIELDS.replace("  priorityLabel\n", "  priorityLabel\n  metadata\n")
+    + "}\n"
+    + _ISSUE_DEPS
+)
+
+WORKFLOW_STATE = """
+fragment WorkflowState on WorkflowState {
+  __typename
+  description
+  updatedAt
+  inheritedFrom { id }
+  position
+  color
+  name
+  team { id }
+  archivedAt
+  createdAt
+  type
+  id
+}
+"""
+
+VIEWER = "query viewer {\n  viewer { ...User }\n}\n" + USER
+
+ISSUE_QUERY = "query issue($id: String!) {\n  issue(id: $id) { ...Issue }\n}\n" + ISSUE
+
+ISSUES = (
+    """
+query issues(
+  $after: String
+  $before: String
+  $filter: IssueFilter
+  $first: Int
+  $includeArchived: Boolean
+  $last: Int
+  $orderBy: PaginationOrderBy
+  $sort: [IssueSortInput!]
+) {
+  issues(
+    after: $after
+    before: $before
+    filter: $filter
+    first: $first
+    includeArchived: $includeArchived
+    last: $last
+    orderBy: $orderBy
+    sort: $sort
+  ) {
+    ...IssueConnection
+  }
+}
+fragment IssueConnection on IssueConnection {
+  __typename
+  nodes { ...Issue }
+  pageInfo { ...PageInfo }
+}
+"""
+    + ISSUE
+    + PAGE_INFO
+)
+
+SEARCH_ISSUES = (
+    """
+query searchIssues(
+  $after: String
+  $before: String
+  $filter: IssueFilter
+  $first: Int
+  $includeArchived: Boolean
+  $includeComments: Boolean
+  $last: Int
+  $orderBy: PaginationOrderBy
+  $teamId: String
+  $term: String!
+) {
+  searchIssues(
+    after: $after
+    before: $before
+    filter: $filter
+    first: $first
+    includeArchived: $includeArchived
+    includeComments: $includeComments
+    last: $last
+    orderBy: $orderBy
+    teamId: $teamId
+    term: $term
+  ) {
+    ...IssueSearchPayload
+  }
+}
+fragment IssueSearchPayload on IssueSearchPayload {
+  __typename
+  archivePayload { ...ArchiveResponse }
+  totalCount
+  nodes { ...IssueSearchResult }
+  pageInfo { ...PageInfo }
+}
+fragment ArchiveResponse on ArchiveResponse {
+  __typename
+  archive
+  totalCount
+  databaseVersion
+  includesDependencies
+}
+"""
+    + ISSUE_SEARCH_RESULT
+    + PAGE_INFO
+)
+
+WORKFLOW_STATES = (
+    """
+query workflowStates(
+  $after: String
+  $before: String
+  $filter: WorkflowStateFilter
+  $first: Int
+  $includeArchived: Boolean
+  $last: Int
+  $orderBy: PaginationOrderBy
+) {
+  workflowStates(
+    after: $after
+    before: $before
+    filter: $filter
+    first: $first
+    includeArchived: $includeArchived
+    last: $last
+    orderBy: $orderBy
+  ) {
+    ...WorkflowStateConnection
+  }
+}
+fragment WorkflowStateConnection on WorkflowStateConnection {
+  __typename
+  nodes { ...WorkflowState }
+  pageInfo { ...PageInfo }
+}
+"""
+    + WORKFLOW_STATE
+    + PAGE_INFO
+)
+
+ISSUE_PAYLOAD = """
+fragment IssuePayload on IssuePayload {
+  __typename
+  lastSyncId
+  issue { id }
+  success
+}
+"""
+
+UPDATE_ISSUE = (
+    """
+mutation updateIssue($id: String!, $input: IssueUpdateInput!) {
+  issueUpdate(id: $id, input: $input) {
+    ...IssuePayload
+  }
+}
+"""
+    + ISSUE_PAYLOAD
+)
+
+CREATE_ISSUE = (
+    """
+mutation createIssue($input: IssueCreateInput!) {
+  issueCreate(input: $input) {
+    ...IssuePayload
+  }
+}
+"""
+    + ISSUE_PAYLOAD
+)
+
+CREATE_COMMENT = """
+mutation createComment($input: CommentCreateInput!) {
+  commentCreate(input: $input) {
+    ...CommentPayload
+  }
+}
+fragment CommentPayload on CommentPayload {
+  __typename
+  comment { id }
+  lastSyncId
+  success
+}
+"""
