@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -33,12 +34,16 @@ class Context:
 
 
 def iso(value: datetime | None) -> str | None:
-    """GitHub's DateTime: ISO 8601, UTC, whole seconds, ``Z``."""
+    """GitHub's DateTime: ISO 8601, UTC, whole seconds, ``Z``.
+
+    A fraction of a second rounds *up* (as REST does), so whatever a run creates just after T
+    never reads as T itself."""
     if value is None:
         return None
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    seconds = math.ceil(value.timestamp())
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def legacy_id(raw: str) -> str:

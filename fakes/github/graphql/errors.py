@@ -139,7 +139,7 @@ _RULES: list[tuple[re.Pattern[str], Any]] = [
         ),
     ),
     (
-        re.compile(r"^Field '(?P<field>\w+)' argument '(?P<arg>\w+)' of type .* is required"),
+        re.compile(r"^Argument '\w+\.(?P<field>\w+)\((?P<arg>\w+):\)' of type .* is required"),
         lambda m: (
             f"Field '{m['field']}' is missing required arguments: {m['arg']}",
             {

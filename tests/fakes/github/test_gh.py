@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -289,7 +290,8 @@ def test_push_then_pr_create_view_list_comment(world: GhWorld, tmp_path: Path) -
     assert opened["data"] | {"repo": "acme/tiny"} == opened["data"]
     assert opened["data"]["head"] == "make-add-add" and opened["data"]["body"] == "Fixes #1"
     assert commented["data"]["number"] == 3 and commented["data"]["body"] == "Ready for review"
-    assert all(e["at"] > "2026-03-12T09:00:00" for e in world.events())
+    t = datetime.fromisoformat("2026-03-12T09:00:00+00:00")
+    assert all(datetime.fromisoformat(e["at"].replace("Z", "+00:00")) > t for e in world.events())
 
 
 def test_issue_comment_shows_in_the_next_view(world: GhWorld) -> None:
