@@ -317,6 +317,11 @@ class _SSEParser:
                     self._data.append(value)
         return events
 
+    @property
+    def held(self) -> int:
+        """Bytes held: the incomplete last line and the data lines of an unfinished event."""
+        return len(self._buf) + sum(len(d) for d in self._data)
+
     def close(self) -> list[tuple[str | None, str]]:
         """Events left when the stream ends (a last event without its blank line)."""
         events = self.feed(b"\n\n") if self._buf.strip() else []
@@ -354,6 +359,11 @@ class ModelCallObserver:
         self._error: ErrorClass | None = None
         self._detail: str | None = None
         self.record: ModelCall | None = None
+
+    @property
+    def held_bytes(self) -> int:
+        """How much of a stream the observer holds right now (it never keeps a whole one)."""
+        return self._sse.held + sum(len(p) for p in self._plain)
 
     # ------------------------------------------------------------------ feeding
 
@@ -505,8 +515,17 @@ class ModelCallObserver:
         if not isinstance(data, Mapping):
             self._fail("bad_json", "SSE data is not a JSON object")
             return
-        if event == "error" or data.get("type") == "error" or "error" in data:
+        if (
+            event == "error"
+            or data.get("type") == "error"
+            or isinstance(data.get("error"), Mapping)
+        ):
             kind, message = _error_message(data)
+            if kind is None and message is None:
+                # OpenAI responses: the error event carries code and message at the top.
+                code, text = data.get("code"), data.get("message")
+                kind = code if isinstance(code, str) else None
+                message = text if isinstance(text, str) else None
             self._fail(_stream_error_class(kind), message or "error event in the stream")
             return
         if self._provider == "openai_chat":

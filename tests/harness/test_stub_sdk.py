@@ -54,11 +54,26 @@ def gold_url() -> Iterator[str]:
 
 
 def _oa(url: str, **kw: Any) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="placeholder", **{"max_retries": 0, **kw})
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="placeholder", **{"max_retries": 0, **kw})
+    _clients.append(client)
+    return client
 
 
 def _an(url: str, **kw: Any) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=url, api_key="placeholder", **{"max_retries": 0, **kw})
+    client = anthropic.Anthropic(base_url=url, api_key="placeholder", **{"max_retries": 0, **kw})
+    _clients.append(client)
+    return client
+
+
+_clients: list[openai.OpenAI | anthropic.Anthropic] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    """Close every SDK client a test made (an open pooled socket is a ResourceWarning)."""
+    yield
+    while _clients:
+        _clients.pop().close()
 
 
 Tool = Callable[[str], str]
