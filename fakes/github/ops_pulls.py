@@ -188,9 +188,9 @@ class PullOps(IssueOps):
         new_sha = self._merge_commits(
             r, base.sha, pull, issue, method, commit_title, commit_message, who
         )
-        with self.push_lock:
-            self.git.update_ref(r.full_name, f"refs/heads/{base.name}", new_sha, base.sha)
-        self._move_branch(s, r, base.name, new_sha)
+        # Closed first, so that moving the base branch leaves this pull request's own base
+        # (and so its files and commits) as they were when it merged.
+        pull.base_sha = base.sha
         pull.merged_at = now
         pull.merged_by = user
         pull.merge_commit_sha = new_sha
@@ -200,6 +200,9 @@ class PullOps(IssueOps):
         issue.updated_at = now
         r.pushed_at = now
         s.flush()
+        with self.push_lock:
+            self.git.update_ref(r.full_name, f"refs/heads/{base.name}", new_sha, base.sha)
+        self._move_branch(s, r, base.name, new_sha)
         self._event(
             s,
             actor,

@@ -98,13 +98,19 @@ class RefOps(BackendCore):
         else:
             row.sha = sha
         if sha is not None:
+            # Open pull requests follow their branches: the head to the new tip (GitHub's
+            # "synchronize"), the base too, so mergeability and diffs are against today's base.
             q = (
                 select(Pull)
                 .join(Issue, Issue.id == Pull.id)
-                .where(Issue.repo_id == r.id, Issue.state == "open", Pull.head_ref == name)
+                .where(Issue.repo_id == r.id, Issue.state == "open")
+                .where((Pull.head_ref == name) | (Pull.base_ref == name))
             )
             for pull in s.scalars(q):
-                pull.head_sha = sha
+                if pull.head_ref == name:
+                    pull.head_sha = sha
+                if pull.base_ref == name:
+                    pull.base_sha = sha
         s.flush()
 
     def apply_push(

@@ -256,6 +256,8 @@ def test_pull_request_lifecycle(served: Served, tmp_path: Path) -> None:
         after = checked(gh.rest.pulls.get(OWNER, NAME, 3))
         assert after.merged and after.state == "closed" and after_t(after.merged_at)
         assert gh.rest.pulls.check_if_merged(OWNER, NAME, 3).status_code == 204
+        kept = checked(gh.rest.pulls.list_files(OWNER, NAME, 3))
+        assert sorted(f.filename for f in kept) == ["lib.py", "notes.txt"]
         main = checked(gh.rest.repos.get_branch(OWNER, NAME, "main"))
         assert main.commit.sha == merged.sha
         assert main.commit.commit.message == "Fix add() (#3)"

@@ -1,0 +1,202 @@
+"""REST details around the objects: GitHub's headers, the Enterprise paths, authentication on
+every endpoint, filters, raw files, API versions, merge methods, reset and the state dump.
+
+githubkit drives everything it has a method for; plain httpx is used only where no SDK call
+exists (raw files, the control plane, a request without any SDK around it)."""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime
+from pathlib import Path
+
+import httpx
+import pytest
+from githubkit.exception import RequestFailed
+
+from tests.fakes.github.conftest import (
+    REPO,
+    TOKEN,
+    Served,
+    checked,
+    client,
+    clone,
+    commit_file,
+    events,
+    git,
+)
+
+OWNER, NAME = REPO.split("/")
+AUTH = {"Authorization": f"token {TOKEN}"}
+
+PROTECTED = [
+    ("GET", "/"),
+    ("GET", "/user"),
+    ("GET", "/users/alice"),
+    ("GET", f"/repos/{REPO}"),
+    ("GET", f"/repos/{REPO}/readme"),
+    ("GET", f"/repos/{REPO}/contents/lib.py"),
+    ("PUT", f"/repos/{REPO}/contents/x.txt"),
+    ("GET", f"/repos/{REPO}/branches"),
+    ("GET", f"/repos/{REPO}/git/ref/heads/main"),
+    ("GET", f"/repos/{REPO}/commits"),
+    ("GET", f"/repos/{REPO}/issues"),
+    ("POST", f"/repos/{REPO}/issues"),
+    ("GET", f"/repos/{REPO}/issues/1"),
+    ("PATCH", f"/repos/{REPO}/issues/1"),
+    ("GET", f"/repos/{REPO}/issues/1/comments"),
+    ("POST", f"/repos/{REPO}/issues/1/comments"),
+    ("GET", f"/repos/{REPO}/pulls"),
+    ("POST", f"/repos/{REPO}/pulls"),
+    ("PUT", f"/repos/{REPO}/pulls/1/merge"),
+    ("GET", f"/repos/{REPO}/commits/main/status"),
+    ("GET", f"/repos/{REPO}/commits/main/check-runs"),
+    ("GET", "/search/issues?q=bug"),
+    ("GET", f"/api/v3/repos/{REPO}/issues/1"),
+    ("GET", f"/raw/{REPO}/main/lib.py"),
+]
+
+
+def test_every_endpoint_needs_a_token(served: Served) -> None:
+    with httpx.Client(base_url=served.url) as http:
+        for method, path in PROTECTED:
+            resp = http.request(method, path, json={"title": "x", "body": "x"})
+            assert resp.status_code == 401, (method, path)
+            assert resp.json() == {
+                "message": "Requires authentication",
+                "documentation_url": "https://docs.github.com/rest",
+                "status": "401",
+            }
+        git_path = http.get(f"/{REPO}.git/info/refs", params={"service": "git-upload-pack"})
+        assert git_path.status_code == 401
+        assert git_path.headers["www-authenticate"] == 'Basic realm="GitHub"'
+    assert events(served) == []
+
+
+def test_root_and_headers_as_github_sends_them(served: Served) -> None:
+    with client(served) as gh:
+        resp = gh.rest.meta.root()
+        checked(resp)
+    assert resp.headers["x-oauth-scopes"] == "repo, read:org, workflow"
+    assert resp.headers["x-github-media-type"] == "github.v3; format=json"
+    assert resp.headers["x-github-api-version-selected"] == "2026-03-10"
+    assert int(resp.headers["x-ratelimit-limit"]) == 5000
+    assert int(resp.headers["x-ratelimit-remaining"]) < 5000
+    assert resp.headers["content-type"] == "application/json; charset=utf-8"
+    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+        missing = http.get("/no/such/endpoint")
+        assert missing.status_code == 404 and missing.json()["message"] == "Not Found"
+        assert missing.headers["x-ratelimit-resource"] == "core"
+
+
+def test_enterprise_paths_serve_the_same_world(served: Served) -> None:
+    gh = client(served)
+    ghe = gh.__class__(gh.auth, base_url=f"{served.url}/api/v3/", http_cache=False)
+    with gh, ghe:
+        root = checked(ghe.rest.meta.root())
+        assert root.current_user_url == f"{served.url}/api/v3/user"
+        comment = checked(ghe.rest.issues.create_comment(OWNER, NAME, 2, body="via GHE paths"))
+        seen = checked(gh.rest.issues.list_comments(OWNER, NAME, 2))
+        assert [c.id for c in seen] == [comment.id]
+        assert checked(ghe.rest.users.get_authenticated()).login == "agent"
+
+
+def test_api_versions_choose_the_field_set(served: Served) -> None:
+    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+        old = http.get(f"/repos/{REPO}/issues/2")
+        new = http.get(f"/repos/{REPO}/issues/2", headers={"X-GitHub-Api-Version": "2026-03-10"})
+    assert old.headers["x-github-api-version-selected"] == "2022-11-28"
+    assert old.json()["assignee"]["login"] == "alice"
+    assert "assignee" not in new.json()
+    assert [u["login"] for u in new.json()["assignees"]] == ["alice"]
+
+
+def test_issue_list_filters(served: Served) -> None:
+    with client(served) as gh:
+        checked(gh.rest.issues.create(OWNER, NAME, title="Third", labels=["bug", "docs"]))
+
+        def numbers(**filters: object) -> list[int]:
+            resp = gh.rest.issues.list_for_repo(OWNER, NAME, **filters)  # type: ignore[arg-type]
+            return [i.number for i in checked(resp)]
+
+        assert numbers() == [3, 2, 1]
+        assert numbers(direction="asc") == [1, 2, 3]
+        assert numbers(labels="docs") == [3, 2]
+        assert numbers(labels="bug,docs") == [3]
+        assert numbers(assignee="alice") == [2]
+        assert numbers(assignee="none") == [3, 1]
+        assert numbers(creator="bob") == [2]
+        assert numbers(creator="agent") == [3]
+        assert numbers(since=datetime.fromisoformat("2026-03-11T01:00:00+00:00")) == [3, 2]
+        assert numbers(state="closed") == []
+        with pytest.raises(RequestFailed) as bad:
+            gh.rest.issues.list_for_repo(OWNER, NAME, state="weird")  # type: ignore[arg-type]
+        assert bad.value.response.status_code == 422
+        found = checked(gh.rest.search.issues_and_pull_requests(q="author:bob is:open README"))
+        assert [i.number for i in found.items] == [2]
+
+
+def test_raw_files_on_their_host_and_under_raw(served: Served) -> None:
+    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+        on_host = http.get(f"/{REPO}/main/lib.py", headers={"Host": "raw.githubusercontent.com"})
+        assert on_host.status_code == 200 and on_host.text.endswith("return a - b\n")
+        enterprise = http.get(f"/raw/{REPO}/main/test_lib.py")
+        assert enterprise.status_code == 200 and "def test_zero" in enterprise.text
+        assert http.get(f"/raw/{REPO}/main/nope.py").status_code == 404
+
+
+def test_merge_methods_and_conflicts(served: Served, tmp_path: Path) -> None:
+    work = clone(served, tmp_path)
+    git(served, work, "checkout", "-q", "-b", "one")
+    commit_file(served, work, "lib.py", "def add(a, b):\n    return a + b\n", "Fix add")
+    commit_file(served, work, "more.txt", "m\n", "More")
+    git(served, work, "push", "-q", "origin", "one")
+    git(served, work, "checkout", "-q", "-b", "two", "origin/main")
+    commit_file(served, work, "lib.py", "def add(a, b):\n    return b + a\n", "Other fix")
+    git(served, work, "push", "-q", "origin", "two")
+    with client(served) as gh:
+        first = checked(gh.rest.pulls.create(OWNER, NAME, title="one", head="one", base="main"))
+        second = checked(gh.rest.pulls.create(OWNER, NAME, title="two", head="two", base="main"))
+        merged = checked(gh.rest.pulls.merge(OWNER, NAME, first.number, merge_method="rebase"))
+        log = checked(gh.rest.repos.list_commits(OWNER, NAME, per_page=3))
+        assert [c.commit.message for c in log] == ["More", "Fix add", "Add tests"]
+        assert log[0].sha == merged.sha and len(log[0].parents) == 1
+        view = checked(gh.rest.pulls.get(OWNER, NAME, second.number))
+        assert view.mergeable is False and view.mergeable_state == "dirty"
+        with pytest.raises(RequestFailed) as conflict:
+            gh.rest.pulls.merge(OWNER, NAME, second.number)
+        assert conflict.value.response.status_code == 405
+        assert conflict.value.response.json()["message"] == "Pull Request is not mergeable"
+        with pytest.raises(RequestFailed) as stale:
+            gh.rest.pulls.merge(OWNER, NAME, second.number, sha="0" * 40)
+        assert stale.value.response.status_code == 409
+        closed = checked(gh.rest.pulls.update(OWNER, NAME, second.number, state="closed"))
+        assert closed.state == "closed" and not closed.merged
+    merges = events(served, "github.pull_request.merged")
+    assert [(m["data"]["number"], m["data"]["method"]) for m in merges] == [(3, "rebase")]
+
+
+def test_reset_and_state_dump(served: Served) -> None:
+    with client(served) as gh:
+        checked(gh.rest.issues.create(OWNER, NAME, title="temporary"))
+        content = base64.b64encode(b"x\n").decode()
+        checked(
+            gh.rest.repos.create_or_update_file_contents(
+                OWNER, NAME, "x.txt", message="x", content=content
+            )
+        )
+    with httpx.Client(base_url=served.url) as http:
+        state = http.get("/_replay/state").json()["github"]
+        assert [i["title"] for i in state["issues"]][-1] == "temporary"
+        assert len(events(served)) == 2
+        assert http.post("/_replay/reset").json() == {"ok": True}
+        after = http.get("/_replay/state").json()["github"]
+    assert [i["number"] for i in after["issues"]] == [1, 2]
+    assert events(served) == []
+    with client(served) as gh:
+        with pytest.raises(RequestFailed):
+            gh.rest.issues.get(OWNER, NAME, 3)
+        with pytest.raises(RequestFailed):
+            gh.rest.repos.get_content(OWNER, NAME, "x.txt")
+        again = checked(gh.rest.issues.create(OWNER, NAME, title="numbering restarts"))
+        assert again.number == 3
