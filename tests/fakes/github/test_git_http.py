@@ -4,6 +4,7 @@ with the right ``forced`` flag; reset restores the repository."""
 
 from __future__ import annotations
 
+import os
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -133,3 +134,18 @@ def test_reset_restores_the_repository(served: Served, tmp_path: Path) -> None:
     again = git(served, tmp_path, "ls-remote", f"{GITHUB}{REPO}.git").stdout
     assert "extra" not in again
     assert original["refs/heads/main"] in again
+
+
+def test_large_push_streams_through(served: Served, tmp_path: Path) -> None:
+    """A push bigger than git's post buffer goes chunked, without a Content-Length."""
+    work = clone(served, tmp_path)
+    git(served, work, "checkout", "-q", "-b", "big")
+    (work / "blob.bin").write_bytes(os.urandom(3 * 1024 * 1024))
+    git(served, work, "add", "blob.bin")
+    git(served, work, "commit", "-q", "-m", "Big file")
+    tip = git(served, work, "rev-parse", "HEAD").stdout.strip()
+    git(served, work, "-c", "http.postBuffer=65536", "push", "-q", "origin", "big")
+    assert server_refs(served)["refs/heads/big"] == tip
+    fresh = clone(served, tmp_path, "again")
+    git(served, fresh, "fetch", "-q", "origin", "big")
+    assert git(served, fresh, "rev-parse", "FETCH_HEAD").stdout.strip() == tip
