@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +18,11 @@ stub_model_app = typer.Typer(
     no_args_is_help=True,
 )
 out = Console(highlight=False, soft_wrap=True)
+
+
+@stub_model_app.callback()
+def _group() -> None:
+    """The stub model: plays a scripted trajectory, injects wire faults."""
 
 
 @stub_model_app.command("serve")
@@ -49,10 +56,24 @@ def serve(
             retry_after=retry_after,
         )
         app = make_stub_app(config)
-    except (ValueError, ValidationError) as exc:
-        raise InputError("--fault", str(exc).splitlines()[0]) from exc
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError("--fault", f"{where}: {first['msg']}" if where else first["msg"]) from exc
+    except ValueError as exc:
+        raise InputError("--fault", str(exc)) from exc
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        raise InputError("--port", f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    bound = sock.getsockname()[1]
+    base = f"http://{host}:{bound}"
     out.print(
-        f"stub model {loaded.name!r} ({len(loaded.steps)} steps) at http://{host}:{port}"
-        f" (OpenAI base_url http://{host}:{port}/v1); faults: " + (", ".join(fault or []) or "none")
+        f"stub model {loaded.name!r} ({len(loaded.steps)} steps) at {base}"
+        f" (OpenAI base_url {base}/v1); faults: " + (", ".join(fault or []) or "none")
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    sys.stdout.flush()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server.run(sockets=[sock])

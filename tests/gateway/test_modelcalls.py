@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -831,3 +834,57 @@ def test_an_identical_request_after_a_success_is_a_new_logical_call() -> None:
     ) == (4, 1, 0, True)
     assert (summary.protocol_failed, summary.rejected, summary.quota_stop) == (1, 1, True)
     assert summary.usage == TokenUsage(input_tokens=2, output_tokens=2)
+
+
+# ------------------------------------------------------------------ beside mitmproxy
+
+GATEWAY_PYTHON = Path(
+    os.environ.get(
+        "REPLAY_GATEWAY_PYTHON", Path(__file__).resolve().parents[2] / ".venv-gateway/bin/python"
+    )
+)
+IN_GATEWAY_VENV = r"""
+import json, threading, time, urllib.request
+import uvicorn
+from replay.gateway.modelcalls import ModelCallObserver, summarize_wire
+from replay.harness.stub import Script, StubConfig, make_stub_app
+
+script = Script(name="g", steps=[{"say": "hi", "bash": "ls"}])
+server = uvicorn.Server(uvicorn.Config(make_stub_app(StubConfig(script=script)), port=0,
+                                       log_level="critical", lifespan="off"))
+threading.Thread(target=server.run, daemon=True).start()
+while not server.started:
+    time.sleep(0.01)
+port = server.servers[0].sockets[0].getsockname()[1]
+body = json.dumps({"model": "claude", "max_tokens": 9, "stream": True,
+                   "messages": [{"role": "user", "content": "go"}]}).encode()
+headers = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
+req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/messages", body, headers)
+obs = ModelCallObserver()
+obs.begin("POST", req.full_url, dict(req.header_items()), body, time.time())
+with urllib.request.urlopen(req) as resp:
+    obs.headers(resp.status, dict(resp.headers.items()), time.time())
+    while data := resp.read1(64):
+        obs.chunk(data)
+call = obs.end(time.time())
+server.should_exit = True
+print(json.dumps({"call": call.model_dump(), "healthy": summarize_wire([call]).healthy}))
+"""
+
+
+def test_observer_and_stub_run_in_the_gateway_venv() -> None:
+    """mitmproxy's venv pins older h11 and has none of the test clients: both modules work."""
+    assert GATEWAY_PYTHON.exists(), f"{GATEWAY_PYTHON} missing: run make (it builds .venv-gateway)"
+    done = subprocess.run(
+        [str(GATEWAY_PYTHON), "-c", IN_GATEWAY_VENV], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    call = ModelCall.model_validate(out["call"])
+    assert (call.verdict, call.provider, call.streamed, out["healthy"]) == (
+        "ok",
+        "anthropic_messages",
+        True,
+        True,
+    )
+    assert call.usage is not None and call.usage.output_tokens > 0
