@@ -310,10 +310,17 @@ class LinearBackend:
         rows = s.scalars(select(Label).order_by(Label.name))
         return [lb for lb in rows if filter is None or m.label(lb, filter)]
 
-    def comments(self, s: Session, viewer: str, filter: Filter | None = None) -> list[Comment]:
+    def comments(
+        self,
+        s: Session,
+        viewer: str,
+        filter: Filter | None = None,
+        order_by: str = "createdAt",
+    ) -> list[Comment]:
         m = self.matcher(viewer)
-        rows = s.scalars(select(Comment).order_by(Comment.created_at.desc(), Comment.id))
-        return [c for c in rows if filter is None or m.comment(c, filter)]
+        rows = [c for c in s.scalars(select(Comment)) if filter is None or m.comment(c, filter)]
+        key = "updated_at" if order_by == "updatedAt" else "created_at"
+        return sorted(rows, key=lambda c: (aware(getattr(c, key)), c.id), reverse=True)
 
     # ------------------------------------------------------------------ mutations
 

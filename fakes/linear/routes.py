@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -14,6 +15,8 @@ from fakes.linear.errors import AuthenticationError, LinearError, graphql_error_
 from fakes.linear.graphql import Context
 from fakes.linear.schemas import GraphQLRequest
 
+_QUOTED = re.compile(r"'([_A-Za-z$][_0-9A-Za-z.$!\[\]]*)'")
+
 
 def format_error(error: GraphQLError) -> dict[str, Any]:
     """Linear's error entry: message, path, locations, then Linear's ``extensions``."""
@@ -23,6 +26,8 @@ def format_error(error: GraphQLError) -> dict[str, Any]:
         out = original.wire()
         out = {"message": out["message"], **_where(error), "extensions": out["extensions"]}
     elif original is None:
+        # graphql-js, which Linear runs, quotes names with double quotes.
+        out["message"] = _QUOTED.sub(r'"\1"', error.message)
         out.update(_where(error))
         out["extensions"] = graphql_error_extensions()
     else:

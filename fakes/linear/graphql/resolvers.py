@@ -111,6 +111,15 @@ def _issue_list(info: Info, base: dict[str, Any], kwargs: dict[str, Any]) -> Any
     return connect(rows, **kwargs)
 
 
+def _comment_list(info: Info, base: dict[str, Any], kwargs: dict[str, Any]) -> Any:
+    """Comments under ``base`` narrowed by the caller's ``filter``; newest first."""
+    c = ctx(info)
+    extra = kwargs.get("filter")
+    f = {"and": [base, extra]} if extra else base
+    rows = c.backend.comments(c.session, c.viewer, f, kwargs.get("orderBy") or "createdAt")
+    return connect(rows, **kwargs)
+
+
 def _select(rows: Sequence[Any], f: dict[str, Any] | None, match: Resolver) -> list[Any]:
     return [r for r in rows if f is None or match(r, f)]
 
@@ -265,8 +274,7 @@ def _comment(_: Any, info: Info, id: str | None = None, **_k: Any) -> Comment:
 
 @query.field("comments")
 def _comments(_: Any, info: Info, **kwargs: Any) -> Any:
-    c = ctx(info)
-    return connect(c.backend.comments(c.session, c.viewer, kwargs.get("filter")), **kwargs)
+    return _comment_list(info, {}, kwargs)
 
 
 # ----------------------------------------------------------------------------- Mutation
@@ -326,10 +334,7 @@ def _bind_issue(obj: ObjectType) -> None:
         ),
     )
     obj.set_field(
-        "comments",
-        lambda i, info, **kw: connect(
-            _select(i.comments, kw.get("filter"), ctx(info).matcher.comment), **kw
-        ),
+        "comments", lambda i, info, **kw: _comment_list(info, {"issue": {"id": {"eq": i.id}}}, kw)
     )
     obj.set_field(
         "children", lambda i, info, **kw: _issue_list(info, {"parent": {"id": {"eq": i.id}}}, kw)
@@ -499,15 +504,7 @@ comment_type.set_field(
     lambda c, info: f"{_issue_url(info, c.issue)}#comment-{c.id.split('-')[0]}",
 )
 comment_type.set_field(
-    "children",
-    lambda c, info, **kw: connect(
-        ctx(info).backend.comments(
-            ctx(info).session,
-            ctx(info).viewer,
-            {"and": [{"parent": {"id": {"eq": c.id}}}, kw.get("filter") or {}]},
-        )[::-1],
-        **kw,
-    ),
+    "children", lambda c, info, **kw: _comment_list(info, {"parent": {"id": {"eq": c.id}}}, kw)
 )
 _constants(comment_type, {"reactionData": dict})
 

@@ -166,7 +166,8 @@ def test_fetch_move_comment_then_reads_and_search_see_it(client: Client, served:
     assert again["state"]["name"] == "In Review"
     assert again["updatedAt"] == moved["issue"]["updatedAt"]
     bodies = [c["body"] for c in again["comments"]["nodes"]]
-    assert bodies[:2] == ["Still broken on main.", "Ready for review: fixed the operator."]
+    # Newest first: Alice's scripted hint (the agent spoke in her thread), then the agent.
+    assert bodies == [w.HINT, "Ready for review: fixed the operator.", "Still broken on main."]
 
     in_review = run(
         client,
@@ -256,9 +257,9 @@ def test_scripted_reply_follows_the_agents_question_once(client: Client, served:
     run(client, COMMENT, issueId="ENG-2", body="@bob do you know the workaround?")
     bodies = [c["body"] for c in run(client, ISSUE, id="ENG-2")["issue"]["comments"]["nodes"]]
     assert bodies == [
-        "Is the deploy still flaky?",
-        "@bob do you know the workaround?",
         w.MENTION_REPLY,
+        "@bob do you know the workaround?",
+        "Is the deploy still flaky?",
     ]
 
     events = served.events()
