@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
-from fakes.github import render
+from fakes.github import bodies, render
 from fakes.github import schemas as w
 from fakes.github.errors import ValidationFailed
 from fakes.github.routes import Ctx, Page, PerPage, paginate, wire
@@ -76,7 +76,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(items, headers=headers)
 
     @router.post("/repos/{owner}/{repo}/issues")
-    def create_issue(owner: str, repo: str, body: w.IssueCreate, ctx: Auth) -> Response:
+    def create_issue(owner: str, repo: str, body: bodies.IssueCreate, ctx: Auth) -> Response:
         assignees = list(body.assignees)
         if body.assignee and body.assignee not in assignees:
             assignees.insert(0, body.assignee)
@@ -111,7 +111,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.patch("/repos/{owner}/{repo}/issues/{number}")
     def update_issue(
-        owner: str, repo: str, number: int, body: w.IssueUpdate, ctx: Auth
+        owner: str, repo: str, number: int, body: bodies.IssueUpdate, ctx: Auth
     ) -> Response:
         changes: dict[str, Any] = {}
         sent = body.model_fields_set
@@ -156,7 +156,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.post("/repos/{owner}/{repo}/issues/{number}/comments")
     def create_comment(
-        owner: str, repo: str, number: int, body: w.CommentCreate, ctx: Auth
+        owner: str, repo: str, number: int, body: bodies.CommentCreate, ctx: Auth
     ) -> Response:
         def go(s: Session) -> w.IssueComment:
             c = ctx.backend.add_comment(s, ctx.login, f"{owner}/{repo}", number, body.body)
@@ -177,7 +177,9 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         )
 
     @router.post("/repos/{owner}/{repo}/issues/{number}/labels")
-    def add_labels(owner: str, repo: str, number: int, body: w.LabelsBody, ctx: Auth) -> Response:
+    def add_labels(
+        owner: str, repo: str, number: int, body: bodies.LabelsBody, ctx: Auth
+    ) -> Response:
         def go(s: Session) -> list[w.Label]:
             issue = ctx.backend.add_labels(
                 s, ctx.login, f"{owner}/{repo}", number, label_names(body.labels)
@@ -187,7 +189,9 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(ctx.run(go))
 
     @router.put("/repos/{owner}/{repo}/issues/{number}/labels")
-    def set_labels(owner: str, repo: str, number: int, body: w.LabelsBody, ctx: Auth) -> Response:
+    def set_labels(
+        owner: str, repo: str, number: int, body: bodies.LabelsBody, ctx: Auth
+    ) -> Response:
         def go(s: Session) -> list[w.Label]:
             issue = ctx.backend.update_issue(
                 s, ctx.login, f"{owner}/{repo}", number, labels=label_names(body.labels)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
-from fakes.github import render
+from fakes.github import bodies, render
 from fakes.github import schemas as w
 from fakes.github.errors import NotFound, ValidationFailed
 from fakes.github.routes import (
@@ -62,7 +62,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(items, headers=headers)
 
     @router.post("/repos/{owner}/{repo}/pulls")
-    def create_pull(owner: str, repo: str, body: w.PullCreate, ctx: Auth) -> Response:
+    def create_pull(owner: str, repo: str, body: bodies.PullCreate, ctx: Auth) -> Response:
         def go(s: Session) -> w.PullRequest:
             if body.issue is not None:
                 # Turning an issue into a pull request is not supported by the fake.
@@ -107,7 +107,9 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(ctx.run(lambda s: full(ctx, s, owner, repo, number)))
 
     @router.patch("/repos/{owner}/{repo}/pulls/{number}")
-    def update_pull(owner: str, repo: str, number: int, body: w.PullUpdate, ctx: Auth) -> Response:
+    def update_pull(
+        owner: str, repo: str, number: int, body: bodies.PullUpdate, ctx: Auth
+    ) -> Response:
         changes: dict[str, Any] = {k: getattr(body, k) for k in body.model_fields_set}
 
         def go(s: Session) -> w.PullRequest:
@@ -128,9 +130,9 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.put("/repos/{owner}/{repo}/pulls/{number}/merge")
     def merge_pull(
-        owner: str, repo: str, number: int, ctx: Auth, body: w.MergeBody | None = None
+        owner: str, repo: str, number: int, ctx: Auth, body: bodies.MergeBody | None = None
     ) -> Response:
-        args = body or w.MergeBody()
+        args = body or bodies.MergeBody()
 
         def go(s: Session) -> w.MergeResult:
             issue = ctx.backend.merge_pull(
@@ -221,7 +223,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.post("/repos/{owner}/{repo}/pulls/{number}/reviews")
     def create_review(
-        owner: str, repo: str, number: int, body: w.ReviewCreate, ctx: Auth
+        owner: str, repo: str, number: int, body: bodies.ReviewCreate, ctx: Auth
     ) -> Response:
         def go(s: Session) -> w.Review:
             review = ctx.backend.submit_review(
@@ -264,7 +266,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.post("/repos/{owner}/{repo}/pulls/{number}/comments")
     def create_review_comment(
-        owner: str, repo: str, number: int, body: w.ReviewCommentCreate, ctx: Auth
+        owner: str, repo: str, number: int, body: bodies.ReviewCommentCreate, ctx: Auth
     ) -> Response:
         def go(s: Session) -> w.ReviewComment:
             row = ctx.backend.add_review_comment(

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
-from fakes.github import render
+from fakes.github import bodies, render
 from fakes.github import schemas as w
 from fakes.github.errors import NotFound
 from fakes.github.models import Repo, node_id
@@ -87,7 +87,9 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return contents(owner, repo, path, ref, ctx)
 
     @router.put("/repos/{owner}/{repo}/contents/{path:path}")
-    def put_contents(owner: str, repo: str, path: str, body: w.ContentsPut, ctx: Auth) -> Response:
+    def put_contents(
+        owner: str, repo: str, path: str, body: bodies.ContentsPut, ctx: Auth
+    ) -> Response:
         data = decode_content(body.content)
 
         def go(s: Session) -> tuple[w.Wire, bool]:
