@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from graphql import GraphQLError, GraphQLSchema, execute, parse, validate
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from fakes.linear.backend import LinearBackend
 from fakes.linear.errors import AuthenticationError, LinearError, graphql_error_extensions
@@ -78,22 +79,29 @@ def run(schema: GraphQLSchema, body: GraphQLRequest, context: Context) -> tuple[
     return status, payload
 
 
+def _execute(
+    backend: LinearBackend, schema: GraphQLSchema, body: GraphQLRequest, viewer: str
+) -> tuple[int, Any]:
+    # One request, one transaction; the world's lock serialises it with every other fake.
+    with backend.world.session() as session:
+        return run(schema, body, Context(backend, session, viewer))
+
+
 def router(backend: LinearBackend, schema: GraphQLSchema) -> FastAPI:
     app = FastAPI(title="Linear (replay fake)", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.post("/graphql")
-    def graphql(request: Request, body: dict[str, Any]) -> JSONResponse:
+    async def graphql(request: Request) -> JSONResponse:
         try:
             viewer = backend.authenticate(request.headers.get("authorization"))
         except AuthenticationError as exc:
             return JSONResponse({"errors": [exc.wire()]}, status_code=exc.http_status)
         try:
-            parsed = GraphQLRequest.model_validate(body)
+            parsed = GraphQLRequest.model_validate_json(await request.body())
         except ValidationError:
             error = GraphQLError("Must provide query string.")
             return JSONResponse({"errors": [format_error(error)]}, status_code=400)
-        with backend.world.session() as session:
-            status, payload = run(schema, parsed, Context(backend, session, viewer))
+        status, payload = await run_in_threadpool(_execute, backend, schema, parsed, viewer)
         return JSONResponse(payload, status_code=status)
 
     return app

@@ -6,11 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.fakes.linear import sdk_documents as sdk
 from tests.fakes.linear import world as w
-from tests.fakes.linear.conftest import API_KEY, OAUTH, Served
+from tests.fakes.linear.conftest import API_KEY, HOST, OAUTH, Served
 
 T = datetime(2026, 3, 12, 9, tzinfo=UTC)
 
@@ -249,3 +250,27 @@ def test_invalid_documents_are_400(served: Served) -> None:
     assert bad_var.status_code == 400 and "$id" in _error(bad_var)["message"]
     empty = served.post({"variables": {}})
     assert empty.status_code == 400
+
+
+def test_a_body_that_is_not_json_is_refused_like_a_missing_query(served: Served) -> None:
+    resp = httpx.post(
+        served.graphql_url,
+        headers={**HOST, "Authorization": API_KEY, "Content-Type": "text/plain"},
+        content=b"{ viewer { id } }",
+    )
+    assert resp.status_code == 400
+    assert _error(resp)["message"] == "Must provide query string."
+
+
+def test_deprecated_issue_search(served: Served) -> None:
+    query = '{ issueSearch(query: "deploy") { nodes { identifier } } }'
+    found = call(served, query)["issueSearch"]["nodes"]
+    assert [n["identifier"] for n in found] == ["ENG-2", "OPS-1"]  # newest first
+
+
+def test_package_exports() -> None:
+    import fakes.linear
+
+    assert fakes.linear.HOSTS == ("api.linear.app",)
+    assert set(fakes.linear.__all__) == {"HOSTS", "LinearBackend", "install"}
+    assert all(hasattr(fakes.linear, name) for name in fakes.linear.__all__)
