@@ -151,6 +151,22 @@ class GitHubBackend(PullOps):
                         submitted_at=rv.submitted_at,
                     )
                 )
+            if p.state == "open":
+                self._seed_head_branch(s, repos[p.repo], p.head_ref, p.head_sha)
+        s.flush()
+
+    def _seed_head_branch(self, s: Session, repo: Repo, name: str, sha: str) -> None:
+        """The branch of a pull request open at T, when its head is in the cut history.
+
+        A head commit that is not in the repository (made on a branch the bundle does not
+        carry) is left out rather than invented; that pull request then has no branch.
+        """
+        if not repo.has_git or self.git.resolve(repo.full_name, sha) != sha:
+            return
+        if self.branch(s, repo, name) is not None:
+            return
+        self.git.update_ref(repo.full_name, f"refs/heads/{name}", sha, None)
+        s.add(Branch(repo=repo, name=name, sha=sha))
         s.flush()
 
     def dump(self, session: Session) -> dict[str, Any]:

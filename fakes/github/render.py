@@ -313,14 +313,14 @@ def pull(
     if not full:
         return w.PullRequest.model_validate(fields)
     files = backend._changes(i)
-    commits = (
-        len(backend.git.commits_between(r.full_name, p.base_sha, p.head_sha))
-        if (r.has_git and backend.git.resolve(r.full_name, p.head_sha))
-        else 0
+    # A pull request from the snapshot may name commits the cut history does not hold.
+    known = r.has_git and all(
+        backend.git.resolve(r.full_name, sha) == sha for sha in (p.base_sha, p.head_sha)
     )
+    commits = len(backend.git.commits_between(r.full_name, p.base_sha, p.head_sha)) if known else 0
     merged = p.merged_at is not None
     mergeable: bool | None = None
-    if i.state == "open" and r.has_git:
+    if i.state == "open" and known:
         mergeable = backend.git.merge_tree(r.full_name, p.base_sha, p.head_sha) is not None
     state = "unknown"
     if mergeable is True:

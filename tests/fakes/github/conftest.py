@@ -14,6 +14,7 @@ import time
 import typing
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -117,14 +118,14 @@ class Served:
     app: WorldApp
 
 
-@pytest.fixture()
-def served(github_snapshot_dir: Path) -> Iterator[Served]:
-    """The GitHub fake on a real uvicorn server on 127.0.0.1 (any port).
+@contextmanager
+def serve(snapshot_dir: Path) -> Iterator[Served]:
+    """The GitHub fake for a snapshot on a real uvicorn server on 127.0.0.1 (any port).
 
     The world's host router also answers for 127.0.0.1 with the GitHub app, so clients can
     use ``http://127.0.0.1:PORT`` as their base URL; the control plane is under /_replay.
     """
-    app = build_world(load_snapshot(github_snapshot_dir), services=("github",))
+    app = build_world(load_snapshot(snapshot_dir), services=("github",))
     app.routes["127.0.0.1"] = app.routes[HOSTS[0]]
     config = uvicorn.Config(
         app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none"
@@ -146,6 +147,24 @@ def served(github_snapshot_dir: Path) -> Iterator[Served]:
         thread.join(timeout=10)
         backend.close()
         app.world.engine.dispose()
+
+
+@pytest.fixture()
+def served(github_snapshot_dir: Path) -> Iterator[Served]:
+    """The test world's GitHub, served (see :func:`serve`)."""
+    with serve(github_snapshot_dir) as world:
+        yield world
+
+
+def build(world: dict[str, Any], root: Path) -> Path:
+    """A snapshot of ``world`` (with the tiny repository's history) under ``root``."""
+    src = root / "sources"
+    src.mkdir(parents=True)
+    worlds.write_history(src / "history")
+    (src / "world.yaml").write_text(yaml.safe_dump(world, sort_keys=False))
+    out = root / "snapshot"
+    build_snapshot(src, out)
+    return out
 
 
 # ----------------------------------------------------------------------- githubkit

@@ -15,15 +15,19 @@ import pytest
 from githubkit.exception import RequestFailed
 
 from tests.fakes.github.conftest import (
+    GITHUB,
     REPO,
     TOKEN,
     Served,
+    build,
     checked,
     client,
     clone,
     commit_file,
     events,
     git,
+    github_world,
+    serve,
 )
 
 OWNER, NAME = REPO.split("/")
@@ -200,3 +204,59 @@ def test_reset_and_state_dump(served: Served) -> None:
             gh.rest.repos.get_content(OWNER, NAME, "x.txt")
         again = checked(gh.rest.issues.create(OWNER, NAME, title="numbering restarts"))
         assert again.number == 3
+
+
+@pytest.fixture(scope="module")
+def open_pr_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test world plus a pull request open at T, reviewed before and after T."""
+    world = github_world()
+    world["github"]["pulls"].append(
+        {
+            "repo": REPO,
+            "number": 5,
+            "id": 105,
+            "title": "Test add()",
+            "body": "Adds a test",
+            "state": "open",
+            "author": "bob",
+            "head_ref": "add-tests",
+            "base_ref": "main",
+            "head_sha": "@commit:Add tests",
+            "base_sha": "@commit:Initial commit",
+            "created_at": "2026-03-06T00:00:00Z",
+            "reviews": [
+                {
+                    "id": 501,
+                    "author": "alice",
+                    "state": "APPROVED",
+                    "commit_id": "@commit:Add tests",
+                    "submitted_at": "2026-03-07T00:00:00Z",
+                },
+                {
+                    "id": 502,
+                    "author": "alice",
+                    "state": "COMMENTED",
+                    "body": "after T",
+                    "commit_id": "@commit:Add tests",
+                    "submitted_at": "2026-03-13T00:00:00Z",
+                },
+            ],
+        }
+    )
+    return build(world, tmp_path_factory.mktemp("open-pr"))
+
+
+def test_a_pull_request_open_at_t_has_its_branch(open_pr_snapshot: Path, tmp_path: Path) -> None:
+    with serve(open_pr_snapshot) as served, client(served) as gh:
+        pr = checked(gh.rest.pulls.get(OWNER, NAME, 5))
+        branch = checked(gh.rest.repos.get_branch(OWNER, NAME, "add-tests"))
+        assert pr.head.sha == branch.commit.sha and pr.mergeable is True
+        assert pr.commits == 1 and pr.changed_files == 1
+        assert [f.filename for f in checked(gh.rest.pulls.list_files(OWNER, NAME, 5))] == [
+            "test_lib.py"
+        ]
+        reviews = checked(gh.rest.pulls.list_reviews(OWNER, NAME, 5))
+        assert [(r.id, r.state) for r in reviews] == [(501, "APPROVED")]
+        refs = git(served, tmp_path, "ls-remote", f"{GITHUB}{REPO}.git").stdout
+        assert f"{pr.head.sha}\trefs/heads/add-tests" in refs
+        assert checked(gh.rest.issues.create(OWNER, NAME, title="next")).number == 6
