@@ -288,12 +288,32 @@ def npm_routes(registry: Registry, public: bool) -> list[Route]:
 # ----------------------------------------------------------------------------- apps
 
 
+class DecodedPath:
+    """Hands the app a fully percent-decoded ``path``, whoever built the scope.
+
+    uvicorn decodes the path once; mitmproxy's ``ASGIApp`` passes it percent-*encoded*
+    (``/@scope%2fname`` arrives as ``/%40scope%252fname``). No name, version or file name
+    on these registries may contain ``%``, so decoding until nothing changes is safe.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = scope["path"]
+            while "%" in path and unquote(path) != path:
+                path = unquote(path)
+            scope = {**scope, "path": path}
+        await self.app(scope, receive, send)
+
+
 def host_apps(registry: Registry) -> dict[str, ASGIApp]:
     """One app per real host name, each listing upstream's original URLs."""
     return {
-        pypi.INDEX_HOST: Starlette(routes=python_routes(registry, public=True)),
-        pypi.FILES_HOST: Starlette(routes=file_routes(registry)),
-        npm.REGISTRY_HOST: Starlette(routes=npm_routes(registry, public=True)),
+        pypi.INDEX_HOST: DecodedPath(Starlette(routes=python_routes(registry, public=True))),
+        pypi.FILES_HOST: DecodedPath(Starlette(routes=file_routes(registry))),
+        npm.REGISTRY_HOST: DecodedPath(Starlette(routes=npm_routes(registry, public=True))),
     }
 
 
@@ -301,7 +321,7 @@ def local_app(registry: Registry) -> ASGIApp:
     """Everything on one origin, URLs rewritten onto it; npm's registry is under ``/npm/``."""
     routes: list[Route | Mount] = [*python_routes(registry, False), *file_routes(registry)]
     routes.append(Mount(NPM_PREFIX, routes=npm_routes(registry, public=False)))
-    return Starlette(routes=routes)
+    return DecodedPath(Starlette(routes=routes))
 
 
 class HostRouter:
@@ -338,6 +358,7 @@ def serve_snapshot(snapshot: Snapshot | Path, blobs: BlobStore | None = None) ->
 __all__ = [
     "HOSTS",
     "NPM_PREFIX",
+    "DecodedPath",
     "HostRouter",
     "Registry",
     "host_apps",

@@ -326,3 +326,52 @@ def npm_upstream_app(versions: list[NpmUpFile]) -> Starlette:
         return Response(json.dumps(body), media_type="application/json")
 
     return Starlette(routes=[Route("/{path:path}", anything)])
+
+
+def call_like_mitmproxy(
+    app: ASGIApp, raw_path: bytes, headers: dict[str, str] | None = None, method: str = "GET"
+) -> tuple[int, dict[str, str], bytes]:
+    """Call ``app`` with the scope mitmproxy 11's ``ASGIApp`` builds (its ``make_scope``).
+
+    mitmproxy percent-encodes the path it passes (``quote_from_bytes``), gives ``raw_path``
+    as a str with the query, an upper-case scheme, and no ``server``.
+    """
+    import asyncio
+    import urllib.parse
+
+    quoted = urllib.parse.quote_from_bytes(raw_path).split("%3F", maxsplit=1)
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.1"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "HTTPS",
+        "path": quoted[0],
+        "raw_path": raw_path.decode(),
+        "query_string": urllib.parse.unquote(quoted[1]).encode() if len(quoted) > 1 else b"",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
+        "client": ("127.0.0.1", 50000),
+        "extensions": {},
+    }
+    out: dict[str, object] = {"body": b""}
+    received: list[bool] = []
+
+    async def receive() -> dict[str, object]:
+        if not received:  # as mitmproxy: the body once, then wait (it never disconnects)
+            received.append(True)
+            return {"type": "http.request", "body": b""}
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def send(event: dict[str, object]) -> None:
+        if event["type"] == "http.response.start":
+            out["status"] = event["status"]
+            out["headers"] = {
+                k.decode(): v.decode()
+                for k, v in event.get("headers", [])  # type: ignore[attr-defined]
+            }
+        else:
+            out["body"] = out["body"] + event.get("body", b"")  # type: ignore[operator]
+
+    asyncio.run(app(scope, receive, send))  # type: ignore[arg-type]
+    return out["status"], out["headers"], out["body"]  # type: ignore[return-value]

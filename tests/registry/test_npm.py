@@ -14,7 +14,9 @@ from starlette.testclient import TestClient
 
 from replay.registry import BlobStore, Registry, host_apps, registry_app
 from replay.snapshot.manifest import NpmVersion, RegistryIndex
-from tests.registry.helpers import T, serving, standard_npm
+from tests.registry.helpers import T, call_like_mitmproxy, serving, standard_npm
+
+ABBREVIATED = "application/vnd.npm.install-v1+json"
 
 NPM = shutil.which("npm")
 
@@ -159,3 +161,18 @@ def test_scoped_names_tarballs_and_404s(registry_host: TestClient, npm_registry:
     missing = registry_host.get("/no-such-package")
     assert missing.status_code == 404
     assert missing.json() == {"error": "Not found"}
+
+
+def test_scoped_names_through_mitmproxys_asgi_scope(npm_registry: Registry) -> None:
+    # The gateway mounts these apps with mitmproxy's ASGIApp, which hands the path over
+    # percent-encoded: "/@acme%2futil" arrives as "/%40acme%252futil".
+    app = host_apps(npm_registry)["registry.npmjs.org"]
+    status, headers, body = call_like_mitmproxy(
+        app, b"/@acme%2futil", {"Host": "registry.npmjs.org", "Accept": ABBREVIATED}
+    )
+    assert status == 200, body
+    assert headers["content-type"] == ABBREVIATED
+    assert json.loads(body)["dist-tags"] == {"latest": "0.1.1"}
+    status, _, body = call_like_mitmproxy(app, b"/@acme/util/-/util-0.1.1.tgz")
+    assert status == 200
+    assert body[:2] == b"\x1f\x8b"
