@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import DeclarativeBase, Session
 
 from fakes.core.world import World
+from fakes.linear import humans
 from fakes.linear.errors import AuthenticationError, EntityNotFound, InvalidInput
 from fakes.linear.filters import Filter, Matcher
 from fakes.linear.models import (
@@ -25,7 +26,6 @@ from fakes.linear.models import (
     Label,
     LinearBase,
     Organization,
-    ScriptedReplyFired,
     Team,
     User,
     WorkflowState,
@@ -520,7 +520,7 @@ class LinearBackend:
         parent = self.comment(s, data["parentId"]) if data.get("parentId") else None
         if parent is not None and parent.issue_id != issue.id:
             raise InvalidInput("The parent comment belongs to another issue.")
-        comment = self._add_comment(
+        comment = self.add_comment(
             s, issue, actor, body, parent, self._fresh_id(s, Comment, data.get("id"))
         )
         self._record(
@@ -536,10 +536,10 @@ class LinearBackend:
             },
             object_type="comment",
         )
-        self._scripted_replies(s, issue, comment)
+        humans.reply_to(self, s, issue, comment)
         return comment
 
-    def _add_comment(
+    def add_comment(
         self,
         s: Session,
         issue: Issue,
@@ -562,50 +562,3 @@ class LinearBackend:
         s.add(comment)
         s.flush()
         return comment
-
-    # ------------------------------------------------------------------ scripted people
-
-    def _mentions(self, s: Session, body: str, person: str) -> bool:
-        user = s.get(User, person)
-        if user is None:
-            return False
-        text = body.lower()
-        org = self.organization(s)
-        names = {user.display_name.lower(), user.name.lower()}
-        profile = f"linear.app/{org.url_key}/profiles/{user.display_name}".lower()
-        return profile in text or any(
-            re.search(rf"@{re.escape(n)}(?![\w.-])", text) for n in names if n
-        )
-
-    def _scripted_replies(self, s: Session, issue: Issue, comment: Comment) -> None:
-        """Post the case's scripted replies this comment calls for, once each."""
-        fired = set(s.scalars(select(ScriptedReplyFired.index)))
-        for index, reply in enumerate(self.world.humans):
-            if reply.service != SERVICE or index in fired:
-                continue
-            if reply.thread.upper() != issue.identifier or reply.person == comment.user_id:
-                continue
-            if s.get(User, reply.person) is None:
-                continue  # not a Linear user of this snapshot: nobody to answer
-            if reply.trigger == "mentions_person" and not self._mentions(
-                s, comment.body, reply.person
-            ):
-                continue
-            # Linear threads are one level deep: answer in the thread of the agent's comment.
-            root = comment.parent or comment
-            posted = self._add_comment(s, issue, reply.person, reply.text, root)
-            s.add(ScriptedReplyFired(index=index, comment_id=posted.id))
-            self.world.events.record(
-                s,
-                service=SERVICE,
-                kind="linear.human.replied",
-                actor=reply.person,
-                object_type="comment",
-                object_id=issue.identifier,
-                data={
-                    "person": reply.person,
-                    "thread": reply.thread,
-                    "text": reply.text,
-                    "trigger": reply.trigger,
-                },
-            )
