@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from replay.registry.blobs import BlobError, BlobStore
 from replay.registry.record import RecordError, Target, default_index_url, record_python
+from replay.registry.record_npm import record_npm
 from replay.registry.serve import HOSTS, Registry, host_apps, registry_app, serve_snapshot
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "Target",
     "default_index_url",
     "host_apps",
+    "record_npm",
     "record_python",
     "registry_app",
     "serve_snapshot",

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from replay.formats import dump_json
+from replay.registry.blobs import BlobError, BlobStore
 from replay.snapshot.load import load_snapshot, sha256_file
 from replay.snapshot.manifest import MANIFEST, RegistryIndex
 
@@ -53,4 +54,22 @@ def write_index(snapshot_dir: Path, index: RegistryIndex) -> Path:
     return snapshot_dir / name
 
 
-__all__ = ["INDEX", "dump_index", "read_index", "write_index"]
+def check_blobs(index: RegistryIndex, blobs: BlobStore) -> list[str]:
+    """One line per file the index names whose blob is missing or corrupt (empty: all good)."""
+    wanted: dict[str, str] = {}
+    for f in index.python:
+        wanted.setdefault(f.sha256, f.filename)
+        if f.metadata_sha256:
+            wanted.setdefault(f.metadata_sha256, f"{f.filename}.metadata")
+    for v in index.npm:
+        wanted.setdefault(v.tarball_sha256, f"{v.package}@{v.version}")
+    problems = []
+    for sha, what in sorted(wanted.items(), key=lambda kv: kv[1]):
+        try:
+            blobs.verified_path(sha)
+        except BlobError as exc:
+            problems.append(f"registry: {what}: {exc}")
+    return problems
+
+
+__all__ = ["INDEX", "check_blobs", "dump_index", "read_index", "write_index"]

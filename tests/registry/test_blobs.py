@@ -3,11 +3,15 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from replay.registry.blobs import BlobError, BlobStore, default_root
+from replay.registry.slot import check_blobs
+from replay.snapshot.manifest import RegistryIndex
+from tests.registry.conftest import Recorded
 
 
 def test_layout_is_content_addressed_and_shared(tmp_path: Path) -> None:
@@ -58,3 +62,32 @@ def test_default_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert BlobStore().root == tmp_path
     monkeypatch.delenv("REPLAY_BLOBS")
     assert default_root() == Path(__file__).resolve().parents[2] / "snapshots" / "blobs"
+
+
+def test_check_blobs_names_missing_and_corrupt_files(recorded: Recorded, tmp_path: Path) -> None:
+    blobs = BlobStore(tmp_path / "blobs")
+    shutil.copytree(recorded.blobs.root, blobs.root)
+    index = RegistryIndex(schema=1, python=recorded.files)
+    assert check_blobs(index, blobs) == []
+    alpha, beta = (
+        next(f for f in recorded.files if f.filename == name)
+        for name in ("alpha-1.1-py3-none-any.whl", "beta-1.5-py3-none-any.whl")
+    )
+    blobs.path(alpha.sha256).unlink()
+    assert beta.metadata_sha256 is not None
+    os.chmod(blobs.path(beta.metadata_sha256), 0o644)
+    blobs.path(beta.metadata_sha256).write_bytes(b"Name: evil\n")
+    problems = check_blobs(index, blobs)
+    assert len(problems) == 2, problems
+    assert "alpha-1.1-py3-none-any.whl" in problems[0] and "missing" in problems[0]
+    assert "beta-1.5-py3-none-any.whl.metadata" in problems[1] and "corrupt" in problems[1]
+
+
+def test_public_surface() -> None:
+    import replay.registry
+
+    for name in replay.registry.__all__:
+        assert hasattr(replay.registry, name), name
+    public = {n for n in vars(replay.registry) if not n.startswith("_") and n[0].isupper()}
+    public |= {"host_apps", "record_python", "record_npm", "registry_app", "serve_snapshot"}
+    assert public - {"annotations"} <= set(replay.registry.__all__)

@@ -175,8 +175,10 @@ def test_uv_reads_wheels_by_range_when_there_is_no_metadata_file(
         )
     assert done.returncode == 0, done.stderr
     assert _installed(tmp_path / "t") == {"alpha-1.1", "beta-1.5"}
-    ranged = [(m, p) for m, p, r in logged.seen if r and p.endswith(".whl")]
-    assert ranged, logged.seen
+    # uv asks HEAD for the size and Accept-Ranges, then reads the zip's directory by range.
+    wheels = [(m, p.rsplit("/", 1)[-1], r) for m, p, r in logged.seen if p.endswith(".whl")]
+    assert ("HEAD", "alpha-1.1-py3-none-any.whl", None) in wheels, logged.seen
+    assert any(m == "GET" and r and r.startswith("bytes=") for m, _, r in wheels), logged.seen
 
 
 @pytest.mark.parametrize("client", ["pip", "uv"])
