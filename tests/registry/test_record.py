@@ -5,9 +5,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from replay.registry import BlobStore, RecordError, record_python
+from replay.registry import BlobStore, RecordError, record_python, serve_snapshot
 from replay.registry.cli import app
 from replay.registry.record import default_index_url
 from replay.snapshot import load_snapshot
@@ -95,6 +96,12 @@ def test_cli_records_into_a_snapshot(
     done = runner.invoke(app, ["record", "--upstream", url, "alpha"])
     assert done.exit_code != 0
     assert "--at" in str(done.exception)
+
+    # What the gateway mounts: the snapshot's registry over the shared blob store.
+    with TestClient(serve_snapshot(snap, BlobStore(blobs)), base_url="https://pypi.org") as c:
+        page = c.get("/simple/alpha/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+        assert page.json()["versions"] == ["1.1"]
+        assert page.json()["files"][0]["url"].startswith("https://files.pythonhosted.org/")
 
 
 def test_cli_without_snapshot_prints_the_index(
