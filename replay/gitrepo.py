@@ -36,8 +36,8 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
             "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_TERMINAL_PROMPT": "0",
             "LC_ALL": "C",
-            # Single-threaded packing everywhere (the upload-pack a local fetch spawns too):
-            # delta search across threads is what makes packs differ from run to run.
+            # Single-threaded packing: delta search across threads makes packs differ from
+            # run to run (see bundle_create for the one place this does not reach).
             "GIT_CONFIG_COUNT": "1",
             "GIT_CONFIG_KEY_0": "pack.threads",
             "GIT_CONFIG_VALUE_0": "1",
@@ -85,7 +85,20 @@ def bundle_create(repo: Path, out: Path, commit: str, ref: str) -> None:
         tmp = out.with_name(out.name + ".tmp")
         # A fresh repository holding only commit's history, so nothing later can ride along.
         with _scratch_repo() as scratch:
-            run(scratch, "fetch", "-q", "--no-tags", str(repo), f"{commit}:refs/heads/{ref}")
+            # Objects arrive loose (no unpack limit), so the bundle's pack is computed here,
+            # single-threaded, rather than reusing the deltas of the pack upload-pack sent:
+            # git drops GIT_CONFIG_* for the other repository's upload-pack, which therefore
+            # packs with as many threads as there are cores, differently each time.
+            run(
+                scratch,
+                "-c",
+                "transfer.unpackLimit=2147483647",
+                "fetch",
+                "-q",
+                "--no-tags",
+                str(repo),
+                f"{commit}:refs/heads/{ref}",
+            )
             run(scratch, "bundle", "create", str(tmp), f"refs/heads/{ref}")
         tmp.replace(out)
     finally:

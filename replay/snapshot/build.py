@@ -6,8 +6,10 @@ and can be audited. The same sources give byte-identical snapshots.
 
 Sources layout::
 
-    world.yaml       at, repository {name, default_branch, history}, github, linear, slack
-    history/*.patch  the repository's commits, as ``git format-patch`` output, applied in order
+    world.yaml           at, repository {name, default_branch, history}, github, linear, slack
+    history/*.patch      the repository's commits, as ``git format-patch`` output, in order
+    registry/index.json  optional: package files recorded with their upload times
+    docs/index.json      optional: documentation pages recorded with their fetch times
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pydantic import AwareDatetime, Field
 
 from replay import __version__, gitrepo
 from replay.errors import InputError, SourcesError
-from replay.formats import Strict, dump_json, parse_yaml, read_text, validate_data
+from replay.formats import M, Strict, dump_json, load_model, parse_yaml, read_text, validate_data
 from replay.snapshot.load import list_files, sha256_file
 from replay.snapshot.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
 from replay.snapshot.state import SERVICE_MODELS
@@ -150,14 +152,19 @@ def _write(
         (stage / services[svc]).write_text(
             dump_json(model.model_dump(mode="json", by_alias=True, exclude_none=False))
         )
-    (stage / "registry").mkdir()
-    (stage / "registry/index.json").write_text(
-        dump_json(RegistryIndex(schema=1).model_dump(mode="json", by_alias=True))
+    # The caches' indexes, when the sources have them, are cut at T like everything else.
+    registry = _cache_index(sources / "registry" / "index.json", RegistryIndex)
+    registry = registry.model_copy(
+        update={
+            "python": [f for f in registry.python if f.upload_time <= at],
+            "npm": [v for v in registry.npm if v.publish_time <= at],
+        }
     )
-    (stage / "docs").mkdir()
-    (stage / "docs/index.json").write_text(
-        dump_json(DocsIndex(schema=1).model_dump(mode="json", by_alias=True))
-    )
+    docs = _cache_index(sources / "docs" / "index.json", DocsIndex)
+    docs = docs.model_copy(update={"pages": [p for p in docs.pages if p.fetched_at <= at]})
+    for name, index in (("registry/index.json", registry), ("docs/index.json", docs)):
+        (stage / name).parent.mkdir()
+        (stage / name).write_text(dump_json(index.model_dump(mode="json", by_alias=True)))
     manifest = Manifest.model_validate(
         {
             "schema": 1,
@@ -183,6 +190,15 @@ def _write(
     )
     (stage / MANIFEST).write_text(dump_json(manifest.model_dump(mode="json", by_alias=True)))
     return manifest
+
+
+def _cache_index(path: Path, model: type[M]) -> M:
+    if not path.exists():
+        return model.model_validate({"schema": 1})
+    try:
+        return load_model(path, model)
+    except InputError as exc:
+        raise SourcesError(exc.path, exc.problem, exc.field) from exc
 
 
 def _resolve_commits(value: Any, shas: dict[str, str], where: Path, field: str) -> Any:

@@ -207,3 +207,44 @@ def test_relative_paths(tiny_sources: Path, tmp_path: Path, monkeypatch) -> None
     monkeypatch.chdir(tmp_path)
     manifest = build_snapshot(Path(os.path.relpath(tiny_sources, tmp_path)), Path("rel"))
     assert load_snapshot(tmp_path / "rel").manifest == manifest
+
+
+def test_registry_and_docs_indexes_are_cut_at_t(tiny_sources: Path, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(tiny_sources, src)
+    (src / "registry").mkdir()
+
+    def wheel(version: str, when: str) -> dict[str, object]:
+        return {
+            "project": "demo",
+            "version": version,
+            "filename": f"demo-{version}-py3-none-any.whl",
+            "sha256": "a" * 64,
+            "size": 1,
+            "upload_time": when,
+        }
+
+    index = {
+        "schema": 1,
+        "python": [wheel("1.0", "2026-01-01T00:00:00Z"), wheel("2.0", "2026-03-20T00:00:00Z")],
+    }
+    (src / "registry" / "index.json").write_text(json.dumps(index))
+    (src / "docs").mkdir()
+    page = {
+        "url": "https://docs.example.test/",
+        "status": 200,
+        "content_type": "text/html",
+        "sha256": "b" * 64,
+    }
+    docs = {
+        "schema": 1,
+        "pages": [
+            {**page, "fetched_at": "2026-03-01T00:00:00Z"},
+            {**page, "url": "https://docs.example.test/new", "fetched_at": "2026-04-01T00:00:00Z"},
+        ],
+    }
+    (src / "docs" / "index.json").write_text(json.dumps(docs))
+    build_snapshot(src, tmp_path / "out")
+    snap = load_snapshot(tmp_path / "out")
+    assert [f.version for f in snap.registry.python] == ["1.0"]
+    assert [p.url for p in snap.docs.pages] == ["https://docs.example.test/"]
