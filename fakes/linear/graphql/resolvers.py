@@ -121,6 +121,23 @@ def _comment_list(info: Info, base: dict[str, Any], kwargs: dict[str, Any]) -> A
     return connect(rows, **kwargs)
 
 
+def _lower(attr: str) -> Callable[[Any], str]:
+    return lambda row: str(getattr(row, attr)).lower()
+
+
+def _user_list(info: Info, kwargs: dict[str, Any]) -> Any:
+    c = ctx(info)
+    rows = c.backend.users(c.session, c.viewer, kwargs.get("filter"))
+    if not kwargs.get("includeDisabled"):
+        rows = [u for u in rows if u.active]
+    for sort in kwargs.get("sort") or []:
+        for field, attr in (("displayName", "display_name"), ("name", "name")):
+            if sort.get(field):
+                desc = sort[field].get("order") == "Descending"
+                rows = sorted(rows, key=_lower(attr), reverse=desc)
+    return connect(rows, **kwargs)
+
+
 def _select(rows: Sequence[Any], f: dict[str, Any] | None, match: Resolver) -> list[Any]:
     return [r for r in rows if f is None or match(r, f)]
 
@@ -245,11 +262,7 @@ def _user(_: Any, info: Info, id: str) -> User:
 
 @query.field("users")
 def _users(_: Any, info: Info, **kwargs: Any) -> Any:
-    c = ctx(info)
-    rows = c.backend.users(c.session, c.viewer, kwargs.get("filter"))
-    if not kwargs.get("includeDisabled"):
-        rows = [u for u in rows if u.active]
-    return connect(rows, **kwargs)
+    return _user_list(info, kwargs)
 
 
 @query.field("issueLabel")
@@ -422,19 +435,46 @@ team_type.set_field(
         **kw,
     ),
 )
+team_type.set_field("members", lambda _t, info, **kw: _user_list(info, kw))
 team_type.set_field(
-    "members",
-    lambda _t, info, **kw: connect(
-        ctx(info).backend.users(ctx(info).session, ctx(info).viewer, kw.get("filter")), **kw
-    ),
+    "triageIssueState", lambda t, *_: next((s for s in t.states if s.type == "triage"), None)
 )
 _constants(
     team_type,
     {
         "timezone": "UTC",
         "private": False,
+        "visibility": "public",
+        "inviteHash": "",
+        "autoArchivePeriod": 6.0,
+        "requirePriorityToLeaveTriage": False,
         "cyclesEnabled": False,
+        "cycleDuration": 2.0,
+        "cycleCooldownTime": 0.0,
+        "cycleStartDay": 1.0,
+        "cycleCalenderUrl": "",
+        "cycleLockToActive": False,
+        "cycleIssueAutoAssignStarted": False,
+        "cycleIssueAutoAssignCompleted": False,
+        "upcomingCycleCount": 2.0,
         "issueEstimationType": "notUsed",
+        "issueEstimationExtended": False,
+        "issueEstimationAllowZero": False,
+        "inheritIssueEstimation": False,
+        "inheritWorkflowStatuses": False,
+        "defaultIssueEstimate": 1.0,
+        "setIssueSortOrderOnStateChange": "default",
+        "issueOrderingNoPriorityFirst": False,
+        "issueSortOrderDefaultToBottom": False,
+        "groupIssueHistory": True,
+        "scimManaged": False,
+        "securitySettings": dict,
+        "aiDiscussionSummariesEnabled": False,
+        "aiThreadSummariesEnabled": False,
+        "slackIssueComments": False,
+        "slackNewIssue": False,
+        "slackIssueStatuses": False,
+        "ledInitiativeCount": 0,
     },
 )
 
@@ -506,7 +546,7 @@ comment_type.set_field(
 comment_type.set_field(
     "children", lambda c, info, **kw: _comment_list(info, {"parent": {"id": {"eq": c.id}}}, kw)
 )
-_constants(comment_type, {"reactionData": dict})
+_constants(comment_type, {"reactionData": dict, "reactions": list, "syncedWith": list})
 
 org_type = ObjectType("Organization")
 org_type.set_field("updatedAt", lambda o, *_: o.created_at)
@@ -523,12 +563,7 @@ org_type.set_field(
         ctx(info).backend.teams(ctx(info).session, ctx(info).viewer, kw.get("filter")), **kw
     ),
 )
-org_type.set_field(
-    "users",
-    lambda _o, info, **kw: connect(
-        ctx(info).backend.users(ctx(info).session, ctx(info).viewer, kw.get("filter")), **kw
-    ),
-)
+org_type.set_field("users", lambda _o, info, **kw: _user_list(info, kw))
 
 metadata_union = UnionType("ExternalEntityInfoMetadata", lambda *_: None)
 

@@ -1,8 +1,9 @@
 """The GraphQL documents Linear's TypeScript SDK (``@linear/sdk``) sends, with their fragments.
 
 Written out from the SDK's published operations (``LinearClient.viewer``, ``.issue(id)``,
-``.issues()``, ``.searchIssues(term)``, ``.workflowStates()``, ``.updateIssue(id, input)``,
-``.createIssue(input)``, ``.createComment(input)``): each call POSTs its operation plus every
+``.issues()``, ``.searchIssues(term)``, ``.workflowStates()``, ``.teams()``,
+``issue.comments()``, ``.updateIssue(id, input)``, ``.createIssue(input)``,
+``.createComment(input)``): each call POSTs its operation plus every
 fragment it spreads, as JSON ``{query, variables}``, with the key in ``Authorization``.
 """
 
@@ -386,3 +387,237 @@ fragment CommentPayload on CommentPayload {
   success
 }
 """
+
+TEAM = """
+fragment Team on Team {
+  __typename
+  cycleIssueAutoAssignCompleted
+  cycleLockToActive
+  cycleIssueAutoAssignStarted
+  cycleCalenderUrl
+  upcomingCycleCount
+  autoArchivePeriod
+  autoClosePeriod
+  securitySettings
+  integrationsSettings { id }
+  activeCycle { id }
+  triageResponsibility { id }
+  scimGroupName
+  autoCloseStateId
+  cycleCooldownTime
+  cycleStartDay
+  defaultTemplateForMembers { id }
+  defaultTemplateForNonMembers { id }
+  defaultProjectTemplate { id }
+  defaultIssueState { id }
+  cycleDuration
+  icon
+  defaultTemplateForMembersId
+  defaultTemplateForNonMembersId
+  issueEstimationType
+  updatedAt
+  displayName
+  ledInitiativeCount
+  color
+  description
+  name
+  parent { id }
+  key
+  archivedAt
+  createdAt
+  retiredAt
+  timezone
+  issueCount
+  id
+  visibility
+  mergeWorkflowState { id }
+  draftWorkflowState { id }
+  startWorkflowState { id }
+  mergeableWorkflowState { id }
+  reviewWorkflowState { id }
+  triageIssueState { id }
+  defaultIssueEstimate
+  setIssueSortOrderOnStateChange
+  allMembersCanJoin
+  requirePriorityToLeaveTriage
+  autoCloseChildIssues
+  autoCloseParentIssues
+  scimManaged
+  private
+  inheritIssueEstimation
+  inheritWorkflowStatuses
+  cyclesEnabled
+  issueEstimationExtended
+  issueEstimationAllowZero
+  aiDiscussionSummariesEnabled
+  aiThreadSummariesEnabled
+  groupIssueHistory
+  slackIssueComments
+  slackNewIssue
+  slackIssueStatuses
+  triageEnabled
+  markedAsDuplicateWorkflowState { id }
+  inviteHash
+  issueOrderingNoPriorityFirst
+  issueSortOrderDefaultToBottom
+}
+"""
+
+TEAMS = (
+    """
+query teams(
+  $after: String
+  $before: String
+  $filter: TeamFilter
+  $first: Int
+  $includeArchived: Boolean
+  $last: Int
+  $orderBy: PaginationOrderBy
+) {
+  teams(
+    after: $after
+    before: $before
+    filter: $filter
+    first: $first
+    includeArchived: $includeArchived
+    last: $last
+    orderBy: $orderBy
+  ) {
+    ...TeamConnection
+  }
+}
+fragment TeamConnection on TeamConnection {
+  __typename
+  nodes { ...Team }
+  pageInfo { ...PageInfo }
+}
+"""
+    + TEAM
+    + PAGE_INFO
+)
+
+COMMENT = """
+fragment Comment on Comment {
+  __typename
+  agentSession { id }
+  url
+  reactionData
+  reactions { ...Reaction }
+  resolvingCommentId
+  documentContentId
+  initiativeId
+  initiativeUpdateId
+  issueId
+  parentId
+  projectId
+  projectUpdateId
+  botActor { ...ActorBot }
+  resolvingComment { id }
+  body
+  documentContent { ...DocumentContent }
+  syncedWith { ...ExternalEntityInfo }
+  externalThread { ...SyncedExternalThread }
+  externalUser { id }
+  initiative { id }
+  initiativeUpdate { id }
+  issue { id }
+  updatedAt
+  parent { id }
+  project { id }
+  projectUpdate { id }
+  quotedText
+  archivedAt
+  createdAt
+  editedAt
+  resolvedAt
+  id
+  resolvingUser { id }
+  user { id }
+}
+fragment DocumentContent on DocumentContent {
+  __typename
+  aiPromptRules { ...AiPromptRules }
+  content
+  contentState
+  document { id }
+  initiative { id }
+  issue { id }
+  updatedAt
+  projectMilestone { id }
+  project { id }
+  restoredAt
+  archivedAt
+  createdAt
+  id
+  welcomeMessage { ...WelcomeMessage }
+}
+fragment AiPromptRules on AiPromptRules {
+  __typename
+  updatedAt
+  archivedAt
+  createdAt
+  id
+  updatedBy { id }
+}
+fragment WelcomeMessage on WelcomeMessage {
+  __typename
+  updatedAt
+  archivedAt
+  createdAt
+  title
+  id
+  updatedBy { id }
+  enabled
+}
+fragment SyncedExternalThread on SyncedExternalThread {
+  __typename
+  url
+  name
+  displayName
+  type
+  subType
+  id
+  isPersonalIntegrationRequired
+  isPersonalIntegrationConnected
+  isConnected
+}
+"""
+
+ISSUE_COMMENTS = (
+    """
+query issue_comments(
+  $id: String!
+  $after: String
+  $before: String
+  $filter: CommentFilter
+  $first: Int
+  $includeArchived: Boolean
+  $last: Int
+  $orderBy: PaginationOrderBy
+) {
+  issue(id: $id) {
+    comments(
+      after: $after
+      before: $before
+      filter: $filter
+      first: $first
+      includeArchived: $includeArchived
+      last: $last
+      orderBy: $orderBy
+    ) {
+      ...CommentConnection
+    }
+  }
+}
+fragment CommentConnection on CommentConnection {
+  __typename
+  nodes { ...Comment }
+  pageInfo { ...PageInfo }
+}
+"""
+    + COMMENT
+    + REACTION
+    + ACTOR_BOT
+    + EXTERNAL_ENTITY
+    + PAGE_INFO
+)

@@ -274,3 +274,31 @@ def test_package_exports() -> None:
     assert fakes.linear.HOSTS == ("api.linear.app",)
     assert set(fakes.linear.__all__) == {"HOSTS", "LinearBackend", "install"}
     assert all(hasattr(fakes.linear, name) for name in fakes.linear.__all__)
+
+
+def test_teams_then_create_and_read_comments_as_the_sdk_does(served: Served) -> None:
+    # linearClient.teams({ filter: { key: { eq: "ENG" } } })
+    teams = call(served, sdk.TEAMS, filter={"key": {"eq": "ENG"}})["teams"]
+    (team,) = teams["nodes"]
+    assert team["__typename"] == "Team" and team["id"] == w.ENG and team["key"] == "ENG"
+    assert team["defaultIssueState"] == {"id": w.BACKLOG} and team["issueCount"] == 3
+    assert team["visibility"] == "public" and team["activeCycle"] is None
+
+    call(served, sdk.CREATE_COMMENT, input={"issueId": w.ENG_1, "body": "Where is it broken?"})
+    # (await linearClient.issue("ENG-1")).comments()
+    comments = call(served, sdk.ISSUE_COMMENTS, id="ENG-1")["issue"]["comments"]
+    nodes = comments["nodes"]
+    assert [(c["body"], c["user"]["id"]) for c in nodes] == [
+        (w.HINT, w.ALICE),
+        ("Where is it broken?", w.AGENT),
+        ("Still broken on main.", w.ALICE),
+    ]
+    hint, question, _ = nodes
+    assert hint["parentId"] == question["id"] and hint["parent"] == {"id": question["id"]}
+    assert question["issueId"] == w.ENG_1 and question["issue"] == {"id": w.ENG_1}
+    assert question["documentContent"] is None and question["reactions"] == []
+    assert question["url"].startswith("https://linear.app/acme/issue/ENG-1/")
+    assert when(question["createdAt"]) < when(hint["createdAt"])
+    oldest_first = call(served, sdk.ISSUE_COMMENTS, id="ENG-1", last=1)["issue"]["comments"]
+    assert [c["body"] for c in oldest_first["nodes"]] == ["Still broken on main."]
+    assert oldest_first["pageInfo"]["hasPreviousPage"] is True
