@@ -39,6 +39,18 @@ app.add_typer(fakes_app, name="fakes")
 app.add_typer(world_app, name="world")
 app.add_typer(docs_cli, name="docs")
 
+
+def _mount_subcommands() -> None:
+    # Sub-apps that live beside what they drive; imported here, they stay light to load.
+    from replay.harness.cli import stub_model_app
+    from replay.registry.cli import app as registry_app
+
+    app.add_typer(registry_app, name="registry")
+    app.add_typer(stub_model_app, name="stub-model")
+
+
+_mount_subcommands()
+
 out = Console(highlight=False, soft_wrap=True)
 
 
