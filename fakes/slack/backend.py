@@ -31,6 +31,7 @@ from fakes.slack.timestamps import (
     Window,
     datetime_us,
     decode_cursor,
+    decode_ts_cursor,
     encode_cursor,
     from_us,
     is_ts,
@@ -425,7 +426,7 @@ class SlackBackend:
                 and view.visible(m)
             ]
             if cursor:
-                below = int(decode_cursor("next_ts", cursor))
+                below = decode_ts_cursor(cursor)
                 rows = [m for m in rows if m.ts_us <= below]
             page, more = rows[:limit], rows[limit:]
             return w.Messages(
@@ -470,7 +471,7 @@ class SlackBackend:
                 m for m in live_replies(s, ch.id, parent.ts) if window.admits(m.ts_us)
             ]
             if cursor:
-                above = int(decode_cursor("next_ts", cursor))
+                above = decode_ts_cursor(cursor)
                 thread = [m for m in thread if m.ts_us >= above]
             page, more = thread[:limit], thread[limit:]
             return w.Messages(

@@ -54,6 +54,14 @@ def decode_cursor(kind: str, cursor: str) -> str:
     return value
 
 
+def decode_ts_cursor(cursor: str) -> int:
+    """The instant (microseconds) a message cursor points at, or ``invalid_cursor``."""
+    value = decode_cursor("next_ts", cursor)
+    if not value.isdigit():
+        raise SlackError("invalid_cursor")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Window:
     """``oldest``/``latest``/``inclusive`` of the history methods, in microseconds."""

@@ -259,6 +259,8 @@ def test_history_window_and_cursor(served: Served) -> None:
     assert texts(oldest=OPS, latest="1773300000") == ["anyone on the parser?"]
     for kw, code in [
         ({"cursor": "bm9wZQ=="}, "invalid_cursor"),
+        ({"cursor": "bmV4dF90czpub3Bl"}, "invalid_cursor"),  # next_ts:nope
+        ({"cursor": "dGVhbTpDMEVORw=="}, "invalid_cursor"),  # a channel list's cursor
         ({"latest": "yesterday"}, "invalid_ts_latest"),
     ]:
         with pytest.raises(SlackApiError) as bad:
