@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from urllib.parse import quote
 
 from fakes.github import schemas as w
 from fakes.github.backend import GitHubBackend
@@ -162,7 +163,7 @@ def issue_label(lb: Label) -> w.IssueLabel:
     return w.IssueLabel(
         id=lb.id,
         node_id=node_id("Label", lb.id),
-        url=f"{API}/repos/{lb.repo.full_name}/labels/{lb.name}",
+        url=f"{API}/repos/{lb.repo.full_name}/labels/{quote(lb.name)}",
         name=lb.name,
         color=lb.color,
         description=lb.description,
