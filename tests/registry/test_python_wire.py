@@ -259,3 +259,20 @@ def test_a_corrupt_blob_is_refused_and_named(recorded: Recorded, tmp_path: Path)
     assert resp.status_code == 500
     assert str(path) in resp.text
     assert b"not the wheel" not in resp.content
+
+
+def test_yanked_files_are_marked(recorded: Recorded) -> None:
+    files = [
+        f.model_copy(update={"yanked": "broken <build>"})
+        if f.filename.startswith("alpha-1.1")
+        else f
+        for f in recorded.files
+    ]
+    registry = Registry(RegistryIndex(schema=1, python=files), T, recorded.blobs)
+    with TestClient(registry_app(registry), base_url="https://pypi.org") as client:
+        page = client.get("/simple/alpha/", headers={"Accept": "text/html"}).text
+        assert 'data-yanked="broken &lt;build&gt;">alpha-1.1-py3-none-any.whl' in page
+        body = client.get("/simple/alpha/", headers={"Accept": JSON_V1}).json()
+        assert [f["yanked"] for f in body["files"]] == [False, "broken <build>"]
+        info = client.get("/pypi/alpha/json").json()["info"]
+        assert info["version"] == "1.0"  # the current release skips a wholly yanked one
