@@ -23,17 +23,17 @@ RANGES = [
 ]  # fmt: skip
 
 
-def _node_semver() -> Path:
+def _npm_dir() -> Path:
     npm = shutil.which("npm")
-    assert npm is not None, "npm (with its bundled node-semver) is needed for this test"
-    path = Path(os.path.realpath(npm)).parents[1] / "node_modules" / "semver"
-    assert path.is_dir(), path
-    return path
+    assert npm is not None, "npm (with its node-semver) is needed for this test"
+    return Path(os.path.realpath(npm)).parents[1]  # .../npm/bin/npm-cli.js -> .../npm
 
 
 def test_ranges_agree_with_node_semver() -> None:
+    # node resolves semver as npm itself does: bundled, or Debian's /usr/share/nodejs copy.
+    where = json.dumps([str(_npm_dir())])
     script = (
-        f"const s = require({json.dumps(str(_node_semver()))});"
+        f"const s = require(require.resolve('semver', {{paths: {where}}}));"
         f"const vs = {json.dumps(VERSIONS)}, rs = {json.dumps(RANGES)};"
         "console.log(JSON.stringify(rs.map(r => [vs.filter(v => s.satisfies(v, r)),"
         " s.maxSatisfying(vs, r)])));"
