@@ -391,17 +391,19 @@ def _pairs(headers: http.Headers) -> list[tuple[str, str]]:
 
 
 def _transport_kind(flow: http.HTTPFlow) -> TransportKind:
+    """Name a failed exchange from mitmproxy's error text (it carries no error codes)."""
     msg = (flow.error.msg if flow.error else "").lower()
     if "tls" in msg or "ssl" in msg or "certificate" in msg:
         return "tls"
     if "timed out" in msg or "timeout" in msg:
         return "timeout"
+    if "client disconnected" in msg:
+        # The client gave up before the provider answered: from the wire's side, no answer.
+        return "timeout" if flow.response is None else "reset"
+    if "reset" in msg or "disconnect" in msg or "closed" in msg or "broken pipe" in msg:
+        return "reset"
     if flow.response is None and ("connect" in msg or "refused" in msg or "resolve" in msg):
-        if "client disconnected" in msg:
-            return "timeout"  # the client gave up waiting for an answer
         return "connect"
-    if flow.response is None and "client disconnected" in msg:
-        return "timeout"
     return "reset"
 
 
