@@ -71,8 +71,13 @@ def run(backend: GitHubBackend, login: str, payload: dict[str, Any]) -> dict[str
     if problems:
         return {"errors": [validation_error(document, e) for e in problems]}
     variables = payload.get("variables") or {}
-    if isinstance(variables, str):
-        variables = json.loads(variables) if variables.strip() else {}
+    if isinstance(variables, str):  # some clients send the variables JSON-encoded
+        try:
+            variables = json.loads(variables) if variables.strip() else {}
+        except ValueError:
+            variables = None
+    if not isinstance(variables, dict):
+        return {"errors": [{"message": "Variables are invalid JSON."}]}
     operation_name = payload.get("operationName") or None
     with backend.world.session() as s:
         try:

@@ -302,3 +302,50 @@ def test_issue_comment_shows_in_the_next_view(world: GhWorld) -> None:
     [event] = world.events()
     assert event["kind"] == "github.issue_comment.created"
     assert event["data"]["body"] == "Looking into it"
+
+
+def test_issue_create_edit_close_reopen(world: GhWorld) -> None:
+    url = gh(
+        world, "issue", "create", "--title", "Found it", "--body", "b", "--label", "bug"
+    ).stdout.strip()
+    assert url == "https://github.com/acme/tiny/issues/3"  # 3 and 4 were taken after T
+    gh(world, "issue", "edit", "3", "--add-label", "docs", "--remove-label", "bug")
+    gh(world, "issue", "edit", "3", "--title", "Found it again", "--add-assignee", "alice")
+    gh(world, "issue", "close", "3", "--reason", "not planned")
+    closed = json.loads(gh(world, "issue", "view", "3", "--json", "state,title,labels").stdout)
+    assert closed["state"] == "CLOSED" and closed["title"] == "Found it again"
+    assert [label["name"] for label in closed["labels"]] == ["docs"]
+    gh(world, "issue", "reopen", "3")
+    listed = gh(world, "issue", "list", "--assignee", "alice").stdout.splitlines()
+    assert [line.split("\t")[:2] for line in listed] == [["3", "OPEN"], ["2", "OPEN"]]
+    kinds = [e["kind"] for e in world.events()]
+    assert kinds[0] == "github.issue.opened" and kinds.count("github.issue.updated") >= 3
+    assert {"github.label.added", "github.label.removed"} <= set(kinds)
+
+
+def test_pr_ready_review_merge(world: GhWorld, tmp_path: Path) -> None:
+    work = clone(world, tmp_path / "tiny")
+    git("checkout", "-q", "-b", "notes", cwd=work)
+    (work / "NOTES.md").write_text("notes\n")
+    git("add", "NOTES.md", cwd=work)
+    git("commit", "-q", "-m", "Add notes", cwd=work)
+    git("push", "-q", "-u", "origin", "notes", cwd=work)
+    gh(world, "pr", "create", "--draft", "--title", "Notes", "--body", "b", cwd=work, repo=None)
+    assert json.loads(gh(world, "pr", "view", "3", "--json", "isDraft").stdout) == {"isDraft": True}
+    gh(world, "pr", "ready", "3")
+    own = gh(world, "pr", "review", "3", "--approve", ok=False)
+    assert "Can not approve your own pull request" in own.stderr
+    gh(world, "pr", "review", "3", "--comment", "--body", "self-check done")
+    gh(world, "pr", "merge", "3", "--squash")
+    merged = json.loads(gh(world, "pr", "view", "3", "--json", "state,mergedBy,reviews").stdout)
+    assert merged["state"] == "MERGED"
+    assert [r["body"] for r in merged["reviews"]] == ["self-check done"]
+    assert gh(world, "pr", "list", "--state", "merged").stdout.startswith("3\tNotes\tnotes\tMERGED")
+    kinds = [e["kind"] for e in world.events()]
+    assert kinds == [
+        "git.push",
+        "github.pull_request.opened",
+        "github.pull_request.updated",
+        "github.pull_request_review.submitted",
+        "github.pull_request.merged",
+    ]
