@@ -1,0 +1,72 @@
+"""Servers the benchmark suites start: uvicorn in a thread, the gateway as a subprocess."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from bench.common import ROOT_DIR
+
+GATEWAY_PYTHON = ROOT_DIR / ".venv-gateway" / "bin" / "python"
+
+
+def serve_in_thread(app: Any) -> int:
+    """Serve ``app`` on 127.0.0.1 until the process exits; return the port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
+    while not server.started:
+        time.sleep(0.01)
+    return port
+
+
+def start_gateway(*args: str) -> dict[str, Any]:
+    """``replay world up`` in the gateway venv; stopped when the benchmark process exits."""
+    tmp = Path(tempfile.mkdtemp(prefix="replay-bench-"))
+    state = tmp / "world.json"
+    log = (tmp / "gateway.log").open("wb")
+    process = subprocess.Popen(
+        [
+            str(GATEWAY_PYTHON),
+            "-m",
+            "replay",
+            "world",
+            "up",
+            *args,
+            "--state",
+            str(state),
+            "--confdir",
+            str(tmp / "conf"),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=tmp,
+        start_new_session=True,
+    )
+    log.close()
+
+    def stop() -> None:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=15)
+
+    atexit.register(stop)
+    while not state.exists():
+        if process.poll() is not None:
+            raise RuntimeError((tmp / "gateway.log").read_text())
+        time.sleep(0.1)
+    data: dict[str, Any] = json.loads(state.read_text())
+    return data
