@@ -55,14 +55,11 @@ def is_prerelease(version: str) -> bool:
 
 
 def file_url(pf: PythonFile) -> str:
-    """The file's URL on the files host: as upstream listed it if the index kept it.
+    """The file's URL on the files host, a PyPI-shaped path made from its sha256.
 
-    Otherwise a PyPI-shaped path made from the content hash. (PyPI's own paths are the
-    blake2b-256 of the content; the files app accepts those too, see ``serve``.)
+    PyPI's own path for a file is the blake2b-256 of its content; the files app serves
+    that path too (see ``serve.Registry.find_file``), so URLs kept in lockfiles still work.
     """
-    url = getattr(pf, "url", None)
-    if isinstance(url, str) and url:
-        return url
     s = pf.sha256
     return f"https://{FILES_HOST}/packages/{s[:2]}/{s[2:4]}/{s[4:]}/{pf.filename}"
 

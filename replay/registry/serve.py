@@ -113,14 +113,14 @@ def _file_url(request: Request, public: bool) -> pypi.FileUrl:
 
 
 def _tarball_url(request: Request, public: bool) -> npm.TarballUrl:
+    """Tarballs on the registry's host at their original path (which, for packages recorded
+    from registry.npmjs.org, is their original URL), or on the local origin."""
+
     def url(v: NpmVersion) -> str:
-        dist = v.manifest.get("dist")
-        original = dist.get("tarball") if isinstance(dist, dict) else None
-        if public and isinstance(original, str):
-            return original
-        base = f"https://{npm.REGISTRY_HOST}" if public else _origin(request)
+        if public:
+            return f"https://{npm.REGISTRY_HOST}{npm.tarball_path(v)}"
         root: str = request.scope.get("root_path", "")
-        return base + root + npm.tarball_path(v)
+        return _origin(request) + root + npm.tarball_path(v)
 
     return url
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
 
-from replay.registry import BlobStore, RecordError, Registry, registry_app
+from replay.registry import BlobStore, RecordError, Registry, host_apps, registry_app
 from replay.registry.record_npm import record_npm, split_spec
 from replay.snapshot.manifest import RegistryIndex
 from tests.registry.helpers import T, npm_upstream_app, serving, standard_npm
@@ -44,3 +45,9 @@ def test_record_then_install_with_npm(tmp_path: Path) -> None:
         done = npm(tmp_path, served + "/npm/", "install", "widget")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "node_modules/widget/index.js").read_text() == 'module.exports = "1.1.0";\n'
+
+    # Behind the gateway, tarballs are on the registry's host whatever upstream was used.
+    with TestClient(host_apps(registry)["registry.npmjs.org"]) as client:
+        doc = client.get("/widget").json()
+    tarball = doc["versions"]["1.1.0"]["dist"]["tarball"]
+    assert tarball == "https://registry.npmjs.org/widget/-/widget-1.1.0.tgz"
