@@ -1,18 +1,19 @@
 """The GitHub fake's cost per request, against a bare FastAPI endpoint on the same server stack.
 
-Both are served by uvicorn in this process and called over keep-alive HTTP, so the ratio is
-the fake's own work (auth, SQLAlchemy, rendering, the event log) per request.
+Both are served by uvicorn in processes of their own and called over keep-alive HTTP, so the
+ratio is the fake's own work (auth, SQLAlchemy, rendering, the event log) per request.
 """
 
 from __future__ import annotations
 
 import itertools
+import sys
 
 import httpx
 from fastapi import FastAPI
 
 from bench.common import ROOT_DIR, Pair, suite
-from bench.servers import serve_in_thread
+from bench.servers import free_port, serve_in_subprocess
 
 HEADERS = {"host": "api.github.com", "authorization": "token bench"}
 
@@ -34,12 +35,39 @@ def bare_app() -> FastAPI:
 
 @suite
 def fakes() -> list[Pair]:
-    from fakes.core import build_world
-    from replay.snapshot import load_snapshot
-
-    world = build_world(load_snapshot(ROOT_DIR / "snapshots" / "demo"), ["github"])
-    fake = httpx.Client(base_url=f"http://127.0.0.1:{serve_in_thread(world)}", headers=HEADERS)
-    bare = httpx.Client(base_url=f"http://127.0.0.1:{serve_in_thread(bare_app())}", headers=HEADERS)
+    fake_port, bare_port = free_port(), free_port()
+    demo = ROOT_DIR / "snapshots" / "demo"
+    serve_in_subprocess(
+        [
+            sys.executable,
+            "-m",
+            "replay",
+            "fakes",
+            "serve",
+            str(demo),
+            "--port",
+            str(fake_port),
+            "--service",
+            "github",
+        ],
+        fake_port,
+    )
+    serve_in_subprocess(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "bench.fakes:bare_app",
+            "--port",
+            str(bare_port),
+            "--log-level",
+            "warning",
+        ],
+        bare_port,
+    )
+    fake = httpx.Client(base_url=f"http://127.0.0.1:{fake_port}", headers=HEADERS)
+    bare = httpx.Client(base_url=f"http://127.0.0.1:{bare_port}", headers=HEADERS)
     counter = itertools.count()
     path = "/repos/acme/semverkit/issues"
 

@@ -33,6 +33,38 @@ def serve_in_thread(app: Any) -> int:
     return port
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve_in_subprocess(argv: list[str], port: int) -> None:
+    """Run a server command until the benchmark exits; return once ``port`` accepts.
+
+    A server in its own process, like the gateway, so neither side of a comparison shares
+    the benchmark's interpreter (and its GIL) with the client.
+    """
+    process = subprocess.Popen(
+        argv,
+        cwd=ROOT_DIR,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    atexit.register(lambda: process.poll() is None and os.killpg(process.pid, signal.SIGTERM))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{argv} exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{argv} did not listen on {port}")
+
+
 def start_gateway(*args: str) -> dict[str, Any]:
     """``replay world up`` in the gateway venv; stopped when the benchmark process exits."""
     tmp = Path(tempfile.mkdtemp(prefix="replay-bench-"))
