@@ -336,6 +336,12 @@ class SlackBackend:
             assert ts is not None
             return w.Deleted(channel=ch.id, ts=ts)
 
+    def permalink(self, caller: Caller, channel: str | None, message_ts: str | None) -> w.Permalink:
+        with self.world.session() as s:
+            ch = self._channel(s, caller, channel)
+            row = self._message(s, ch, message_ts, "message_not_found")
+            return w.Permalink(channel=ch.id, permalink=self._renderer(s, caller).permalink(row))
+
     # ----------------------------------------------------------------- conversations
 
     def list_conversations(

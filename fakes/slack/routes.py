@@ -145,6 +145,9 @@ METHODS: dict[str, Method] = {
     "chat.delete": Method(
         lambda b, c, p: b.delete_message(c, p.text("channel"), p.text("ts")), _both("chat:write")
     ),
+    "chat.getPermalink": Method(
+        lambda b, c, p: b.permalink(c, p.text("channel"), p.text("message_ts")), _both()
+    ),
     "conversations.list": Method(
         lambda b, c, p: b.list_conversations(
             c,

@@ -222,6 +222,11 @@ class Deleted(Ok):
     ts: str
 
 
+class Permalink(Ok):
+    channel: str
+    permalink: str
+
+
 class Messages(Ok):
     """``conversations.history`` and ``conversations.replies``."""
 

@@ -111,6 +111,20 @@ def test_reply_to_a_reply_files_under_the_parent(served: Served) -> None:
     assert posted["message"]["thread_ts"] == PARENT
 
 
+def test_permalinks(served: Served) -> None:
+    client = served.client()
+    assert client.chat_getPermalink(channel="C0ENG", message_ts=PARENT).data == {
+        "ok": True,
+        "channel": "C0ENG",
+        "permalink": "https://acme.slack.com/archives/C0ENG/p1773187200000100",
+    }
+    reply = client.chat_getPermalink(channel="C0ENG", message_ts=REPLY)["permalink"]
+    assert reply.endswith(f"/p1773190800000200?thread_ts={PARENT}&cid=C0ENG")
+    with pytest.raises(SlackApiError) as missing:
+        client.chat_getPermalink(channel="C0ENG", message_ts="1773187200.999999")
+    assert missing.value.response["error"] == "message_not_found"
+
+
 def test_react_and_unreact(served: Served) -> None:
     client = served.client()
     assert client.reactions_add(channel="C0ENG", timestamp=PARENT, name="eyes").data == {"ok": True}
