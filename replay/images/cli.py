@@ -1,0 +1,67 @@
+"""``replay image base`` and ``replay image env CASE``: images built without a registry."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(help="Base and environment images, built offline.", no_args_is_help=True)
+out = Console(highlight=False, soft_wrap=True)
+
+
+@app.command("base")
+def base(
+    force: Annotated[bool, typer.Option(help="Rebuild even if a matching image exists.")] = False,
+    mirror: Annotated[
+        str | None, typer.Option(help="Debian mirror (default: the one apt uses here).")
+    ] = None,
+) -> None:
+    """Build replay-base:bookworm with debootstrap and docker import (cached by recipe)."""
+    from replay.images.base import BASE_IMAGE, BaseRecipe, apt_mirror, ensure_base_image
+    from replay.runtime.base import get_runtime
+
+    recipe = BaseRecipe(mirror=mirror or apt_mirror())
+    rt = get_runtime("docker")
+    try:
+        image, built = ensure_base_image(rt, recipe, force=force)
+    finally:
+        rt.close()
+    verb = "built" if built else "up to date:"
+    out.print(f"{verb} {BASE_IMAGE} {image} (recipe {recipe.digest()}, from {recipe.mirror})")
+
+
+@app.command("env")
+def env(
+    case: Annotated[Path, typer.Argument(help="Case file (case.yaml).")],
+    force: Annotated[bool, typer.Option(help="Rebuild even if a matching image exists.")] = False,
+    gateway: Annotated[
+        Path | None,
+        typer.Option(help="State file of a running world (default: start one for the build)."),
+    ] = None,
+) -> None:
+    """Build the case's environment image: repository at the base commit, setup as of T."""
+    from replay.case import load_case
+    from replay.images.env import build_env_image
+    from replay.images.world import running_world
+    from replay.runtime.base import get_runtime
+
+    rt = get_runtime("docker")
+    try:
+        if gateway is not None:
+            image = build_env_image(case, rt, json.loads(gateway.read_text()), force=force)
+        else:
+            loaded = load_case(case)
+            with (
+                tempfile.TemporaryDirectory(prefix="replay-world-") as tmp,
+                running_world(loaded.snapshot, Path(tmp), "--case", str(case.resolve())) as state,
+            ):
+                image = build_env_image(case, rt, state, force=force)
+    finally:
+        rt.close()
+    verb = "built" if image.built else "up to date:"
+    out.print(f"{verb} {image.reference} {image.id} (recipe {image.recipe})")

@@ -1,0 +1,136 @@
+"""A case's environment image: the repository at its base commit, dependencies as of T.
+
+A sandbox from the base image (network locked to the gateway, see
+:mod:`replay.runtime.sandbox`) gets the repository restored from the snapshot's bundle (only
+the base commit's history), trusts the gateway's CA in the system store, runs the case's
+``environment.setup`` commands through the gateway, whose registry serves what existed at T,
+and is committed. The image's ID (a content digest: no registry is involved, so there is no
+repository digest) is what a run records; the recipe hash label lets a rebuild be skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from replay.case import Case, load_case
+from replay.gitrepo import checkout_from_bundle
+from replay.images.base import KIND_LABEL, RECIPE_LABEL
+from replay.runtime.base import (
+    OWNER_LABEL,
+    OWNER_START_LABEL,
+    RUN_LABEL,
+    Limits,
+    Runtime,
+    SandboxError,
+)
+from replay.runtime.sandbox import CA_INSIDE, Sandbox, SandboxConfig
+from replay.snapshot import load_snapshot
+
+ENV_REPOSITORY = "replay-env"
+BUILD_LIMITS = Limits(cpus=None, memory=4 * 1024**3, pids=4096, wall_time=1800)
+TRUST = (
+    f"cp {CA_INSIDE} /usr/local/share/ca-certificates/replay-gateway.crt"
+    " && update-ca-certificates >/dev/null"
+)
+
+
+@dataclass(frozen=True)
+class EnvImage:
+    """A built (or reused) environment image."""
+
+    reference: str
+    """``replay-env:<case id>``."""
+    id: str
+    """The image ID (``sha256:...``): what a run's record pins."""
+    case_id: str
+    recipe: str
+    built: bool
+
+
+def env_recipe(case: Case, base_id: str) -> str:
+    """A hash of everything the image depends on: base image, snapshot, repository, setup."""
+    manifest = (case.snapshot / "manifest.json").read_bytes()
+    data = {
+        "base": base_id,
+        "snapshot": hashlib.sha256(manifest).hexdigest(),
+        "repository": case.repository.model_dump(),
+        "environment": case.environment.model_dump(),
+        "version": 1,
+    }
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def env_reference(case: Case) -> str:
+    return f"{ENV_REPOSITORY}:{case.id}"
+
+
+def build_env_image(
+    case_path: Path,
+    runtime: Runtime,
+    gateway: Mapping[str, Any],
+    *,
+    force: bool = False,
+    timeout: float = 900,
+) -> EnvImage:
+    """Build the case's environment image through the running world ``gateway``."""
+    case = load_case(case_path)
+    ref = env_reference(case)
+    base_id = runtime.image_id(case.environment.base_image)
+    if base_id is None:
+        raise SandboxError(
+            f"no base image {case.environment.base_image!r} here: run `replay image base`"
+        )
+    recipe = env_recipe(case, base_id)
+    if not force and runtime.image_labels(ref).get(RECIPE_LABEL) == recipe:
+        image = runtime.image_id(ref)
+        assert image is not None
+        return EnvImage(ref, image, case.id, recipe, built=False)
+
+    snapshot = load_snapshot(case.snapshot)
+    workdir = case.environment.workdir
+    config = SandboxConfig(
+        image=base_id,
+        limits=BUILD_LIMITS,
+        labels={"replay.role": "env-build", "replay.case": case.id},
+        mount_system_bundle=False,
+    )
+    with (
+        tempfile.TemporaryDirectory(prefix="replay-env-") as tmp,
+        Sandbox(runtime, gateway, config) as box,
+    ):
+        repo = case.repository
+        part = next(r for r in snapshot.manifest.repositories if r.name == repo.name)
+        local = Path(tmp) / posixpath.basename(workdir)
+        checkout_from_bundle(
+            snapshot.bundle(repo.name), repo.base_commit, local, part.default_branch
+        )
+        assert box.container is not None
+        box.container.copy_in(local, posixpath.dirname(workdir))
+        _check(box.sh(TRUST, timeout=60), "trusting the gateway's CA")
+        for command in case.environment.setup:
+            _check(box.sh(command, workdir=workdir, timeout=timeout), command)
+        image = box.container.commit(
+            ENV_REPOSITORY,
+            case.id,
+            changes=[
+                f"WORKDIR {workdir}",
+                f"LABEL {KIND_LABEL}=env {RECIPE_LABEL}={recipe} replay.case={case.id}"
+                f" replay.base={base_id}",
+                # The build container's run labels would otherwise ride along into the image.
+                f"LABEL {RUN_LABEL}= {OWNER_LABEL}= {OWNER_START_LABEL}=",
+            ],
+        )
+    return EnvImage(ref, image, case.id, recipe, built=True)
+
+
+def _check(result: Any, what: str) -> None:
+    if not result.ok:
+        why = f"hit its {result.limit} limit" if result.limit else f"exited {result.exit_code}"
+        raise SandboxError(f"environment setup {what!r} {why}: {(result.out + result.err)[-3000:]}")

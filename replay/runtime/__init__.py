@@ -1,0 +1,42 @@
+"""Sandboxed execution: container runtimes behind one interface, the gateway lock, limits.
+
+``get_runtime("docker")`` gives the Docker provider; :class:`Sandbox` runs an agent's
+container whose only way out is the gateway (see :mod:`replay.runtime.sandbox`).
+"""
+
+from __future__ import annotations
+
+from replay.runtime.base import (
+    PROVIDERS,
+    Container,
+    ContainerSpec,
+    ExecResult,
+    GcReport,
+    LimitName,
+    Limits,
+    Mount,
+    Runtime,
+    SandboxError,
+    UnknownProviderError,
+    get_runtime,
+    provider,
+)
+from replay.runtime.sandbox import Sandbox, SandboxConfig
+
+__all__ = [
+    "PROVIDERS",
+    "Container",
+    "ContainerSpec",
+    "ExecResult",
+    "GcReport",
+    "LimitName",
+    "Limits",
+    "Mount",
+    "Runtime",
+    "Sandbox",
+    "SandboxConfig",
+    "SandboxError",
+    "UnknownProviderError",
+    "get_runtime",
+    "provider",
+]

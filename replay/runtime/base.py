@@ -1,0 +1,265 @@
+"""The runtime interface: containers behind one API, providers registered by name.
+
+A provider (Docker first, :mod:`replay.runtime.docker`) creates containers from a
+:class:`ContainerSpec`, runs commands in them, copies files in and out as tar, stops and
+removes them, commits them to images, and collects what dead runs left behind. Every
+container, network and volume a provider makes carries :data:`RUN_LABEL` naming its run and
+:data:`OWNER_LABEL` naming the process that owns the run, so that :func:`Runtime.gc` can tell
+leftovers of a runner that died (even by SIGKILL) from the containers of a live one.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal, TypeVar
+
+from replay.errors import ReplayError
+
+RUN_LABEL = "replay.run"
+"""The run a resource belongs to."""
+OWNER_LABEL = "replay.owner"
+"""``<pid>@<host>`` of the process that owns the run."""
+OWNER_START_LABEL = "replay.owner.start"
+"""The owner's start time (``/proc/<pid>/stat`` field 22), so a reused pid is not mistaken
+for a live owner."""
+
+LimitName = Literal["cpu", "memory", "pids", "wall_time"]
+"""A limit a run can hit. CPU is a quota (the container is throttled, never stopped), so
+``cpu`` never appears as the limit a run hit; it is listed for completeness of the set."""
+
+
+class SandboxError(ReplayError):
+    """The container runtime failed (an infrastructure failure, not the agent's)."""
+
+
+class UnknownProviderError(ReplayError):
+    """No runtime provider is registered under the name asked for."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one container; ``None`` means unlimited."""
+
+    cpus: float | None = 2.0
+    """CPU quota in cores (throttles, never stops)."""
+    memory: int | None = 2 * 1024**3
+    """Memory in bytes (swap included); going over it gets a process OOM-killed and the run
+    stopped."""
+    pids: int | None = 1024
+    """How many processes and threads may exist at once; a failed fork stops the run."""
+    wall_time: float | None = None
+    """Seconds from the container's start until it is stopped."""
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A host path bind-mounted into the container."""
+
+    source: Path
+    target: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    """Everything a provider needs to create one container."""
+
+    image: str
+    command: Sequence[str]
+    env: Mapping[str, str] = field(default_factory=dict)
+    mounts: Sequence[Mount] = ()
+    workdir: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra labels; the provider adds the run and owner labels itself."""
+    network: Literal["none"] = "none"
+    """Only ``none`` (loopback alone) exists: the way out is the gateway bridge."""
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What one command run in a container did."""
+
+    exit_code: int | None
+    """``None`` when the command never finished (its container was stopped)."""
+    stdout: bytes
+    stderr: bytes
+    duration: float
+    """Seconds from start to end."""
+    timed_out: bool = False
+    """The exec's own timeout expired and the command was killed."""
+    limit: LimitName | None = None
+    """The container limit the run hit, if any; the container was stopped."""
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and self.limit is None
+
+    @property
+    def out(self) -> str:
+        return self.stdout.decode(errors="replace")
+
+    @property
+    def err(self) -> str:
+        return self.stderr.decode(errors="replace")
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The process that owns a run: alive means the same pid started at the same time."""
+
+    pid: int
+    host: str
+    start: str
+
+    @classmethod
+    def current(cls) -> Owner:
+        return cls(os.getpid(), socket.gethostname(), process_start(os.getpid()) or "")
+
+    @classmethod
+    def from_labels(cls, labels: Mapping[str, str]) -> Owner | None:
+        pid, _, host = labels.get(OWNER_LABEL, "").partition("@")
+        if not pid.isdigit() or not host:
+            return None
+        return cls(int(pid), host, labels.get(OWNER_START_LABEL, ""))
+
+    def labels(self) -> dict[str, str]:
+        return {OWNER_LABEL: f"{self.pid}@{self.host}", OWNER_START_LABEL: self.start}
+
+    def alive(self) -> bool:
+        """Whether the owner still runs. An owner on another host is assumed alive."""
+        if self.host != socket.gethostname():
+            return True
+        return process_start(self.pid) == self.start and self.start != ""
+
+
+def process_start(pid: int) -> str | None:
+    """A process's start time in clock ticks since boot, or ``None`` if it does not exist."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
+    fields = stat.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def run_labels(run_id: str, owner: Owner | None = None) -> dict[str, str]:
+    """The labels every resource of run ``run_id`` carries."""
+    return {RUN_LABEL: run_id, **(owner or Owner.current()).labels()}
+
+
+@dataclass(frozen=True)
+class GcReport:
+    """What :meth:`Runtime.gc` removed, by kind, and the runs it kept because they live."""
+
+    containers: list[str] = field(default_factory=list)
+    networks: list[str] = field(default_factory=list)
+    volumes: list[str] = field(default_factory=list)
+    run_dirs: list[str] = field(default_factory=list)
+    kept_runs: list[str] = field(default_factory=list)
+
+
+class Container(ABC):
+    """One container made by a provider."""
+
+    id: str
+    run_id: str
+
+    @abstractmethod
+    def exec(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
+        """Run a command; capture its output. Stops the container if it hits a limit."""
+
+    @abstractmethod
+    def copy_in(self, source: Path, dest: str) -> None:
+        """Copy a host file or directory into the directory ``dest`` (as a tar stream)."""
+
+    @abstractmethod
+    def copy_out(self, source: str, dest: Path) -> None:
+        """Copy a path of the container into the host directory ``dest``."""
+
+    @abstractmethod
+    def logs(self) -> bytes:
+        """The main command's output so far."""
+
+    @abstractmethod
+    def stop(self, timeout: float = 5) -> None:
+        """Stop the container (SIGTERM, then SIGKILL after ``timeout``)."""
+
+    @abstractmethod
+    def remove(self) -> None:
+        """Remove the container (stopping it first); idempotent."""
+
+    @abstractmethod
+    def limit_hit(self) -> LimitName | None:
+        """The limit the container has hit so far, if any."""
+
+    @abstractmethod
+    def commit(self, repository: str, tag: str, changes: Sequence[str] = ()) -> str:
+        """Save the container's filesystem as an image; returns its ID (``sha256:...``)."""
+
+
+class Runtime(ABC):
+    """A container runtime provider."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def create(self, spec: ContainerSpec, run_id: str) -> Container:
+        """Create and start a container for run ``run_id``."""
+
+    @abstractmethod
+    def image_id(self, reference: str) -> str | None:
+        """The ID of a local image, or ``None`` if there is none by that reference."""
+
+    @abstractmethod
+    def image_labels(self, reference: str) -> dict[str, str]:
+        """The labels of a local image (empty if it does not exist)."""
+
+    @abstractmethod
+    def gc(self, *, everything: bool = False) -> GcReport:
+        """Remove the resources of runs whose owner is gone (all of them with ``everything``)."""
+
+    def close(self) -> None:  # noqa: B027 (optional hook)
+        """Release the provider's client connection."""
+
+
+R = TypeVar("R", bound=type[Runtime])
+PROVIDERS: dict[str, type[Runtime]] = {}
+
+
+def provider(name: str) -> Callable[[R], R]:
+    """Register a runtime class under ``name``."""
+
+    def register(cls: R) -> R:
+        cls.name = name
+        PROVIDERS[name] = cls
+        return cls
+
+    return register
+
+
+def get_runtime(name: str = "docker", **options: Any) -> Runtime:
+    """An instance of the provider registered as ``name``."""
+    # Importing the bundled providers registers them.
+    from replay.runtime import docker as _docker  # noqa: F401
+
+    try:
+        cls = PROVIDERS[name]
+    except KeyError:
+        known = ", ".join(sorted(PROVIDERS)) or "none"
+        raise UnknownProviderError(f"unknown runtime provider {name!r} (known: {known})") from None
+    return cls(**options)

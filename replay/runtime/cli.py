@@ -1,0 +1,35 @@
+"""``replay gc``: remove what dead runs left behind (containers, networks, volumes, run dirs)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(help="Container runtime housekeeping.", no_args_is_help=False)
+out = Console(highlight=False, soft_wrap=True)
+
+
+@app.callback(invoke_without_command=True)
+def gc(
+    everything: Annotated[
+        bool, typer.Option("--all", help="Remove every run's resources, live runs' too.")
+    ] = False,
+    runtime: Annotated[str, typer.Option(help="Runtime provider.")] = "docker",
+) -> None:
+    """Remove the containers, networks, volumes and run directories of runs that are gone."""
+    from replay.runtime.base import get_runtime
+
+    rt = get_runtime(runtime)
+    try:
+        report = rt.gc(everything=everything)
+    finally:
+        rt.close()
+    for kind in ("containers", "networks", "volumes", "run_dirs"):
+        names = getattr(report, kind)
+        out.print(f"removed {len(names)} {kind.replace('_', ' ')}")
+        for name in names:
+            out.print(f"  {name}")
+    if report.kept_runs:
+        out.print(f"kept {len(report.kept_runs)} live run(s): {', '.join(report.kept_runs)}")

@@ -1,0 +1,376 @@
+"""The Docker provider, on the Docker SDK (``docker`` package).
+
+Containers run with ``--network none`` (loopback only), every capability dropped but the few a
+root user needs to own files, ``no-new-privileges``, and ``docker-init`` as PID 1. Limits map to
+the engine's: CPU quota, memory without swap, a pids limit; wall time is kept here. Whether a
+limit was hit is read from the container's cgroup (the OOM killer's and the pids controller's
+counters), so a run stopped for memory is told apart from one that crashed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+import tarfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import docker  # type: ignore[import-untyped]
+from docker.errors import (  # type: ignore[import-untyped]
+    APIError,
+    DockerException,
+    ImageNotFound,
+    NotFound,
+)
+from docker.models.containers import (  # type: ignore[import-untyped]
+    Container as SdkContainer,
+)
+from docker.utils.socket import STDERR, frames_iter  # type: ignore[import-untyped]
+
+from replay.runtime import rundir
+from replay.runtime.base import (
+    RUN_LABEL,
+    Container,
+    ContainerSpec,
+    ExecResult,
+    GcReport,
+    LimitName,
+    Owner,
+    Runtime,
+    SandboxError,
+    provider,
+    run_labels,
+)
+
+# What root inside still needs to install packages and own files; NET_RAW (raw sockets),
+# MKNOD, SYS_CHROOT, NET_BIND_SERVICE and the rest of Docker's default set are dropped.
+KEEP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID"]
+POLL = 0.2
+
+
+def _client() -> docker.DockerClient:
+    try:
+        return docker.from_env(timeout=300)
+    except DockerException as exc:
+        raise SandboxError(f"cannot reach the Docker engine: {exc}") from exc
+
+
+@provider("docker")
+class DockerRuntime(Runtime):
+    """Containers on the local Docker engine."""
+
+    def __init__(self, client: docker.DockerClient | None = None, owner: Owner | None = None):
+        self.client = client or _client()
+        self.owner = owner or Owner.current()
+
+    def create(self, spec: ContainerSpec, run_id: str) -> DockerContainer:
+        limits = spec.limits
+        labels = {**spec.labels, **run_labels(run_id, self.owner)}
+        kwargs: dict[str, Any] = {
+            "command": list(spec.command),
+            "environment": dict(spec.env),
+            "labels": labels,
+            "network_mode": spec.network,
+            "init": True,
+            "cap_drop": ["ALL"],
+            "cap_add": KEEP_CAPS,
+            "security_opt": ["no-new-privileges"],
+            "volumes": {
+                str(m.source): {"bind": m.target, "mode": "ro" if m.read_only else "rw"}
+                for m in spec.mounts
+            },
+            "detach": True,
+        }
+        if spec.workdir:
+            kwargs["working_dir"] = spec.workdir
+        if spec.name:
+            kwargs["name"] = spec.name
+        if limits.cpus is not None:
+            kwargs["nano_cpus"] = int(limits.cpus * 1e9)
+        if limits.memory is not None:
+            kwargs["mem_limit"] = limits.memory
+            kwargs["memswap_limit"] = limits.memory
+        if limits.pids is not None:
+            kwargs["pids_limit"] = limits.pids
+        try:
+            sdk = self.client.containers.run(spec.image, **kwargs)
+        except ImageNotFound as exc:
+            raise SandboxError(f"no image {spec.image!r} here (build it: replay image)") from exc
+        except APIError as exc:
+            raise SandboxError(f"docker could not start {spec.image!r}: {exc}") from exc
+        return DockerContainer(self.client, sdk, run_id, spec.limits.wall_time)
+
+    def image_id(self, reference: str) -> str | None:
+        try:
+            return str(self.client.images.get(reference).id)
+        except ImageNotFound:
+            return None
+
+    def image_labels(self, reference: str) -> dict[str, str]:
+        try:
+            image = self.client.images.get(reference)
+        except ImageNotFound:
+            return {}
+        return dict(image.labels or {})
+
+    def gc(self, *, everything: bool = False) -> GcReport:
+        report = GcReport()
+        dead: dict[str, bool] = {}
+
+        def gone(labels: Mapping[str, str]) -> bool:
+            run = labels.get(RUN_LABEL, "")
+            if not run:
+                return False  # from an image that kept an emptied label; no run of ours
+            if everything:
+                return True
+            if run not in dead:
+                owner = Owner.from_labels(labels)
+                dead[run] = owner is None or not owner.alive()
+            return dead[run]
+
+        flt = {"label": RUN_LABEL}
+        for c in self.client.containers.list(all=True, filters=flt):
+            if gone(c.labels):
+                _quietly(lambda c=c: c.remove(force=True, v=True))
+                report.containers.append(c.name)
+        for n in self.client.networks.list(filters=flt):
+            if gone(n.attrs.get("Labels") or {}):
+                _quietly(n.remove)
+                report.networks.append(n.name)
+        for v in self.client.volumes.list(filters=flt):
+            if gone(v.attrs.get("Labels") or {}):
+                _quietly(lambda v=v: v.remove(force=True))
+                report.volumes.append(v.name)
+        for run, path in rundir.stale(everything):
+            shutil.rmtree(path, ignore_errors=True)
+            report.run_dirs.append(run)
+        report.kept_runs.extend(sorted(r for r, d in dead.items() if not d))
+        return report
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _quietly(fn: Any) -> None:
+    # NotFound: another gc (or the engine) removed it first.
+    with contextlib.suppress(NotFound):
+        fn()
+
+
+class DockerContainer(Container):
+    """A running Docker container."""
+
+    def __init__(
+        self, client: docker.DockerClient, sdk: SdkContainer, run_id: str, wall: float | None
+    ) -> None:
+        self.client = client
+        self.sdk = sdk
+        self.id = str(sdk.id)
+        self.run_id = run_id
+        self.started = time.monotonic()
+        self.deadline = None if wall is None else self.started + wall
+        self._limit: LimitName | None = None
+        self._cgroups = _cgroup_dirs(client, self.id)
+
+    # ------------------------------------------------------------------ exec
+
+    def exec(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
+        cmd = list(command)
+        if timeout is not None:
+            # coreutils' timeout kills the command's whole process group, inside.
+            cmd = ["timeout", "--kill-after=2", f"{timeout:.3f}", *cmd]
+        api = self.client.api
+        start = time.monotonic()
+        if self._limit is not None:
+            return ExecResult(None, b"", b"", 0.0, limit=self._limit)
+        try:
+            eid = api.exec_create(self.id, cmd, environment=dict(env or {}), workdir=workdir)
+            # The raw socket, not stream=True: docker-py never closes a streamed exec's socket.
+            sock = api.exec_start(eid, socket=True)
+        except APIError as exc:
+            raise SandboxError(f"docker exec failed in {self.id[:12]}: {exc}") from exc
+        out, err = bytearray(), bytearray()
+        reader = threading.Thread(target=_drain, args=(sock, out, err), daemon=True)
+        reader.start()
+        hard = None if timeout is None else start + timeout + 10
+        while reader.is_alive():
+            reader.join(POLL)
+            now = time.monotonic()
+            limit = self._check(now)
+            if limit is None and hard is not None and now > hard:
+                self.stop(timeout=0)  # `timeout` inside did not manage; end it all
+            elif limit is not None:
+                self._limit = limit
+                self.stop(timeout=0)
+                reader.join(10)
+                break
+        duration = time.monotonic() - start
+        code = _exit_code(api, eid)
+        if self._limit is None:
+            self._limit = self._check(time.monotonic(), final=True)
+            if self._limit is not None:
+                self.stop(timeout=0)
+        timed_out = timeout is not None and code in (124, 137) and duration >= timeout
+        return ExecResult(code, bytes(out), bytes(err), duration, timed_out, self._limit)
+
+    def _check(self, now: float, final: bool = False) -> LimitName | None:
+        if self.deadline is not None and now > self.deadline:
+            return "wall_time"
+        counters = self._counters()
+        if counters.get("oom_kill", 0) > 0:
+            return "memory"
+        if counters.get("pids_max", 0) > 0:
+            return "pids"
+        if final and self._oom_killed():
+            return "memory"
+        return None
+
+    def _counters(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        memory, pids = self._cgroups
+        for path, key, name in (
+            (memory / "memory.oom_control", "oom_kill", "oom_kill"),
+            (memory / "memory.events", "oom_kill", "oom_kill"),
+            (pids / "pids.events", "max", "pids_max"),
+        ):
+            try:
+                text = path.read_text()
+            except OSError:
+                continue
+            for line in text.splitlines():
+                k, _, v = line.partition(" ")
+                if k == key and v.strip().isdigit():
+                    found[name] = max(found.get(name, 0), int(v))
+        return found
+
+    def _oom_killed(self) -> bool:
+        try:
+            self.sdk.reload()
+        except NotFound:
+            return False
+        return bool(self.sdk.attrs.get("State", {}).get("OOMKilled"))
+
+    def limit_hit(self) -> LimitName | None:
+        if self._limit is None:
+            self._limit = self._check(time.monotonic(), final=True)
+        return self._limit
+
+    # ------------------------------------------------------------------ files
+
+    def copy_in(self, source: Path, dest: str) -> None:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            tar.add(str(source), arcname=source.name)
+        try:
+            self.sdk.exec_run(["mkdir", "-p", dest])
+            if not self.sdk.put_archive(dest, buf.getvalue()):
+                raise SandboxError(f"could not copy {source} into {self.id[:12]}:{dest}")
+        except APIError as exc:
+            raise SandboxError(f"could not copy {source} into {dest}: {exc}") from exc
+
+    def copy_out(self, source: str, dest: Path) -> None:
+        try:
+            chunks, _ = self.sdk.get_archive(source)
+        except (APIError, NotFound) as exc:
+            raise SandboxError(f"could not copy {source} out of {self.id[:12]}: {exc}") from exc
+        buf = io.BytesIO(b"".join(chunks))
+        dest.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=buf) as tar:
+            tar.extractall(dest, filter="tar")
+
+    def logs(self) -> bytes:
+        try:
+            return bytes(self.sdk.logs())
+        except NotFound:
+            return b""
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def stop(self, timeout: float = 5) -> None:
+        try:
+            if timeout <= 0:
+                self.sdk.kill()
+            else:
+                self.sdk.stop(timeout=int(timeout))
+        except (NotFound, APIError):
+            pass  # already gone or already stopped
+
+    def remove(self) -> None:
+        _quietly(lambda: self.sdk.remove(force=True, v=True))
+
+    def status(self) -> str:
+        try:
+            self.sdk.reload()
+        except NotFound:
+            return "removed"
+        return str(self.sdk.status)
+
+    def commit(self, repository: str, tag: str, changes: Sequence[str] = ()) -> str:
+        try:
+            image = self.sdk.commit(repository=repository, tag=tag, changes=list(changes))
+        except APIError as exc:
+            raise SandboxError(f"docker commit of {self.id[:12]} failed: {exc}") from exc
+        return str(image.id)
+
+
+def _drain(sock: Any, out: bytearray, err: bytearray) -> None:
+    """Read an exec's multiplexed frames (1: stdout, 2: stderr) until it ends; close it."""
+    try:
+        for stream, data in frames_iter(sock, tty=False):
+            (err if stream == STDERR else out).extend(data)
+    except (OSError, ValueError):
+        pass  # the container was stopped under the stream
+    finally:
+        for part in (getattr(sock, "_response", None), sock, getattr(sock, "_sock", None)):
+            if part is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    part.close()
+
+
+def _exit_code(api: Any, eid: Any) -> int | None:
+    try:
+        info = api.exec_inspect(eid)
+    except (APIError, NotFound):
+        return None
+    if info.get("Running"):
+        return None
+    code = info.get("ExitCode")
+    return int(code) if code is not None else None
+
+
+def _cgroup_dirs(client: docker.DockerClient, cid: str) -> tuple[Path, Path]:
+    """The container's memory and pids cgroup directories, found through its init's pid.
+
+    Works when the engine runs on this machine; elsewhere the paths do not exist and only the
+    engine's ``OOMKilled`` flag is left to tell a memory stop.
+    """
+    memory = pids = Path("/nonexistent")
+    try:
+        pid = int(client.api.inspect_container(cid)["State"]["Pid"])
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except (APIError, OSError, KeyError, ValueError):
+        return memory, pids
+    unified: Path | None = None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        names = controllers.split(",")
+        if controllers == "":  # the v2 hierarchy (alone, or beside v1's in hybrid mode)
+            unified = Path("/sys/fs/cgroup") / path.lstrip("/")
+        if "memory" in names:
+            memory = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+        if "pids" in names:
+            pids = Path("/sys/fs/cgroup/pids") / path.lstrip("/")
+    if unified is not None and (unified / "memory.events").exists():
+        return unified, unified
+    return memory, pids

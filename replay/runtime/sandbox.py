@@ -1,0 +1,218 @@
+"""The agent's sandbox: a container whose only way out is the gateway.
+
+Design (the network lock):
+
+- The container runs with ``--network none``: it has a loopback interface and nothing else,
+  so no address outside it (the host's ports, the Docker bridge, any other namespace, any DNS
+  server, anything over IPv6) can be reached, whatever the agent does with sockets. Raw sockets
+  fail too (``NET_RAW`` is dropped).
+- The one way out is :mod:`replay.runtime.bridge`: a Unix socket in the run's directory on the
+  host, forwarded by the runner to the gateway's TCP port; the directory is bind-mounted
+  read-only at ``/run/replay``, and the container's main command is a small forwarder from
+  ``127.0.0.1:3128`` to that socket. ``HTTPS_PROXY`` and friends point at it. The gateway
+  answers what the world holds and denies (403, ``egress.denied``) everything else, CONNECT
+  included. No DNS is ever needed: clients hand host names to the proxy.
+- The gateway's CA is the only trusted root: it is mounted over the system bundle
+  (``/etc/ssl/certs/ca-certificates.crt``) and named by the usual variables (``SSL_CERT_FILE``,
+  ``REQUESTS_CA_BUNDLE``, ``PIP_CERT``, ``GIT_SSL_CAINFO``, ``NODE_EXTRA_CA_CERTS``...).
+- With ``clock_at`` set, libfaketime shifts every process's clock so that it reads T plus the
+  time elapsed since the sandbox started (an offset fixed at start, so all processes agree).
+
+Every resource is labelled with the run (see :mod:`replay.runtime.base`); a sandbox whose
+runner died is removed by ``replay gc`` or by the next sandbox's start.
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from replay.runtime import rundir
+from replay.runtime.base import (
+    ContainerSpec,
+    ExecResult,
+    LimitName,
+    Limits,
+    Mount,
+    Runtime,
+    SandboxError,
+)
+from replay.runtime.bridge import FORWARDER_FILE, INNER_PROXY, MOUNT, READY, HostBridge
+from replay.runtime.docker import DockerContainer
+
+CA_FILE = "gateway-ca.pem"
+CA_INSIDE = f"{MOUNT}/{CA_FILE}"
+SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+CA_VARIABLES = (
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PIP_CERT",
+    "GIT_SSL_CAINFO",
+    "NODE_EXTRA_CA_CERTS",
+    "npm_config_cafile",
+)
+_ARCH = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "arm64": "aarch64-linux-gnu"}
+
+
+def faketime_env(at: datetime, now: datetime | None = None) -> dict[str, str]:
+    """libfaketime's variables for a clock reading ``at`` now and running on from there."""
+    now = now or datetime.now(UTC)
+    offset = round((at - now).total_seconds())
+    triple = _ARCH.get(platform.machine(), "x86_64-linux-gnu")
+    return {
+        "LD_PRELOAD": f"/usr/lib/{triple}/faketime/libfaketime.so.1",
+        "FAKETIME": f"{offset:+d}",
+        # Timers and timeouts keep real time; only the calendar is shifted.
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        "FAKETIME_DONT_RESET": "1",
+    }
+
+
+def inside_env(gateway: Mapping[str, Any]) -> dict[str, str]:
+    """The gateway's client environment, as seen from inside the container."""
+    proxy, ca = str(gateway["proxy"]), str(gateway["ca_bundle"])
+    env: dict[str, str] = {}
+    for key, value in dict(gateway["env"]).items():
+        value = str(value)
+        if value == proxy:
+            value = INNER_PROXY
+        elif value == ca:
+            value = CA_INSIDE
+        env[key] = value
+    for key in CA_VARIABLES:
+        env[key] = CA_INSIDE
+    for key in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY"):
+        env[key] = INNER_PROXY
+    env["NO_PROXY"] = env["no_proxy"] = ""
+    return env
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """One agent sandbox."""
+
+    image: str
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    limits: Limits = field(default_factory=Limits)
+    workdir: str | None = None
+    clock_at: datetime | None = None
+    """Freeze the calendar at this T (plus elapsed time); off by default."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    mounts: Sequence[Mount] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    collect_garbage: bool = True
+    """Remove leftovers of dead runs before starting."""
+    ready_timeout: float = 60
+    mount_system_bundle: bool = True
+    """Mount the gateway's CA over the system bundle (off when building an image that runs
+    ``update-ca-certificates`` itself)."""
+
+
+class Sandbox:
+    """A container locked to the gateway, and the host side of its bridge."""
+
+    def __init__(self, runtime: Runtime, gateway: Mapping[str, Any], config: SandboxConfig):
+        self.runtime = runtime
+        self.gateway = gateway
+        self.config = config
+        self.run_id = config.run_id
+        self.container: DockerContainer | None = None
+        self.bridge: HostBridge | None = None
+        self.dir: Path | None = None
+        self.image_id: str | None = None
+        self.env: dict[str, str] = {}
+        """Given to every command (not to the container's config, so a commit keeps none of
+        it: the proxy, placeholders and clock belong to a run, not to an image)."""
+
+    def start(self) -> Sandbox:
+        cfg = self.config
+        if cfg.collect_garbage:
+            self.runtime.gc()
+        self.image_id = self.runtime.image_id(cfg.image)
+        if self.image_id is None:
+            raise SandboxError(f"no image {cfg.image!r} here (build it with `replay image`)")
+        try:
+            self.dir = rundir.create(self.run_id)
+            shutil.copyfile(self.gateway["ca_bundle"], self.dir / CA_FILE)
+            (self.dir / CA_FILE).chmod(0o644)
+            self.bridge = HostBridge(self.dir, str(self.gateway["proxy"])).start()
+            self.env = inside_env(self.gateway)
+            if cfg.clock_at is not None:
+                self.env.update(faketime_env(cfg.clock_at))
+            self.env.update(cfg.env)
+            mounts = [Mount(self.dir, MOUNT)]
+            if cfg.mount_system_bundle:
+                mounts.append(Mount(self.dir / CA_FILE, SYSTEM_BUNDLE))
+            spec = ContainerSpec(
+                image=self.image_id,
+                command=["python3", f"{MOUNT}/{FORWARDER_FILE}"],
+                mounts=[*mounts, *cfg.mounts],
+                workdir=cfg.workdir,
+                limits=cfg.limits,
+                labels={"replay.role": "agent", **cfg.labels},
+            )
+            container = self.runtime.create(spec, self.run_id)
+            assert isinstance(container, DockerContainer)
+            self.container = container
+            self._wait_ready(container)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _wait_ready(self, container: DockerContainer) -> None:
+        deadline = time.monotonic() + self.config.ready_timeout
+        delay = 0.01
+        while READY not in container.logs():
+            if time.monotonic() > deadline or container.status() not in ("running", "created"):
+                raise SandboxError(
+                    f"the sandbox's gateway forwarder did not start: {container.logs()[-2000:]!r}"
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+    def exec(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
+        if self.container is None:
+            raise SandboxError("the sandbox is not started")
+        merged = {**self.env, **(env or {})}
+        return self.container.exec(command, env=merged, workdir=workdir, timeout=timeout)
+
+    def sh(self, script: str, **kw: Any) -> ExecResult:
+        """Run a shell script (``sh -c``)."""
+        return self.exec(["sh", "-c", script], **kw)
+
+    def limit_hit(self) -> LimitName | None:
+        return None if self.container is None else self.container.limit_hit()
+
+    def close(self) -> None:
+        """Remove the container, stop the bridge, delete the run's directory."""
+        if self.container is not None:
+            self.container.remove()
+            self.container = None
+        if self.bridge is not None:
+            self.bridge.close()
+            self.bridge = None
+        if self.dir is not None:
+            rundir.remove(self.run_id)
+            self.dir = None
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

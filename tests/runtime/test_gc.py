@@ -1,0 +1,117 @@
+"""A runner killed with SIGKILL mid-run leaves nothing that ``replay gc`` does not remove."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from replay.runtime import Runtime
+from replay.runtime.base import RUN_LABEL, run_labels
+from replay.runtime.cli import app
+from replay.runtime.docker import DockerRuntime
+
+ROOT = Path(__file__).resolve().parents[2]
+
+RUNNER = """
+import json, sys, time
+from pathlib import Path
+from replay.runtime import Sandbox, SandboxConfig, get_runtime
+from replay.runtime.base import run_labels
+
+image, ca, run_id = sys.argv[1:4]
+rt = get_runtime("docker")
+state = {"proxy": "http://127.0.0.1:9", "ca_bundle": ca, "env": {}}
+box = Sandbox(rt, state, SandboxConfig(image=image, run_id=run_id)).start()
+labels = run_labels(run_id)
+rt.client.networks.create(f"replay-net-{run_id}", driver="bridge", internal=True, labels=labels)
+rt.client.volumes.create(f"replay-vol-{run_id}", labels=labels)
+print("started", box.container.id, box.dir, flush=True)
+box.exec(["sleep", "600"])
+"""
+
+
+def resources(runtime: DockerRuntime, run_id: str) -> dict[str, list[str]]:
+    flt = {"label": f"{RUN_LABEL}={run_id}"}
+    return {
+        "containers": [c.name for c in runtime.client.containers.list(all=True, filters=flt)],
+        "networks": [n.name for n in runtime.client.networks.list(filters=flt)],
+        "volumes": [v.name for v in runtime.client.volumes.list(filters=flt)],
+    }
+
+
+def test_gc_removes_what_a_killed_runner_left(
+    runtime: Runtime, base_image: str, run_root: Path, tmp_path: Path
+) -> None:
+    assert isinstance(runtime, DockerRuntime)
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not a real CA\n")
+    runner = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(RUNNER), base_image, str(ca), "killed-run"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert runner.stdout is not None
+    line = runner.stdout.readline().decode().split()
+    assert line and line[0] == "started", line
+    run_dir = Path(line[2])
+    # Mid-run: the sandbox's command is still running when the runner dies.
+    os.kill(runner.pid, signal.SIGKILL)
+    runner.wait()
+    runner.stdout.close()
+    left = resources(runtime, "killed-run")
+    assert left == {
+        "containers": [left["containers"][0]],
+        "networks": ["replay-net-killed-run"],
+        "volumes": ["replay-vol-killed-run"],
+    }
+    assert run_dir.is_dir()
+
+    # A live run (owned by this process) is kept by a plain gc.
+    live = runtime.client.volumes.create("replay-vol-live-run", labels=run_labels("live-run"))
+    try:
+        result = CliRunner().invoke(app, [])
+        assert result.exit_code == 0, result.output
+        assert resources(runtime, "killed-run") == {"containers": [], "networks": [], "volumes": []}
+        assert not run_dir.exists()
+        assert "removed 1 containers" in result.output
+        assert "removed 1 networks" in result.output
+        assert "kept 1 live run(s): live-run" in result.output
+        assert resources(runtime, "live-run")["volumes"] == ["replay-vol-live-run"]
+
+        result = CliRunner().invoke(app, ["--all"])
+        assert result.exit_code == 0, result.output
+        assert resources(runtime, "live-run")["volumes"] == []
+    finally:
+        if resources(runtime, "live-run")["volumes"]:
+            live.remove(force=True)
+
+
+def test_next_sandbox_start_collects_a_dead_runs_leftovers(
+    runtime: Runtime, base_image: str, run_root: Path
+) -> None:
+    """A run whose owner is gone (a pid that does not exist) is removed by the next start."""
+    from replay.runtime import Sandbox, SandboxConfig
+    from replay.runtime.base import ContainerSpec, Owner
+
+    assert isinstance(runtime, DockerRuntime)
+    dead = Owner(pid=2**22 + 1, host=Owner.current().host, start="1")
+    ghost = DockerRuntime(runtime.client, owner=dead).create(
+        ContainerSpec(image=base_image, command=["sleep", "600"]), "ghost-run"
+    )
+    assert resources(runtime, "ghost-run")["containers"]
+    ca = run_root.parent / f"{run_root.name}-ca.pem"
+    ca.write_text("x\n")
+    try:
+        state = {"proxy": "http://127.0.0.1:9", "ca_bundle": str(ca), "env": {}}
+        with Sandbox(runtime, state, SandboxConfig(image=base_image)):
+            assert resources(runtime, "ghost-run")["containers"] == []
+    finally:
+        ca.unlink()
+        ghost.remove()
