@@ -325,7 +325,11 @@ def local_app(registry: Registry) -> ASGIApp:
 
 
 class HostRouter:
-    """Routes by the ``Host`` header: a real host to its app, any other to the local layout."""
+    """Routes by host: a real host name to its app, any other to the local layout.
+
+    The host is the ``Host`` header, else the scope's ``server`` (HTTP/2 requests carry
+    ``:authority`` instead of ``Host``, and a proxy may pass it only as the server).
+    """
 
     def __init__(self, registry: Registry) -> None:
         self.apps = host_apps(registry)
@@ -334,11 +338,11 @@ class HostRouter:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         app = self.local
         if scope["type"] in ("http", "websocket"):
-            for key, value in scope["headers"]:
-                if key == b"host":
-                    host = value.decode("latin-1").rsplit(":", 1)[0].lower()
-                    app = self.apps.get(host, self.local)
-                    break
+            host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
+            if host is None and scope.get("server"):
+                host = str(scope["server"][0])
+            if host:
+                app = self.apps.get(host.rsplit(":", 1)[0].lower(), self.local)
         await app(scope, receive, send)
 
 

@@ -329,7 +329,11 @@ def npm_upstream_app(versions: list[NpmUpFile]) -> Starlette:
 
 
 def call_like_mitmproxy(
-    app: ASGIApp, raw_path: bytes, headers: dict[str, str] | None = None, method: str = "GET"
+    app: ASGIApp,
+    raw_path: bytes,
+    headers: dict[str, str] | None = None,
+    method: str = "GET",
+    server: tuple[str, int] | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """Call ``app`` with the scope mitmproxy 11's ``ASGIApp`` builds (its ``make_scope``).
 
@@ -353,6 +357,8 @@ def call_like_mitmproxy(
         "client": ("127.0.0.1", 50000),
         "extensions": {},
     }
+    if server is not None:
+        scope["server"] = server
     out: dict[str, object] = {"body": b""}
     received: list[bool] = []
 

@@ -176,3 +176,12 @@ def test_scoped_names_through_mitmproxys_asgi_scope(npm_registry: Registry) -> N
     status, _, body = call_like_mitmproxy(app, b"/@acme/util/-/util-0.1.1.tgz")
     assert status == 200
     assert body[:2] == b"\x1f\x8b"
+
+
+def test_host_from_the_server_when_there_is_no_host_header(npm_registry: Registry) -> None:
+    # An HTTP/2 request has :authority, not Host; the gateway passes the host as the server.
+    app = registry_app(npm_registry)
+    status, _, body = call_like_mitmproxy(app, b"/widget", server=("registry.npmjs.org", 443))
+    assert status == 200
+    tarball = json.loads(body)["versions"]["1.1.0"]["dist"]["tarball"]
+    assert tarball == "https://registry.npmjs.org/widget/-/widget-1.1.0.tgz"
