@@ -119,7 +119,14 @@ def _slack_thread(snapshot: Snapshot, ref: str) -> bool:
 
 def _check_humans(path: Path, case: Case, snapshot: Snapshot) -> None:
     people = {u.id for u in snapshot.slack.users}
+    linear_people = {u.id for u in snapshot.linear.users}
+    linear_issues = {i.identifier for i in snapshot.linear.issues}
     for i, reply in enumerate(case.humans):
+        if reply.service == "linear":
+            if reply.person not in linear_people:
+                raise CaseError(path, f"no Linear user {reply.person!r}", f"humans[{i}].person")
+            if reply.thread not in linear_issues:
+                raise CaseError(path, f"no Linear issue {reply.thread!r}", f"humans[{i}].thread")
         if reply.service == "slack":
             if reply.person not in people:
                 raise CaseError(path, f"no Slack user {reply.person!r}", f"humans[{i}].person")

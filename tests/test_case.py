@@ -101,6 +101,17 @@ BAD_CASES = {
         lambda p: edit(p, lambda d: d["ticket"].update(ref="acme/tiny#99")),
         ["ticket.ref", "acme/tiny#99 is not in the snapshot"],
     ),
+    "unknown scripted person": (
+        lambda p: edit(
+            p,
+            lambda d: d.update(
+                humans=[
+                    {"person": "u-nobody", "service": "linear", "thread": "ENG-1", "text": "hint"}
+                ]
+            ),
+        ),
+        ["humans[0].person", "no Linear user 'u-nobody'"],
+    ),
     "missing gold patch": (
         lambda p: (p.parent / "gold.patch").unlink(),
         ["gold.patch", "file not found"],

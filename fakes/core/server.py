@@ -16,7 +16,7 @@ from fastapi import FastAPI, Query
 from fastapi.responses import JSONResponse, Response
 
 from fakes.core.events import EventLog
-from fakes.core.world import World
+from fakes.core.world import World, control_router
 from replay.case import ScriptedReply
 from replay.errors import ReplayError
 from replay.snapshot.load import Snapshot
@@ -110,9 +110,11 @@ def control_app(world: World) -> FastAPI:
         with world.session() as s:
             return JSONResponse({name: fake.dump(s) for name, fake in world.fakes.items()})
 
-    for router in world.control_routers:
+    for name, fake in world.fakes.items():
         # A fake's own switches, e.g. /_replay/slack/ratelimit; still never an agent's mutation.
-        app.include_router(router, prefix=CONTROL_PREFIX)
+        router = control_router(fake)
+        if router is not None:
+            app.include_router(router, prefix=f"{CONTROL_PREFIX}/{name}")
 
     @app.get(f"{CONTROL_PREFIX}/health")
     def health() -> dict[str, Any]:

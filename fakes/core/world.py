@@ -30,6 +30,12 @@ class Fake(Protocol):
     def dump(self, session: Session) -> dict[str, Any]: ...
 
 
+def control_router(fake: Fake) -> APIRouter | None:
+    """A fake's own control endpoints (a rate limit to switch on...), if it has any."""
+    router = getattr(fake, "control", None)
+    return router if isinstance(router, APIRouter) else None
+
+
 @dataclass
 class World:
     """Shared by every fake of one run. Sessions are serialised by one lock.
@@ -46,8 +52,6 @@ class World:
     events: EventLog = field(init=False)
     engine: Engine = field(init=False)
     fakes: dict[str, Fake] = field(default_factory=dict)
-    control_routers: list[APIRouter] = field(default_factory=list)
-    """Extra control endpoints a fake offers (mounted under ``/_replay``), e.g. fault switches."""
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:

@@ -157,14 +157,27 @@ def test_a_fake_can_add_control_routes(world: World) -> None:
     router = APIRouter()
     flags: dict[str, bool] = {}
 
-    @router.post("/notes/slow")
+    @router.post("/slow")
     def slow() -> dict[str, bool]:
         flags["slow"] = True
         return {"ok": True}
 
-    world.control_routers.append(router)
+    fake = NoteFake(world)
+    fake.control = router  # type: ignore[attr-defined]
+    world.add(fake)
     client = TestClient(WorldApp(world, {}))
-    assert client.post("/_replay/notes/slow", headers={"host": "any.example"}).json() == {
-        "ok": True
-    }
+    response = client.post("/_replay/notes/slow", headers={"host": "any.example"})
+    assert response.json() == {"ok": True}
     assert flags == {"slow": True}
+
+
+def test_the_slack_fakes_switches_are_on_the_control_plane(tiny_snapshot) -> None:  # type: ignore[no-untyped-def]
+    from fakes.core import build_world
+
+    client = TestClient(build_world(tiny_snapshot, ["slack"]))
+    switched = client.post("/_replay/slack/ratelimit", json={"method": "auth.test", "times": 1})
+    assert switched.status_code == 200, switched.text
+    limited = client.post(
+        "/api/auth.test", headers={"host": "slack.com", "authorization": "Bearer xoxb-1"}
+    )
+    assert limited.status_code == 429 and limited.json()["error"] == "ratelimited"
