@@ -62,17 +62,27 @@ def error_response(exc: GitHubError) -> Response:
 class GitHubHeaders:
     """Adds what GitHub puts on every response: rate limits, media type, request id."""
 
+    WINDOW = 3600
+
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self.used = 0
+        self.reset_at = int(time.time()) + self.WINDOW
+
+    def _count(self) -> tuple[int, int]:
+        """Requests used in the current hour and when it ends, as GitHub's core limit counts."""
+        now = int(time.time())
+        if now >= self.reset_at:
+            self.used = 0
+            self.reset_at = now + self.WINDOW
+        self.used += 1
+        return self.used, self.reset_at
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        self.used += 1
-        used = self.used
-        reset = int(time.time()) + 3600
+        used, reset = self._count()
         version = w.OLD_VERSION
         for key, value in scope.get("headers", []):
             if key == b"x-github-api-version" and value.decode("latin-1") >= w.NEW_VERSION:

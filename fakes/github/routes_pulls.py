@@ -264,6 +264,24 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         items, headers = paginate(request, ctx.run(go), per_page, page)
         return wire(items, headers=headers)
 
+    @router.post("/repos/{owner}/{repo}/pulls/{number}/comments/{comment_id}/replies")
+    def reply_to_review_comment(
+        owner: str,
+        repo: str,
+        number: int,
+        comment_id: int,
+        body: bodies.CommentCreate,
+        ctx: Auth,
+    ) -> Response:
+        def go(s: Session) -> w.ReviewComment:
+            row = ctx.backend.add_review_comment(
+                s, ctx.login, f"{owner}/{repo}", number, body.body, in_reply_to=comment_id
+            )
+            return render.review_comment(row)
+
+        out = ctx.run(go)
+        return wire(out, status=201, headers={"Location": out.url})
+
     @router.post("/repos/{owner}/{repo}/pulls/{number}/comments")
     def create_review_comment(
         owner: str, repo: str, number: int, body: bodies.ReviewCommentCreate, ctx: Auth

@@ -239,9 +239,12 @@ def test_pull_request_lifecycle(served: Served, tmp_path: Path) -> None:
             )
         )
         assert rc.path == "lib.py" and rc.line == 2 and "@@" in rc.diff_hunk
-        assert [c.id for c in checked(gh.rest.pulls.list_review_comments(OWNER, NAME, 3))] == [
-            rc.id
-        ]
+        reply = checked(
+            gh.rest.pulls.create_reply_for_review_comment(OWNER, NAME, 3, rc.id, body="agreed")
+        )
+        assert reply.in_reply_to_id == rc.id and reply.path == "lib.py"
+        threads = checked(gh.rest.pulls.list_review_comments(OWNER, NAME, 3))
+        assert [c.id for c in threads] == [rc.id, reply.id]
         checked(gh.rest.issues.create_comment(OWNER, NAME, 3, body="conversation comment"))
         edited = checked(gh.rest.pulls.update(OWNER, NAME, 3, title="Fix add()"))
         assert edited.title == "Fix add()"
@@ -272,6 +275,7 @@ def test_pull_request_lifecycle(served: Served, tmp_path: Path) -> None:
         "git.push",
         "github.pull_request.opened",
         "github.pull_request_review.submitted",
+        "github.review_comment.created",
         "github.review_comment.created",
         "github.issue_comment.created",
         "github.pull_request.updated",
