@@ -141,7 +141,7 @@ def test_pip_gets_the_versions_of_t(world: Gateway, tmp_path: Path) -> None:
         env,
     )
     installed = sorted(p.name for p in target.glob("*.dist-info"))
-    assert "pytest-8.3.5.dist-info" in installed
+    assert "pytest-9.0.2.dist-info" in installed, "the newest pytest uploaded by T"
     assert "setuptools-82.0.1.dist-info" in installed
     newer = run(
         [
@@ -153,13 +153,13 @@ def test_pip_gets_the_versions_of_t(world: Gateway, tmp_path: Path) -> None:
             "--no-cache-dir",
             "--target",
             str(tmp_path / "x"),
-            "pytest==9.0.0",
+            "pytest==9.0.3",
         ],
         env,
         ok=False,
     )
     assert newer.returncode != 0
-    assert "from versions: 8.3.5" in newer.stderr
+    assert "from versions: 8.3.5, 9.0.2)" in newer.stderr
     no_denials(world)
 
 
