@@ -13,23 +13,16 @@ from typing import Any
 from ariadne import SchemaBindable, convert_camel_case_to_snake, make_executable_schema
 from graphql import GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema
 
-from fakes.github.errors import GitHubError, NotFound
+from fakes.github.errors import GitHubError
+from fakes.github.graphql.comments import CommentView, ReviewCommentView, ReviewView
+from fakes.github.graphql.commits import RefView
 from fakes.github.graphql.context import Context
 from fakes.github.graphql.faults import Fault, not_found
-from fakes.github.graphql.threads import (
-    CommentView,
-    IssueView,
-    PullRequestView,
-    ReviewCommentView,
-    ReviewView,
-    search,
-    thread,
-)
+from fakes.github.graphql.threads import IssueView, PullRequestView, search, thread
 from fakes.github.graphql.views import (
     ActorView,
     LabelView,
     OwnerView,
-    RefView,
     RepositoryView,
     View,
     find_repository,
@@ -97,7 +90,7 @@ def node(ctx: Context, global_id: str) -> View:
     return view
 
 
-def thread_by_id(ctx: Context, global_id: str, field: str) -> IssueView | PullRequestView:
+def thread_by_id(ctx: Context, global_id: str) -> IssueView | PullRequestView:
     view = node(ctx, global_id)
     if not isinstance(view, IssueView | PullRequestView):
         raise Fault(
@@ -166,7 +159,7 @@ class MutationRoot(View):
         return self.ctx.viewer.login
 
     def add_comment(self, input: dict[str, Any]) -> Payload:
-        subject = thread_by_id(self.ctx, input["subjectId"], "subjectId")
+        subject = thread_by_id(self.ctx, input["subjectId"])
         row = subject.row
         try:
             comment = self.ctx.backend.add_comment(
@@ -256,7 +249,7 @@ class MutationRoot(View):
         )
 
     def _thread(self, global_id: str, want_pull: bool) -> IssueView | PullRequestView:
-        view = thread_by_id(self.ctx, global_id, "id")
+        view = thread_by_id(self.ctx, global_id)
         if isinstance(view, PullRequestView) != want_pull:
             kind = "PullRequest" if want_pull else "Issue"
             raise Fault(
@@ -413,7 +406,7 @@ class MutationRoot(View):
         )
 
     def _labelable(self, input: dict[str, Any]) -> tuple[IssueView | PullRequestView, list[str]]:
-        view = thread_by_id(self.ctx, input["labelableId"], "labelableId")
+        view = thread_by_id(self.ctx, input["labelableId"])
         return view, self._names(input["labelIds"], LabelView)
 
     def add_labels_to_labelable(self, input: dict[str, Any]) -> Payload:
@@ -501,7 +494,3 @@ def schema() -> GraphQLSchema:
 
 def roots(ctx: Context) -> dict[str, View]:
     return {"query": QueryRoot(ctx), "mutation": MutationRoot(ctx)}
-
-
-def lookup_error(exc: NotFound) -> Fault:
-    return Fault.from_backend(exc)

@@ -19,7 +19,15 @@ from githubkit import GitHub, TokenAuthStrategy
 from githubkit.exception import GraphQLFailed, RequestFailed
 from graphql import GraphQLObjectType
 
-from fakes.github.graphql import connections, resolvers, schema, threads, views
+from fakes.github.graphql import (
+    comments,
+    commits,
+    connections,
+    resolvers,
+    schema,
+    threads,
+    views,
+)
 from tests.fakes.github.conftest import REPO, TOKEN, Served, T, client
 from tests.fakes.github.test_git_http import clone, commit_file, git
 
@@ -483,7 +491,7 @@ NEVER_BUILT = {
 
 def _view_classes() -> dict[str, list[type]]:
     found: dict[str, list[type]] = {}
-    for module in (views, threads, connections, resolvers):
+    for module in (views, threads, comments, commits, connections, resolvers):
         for _, cls in inspect.getmembers(module, inspect.isclass):
             typename = getattr(cls, "typename", None)
             if isinstance(typename, str) and typename:
@@ -491,8 +499,8 @@ def _view_classes() -> dict[str, list[type]]:
     for name in ("User", "Bot", "Organization"):
         found.setdefault(name, []).append(views.ActorView)
     found["Organization"].append(views.OwnerView)
-    found["CheckRunStateCount"] = [views.StateCount]
-    found["StatusContextStateCount"] = [views.StateCount]
+    found["CheckRunStateCount"] = [commits.StateCount]
+    found["StatusContextStateCount"] = [commits.StateCount]
     found["Query"] = [resolvers.QueryRoot]
     found["Mutation"] = [resolvers.MutationRoot]
     return found
@@ -515,7 +523,11 @@ def test_every_field_in_the_schema_has_an_implementation() -> None:
             continue
         name = gtype.name
         if name.endswith("Connection"):
-            candidates = [connections.Connection, threads.SearchConnection, views.ContextConnection]
+            candidates = [
+                connections.Connection,
+                threads.SearchConnection,
+                commits.ContextConnection,
+            ]
         elif name.endswith("Edge"):
             candidates = [connections.Edge]
         elif name.endswith("Payload"):
