@@ -126,7 +126,7 @@ KEEP: dict[str, str | None] = {
     "isRequired(pullRequestId,pullRequestNumber) name permalink repository resourcePath "
     "startedAt status summary text title url",
     "CheckSuite": "id workflowRun",
-    "WorkflowRun": "id resourcePath url workflow",
+    "WorkflowRun": "event id resourcePath url workflow",
     "Workflow": "id name resourcePath url",
     "StatusContext": "avatarUrl commit context createdAt creator description id "
     "isRequired(pullRequestId,pullRequestNumber) state targetUrl",
