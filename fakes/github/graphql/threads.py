@@ -259,7 +259,8 @@ class PullRequestView(ThreadView):
 
     def _changes(self) -> list[FileChange]:
         changes: list[FileChange] = self.ctx.memo(
-            ("changes", self.row.id), lambda: self.ctx.backend._changes(self.row)
+            ("changes", self.row.id),
+            lambda: self.ctx.backend.pull_files(self.ctx.session, self.row.repo, self.row.number),
         )
         return changes
 
