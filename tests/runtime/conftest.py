@@ -87,13 +87,14 @@ def _start(outside: Outside, prefix: list[str], addrs: list[str]) -> None:
 
 
 def _docker0() -> str:
+    """The host's address on Docker's default bridge (what containers there see as gateway)."""
     out = subprocess.run(
-        ["docker", "network", "inspect", "bridge", "-f", "{{(index .IPAM.Config 0).Gateway}}"],
+        ["ip", "-o", "-4", "addr", "show", "dev", "docker0"],
         check=True,
         capture_output=True,
         text=True,
     )
-    return out.stdout.strip()
+    return out.stdout.split()[3].split("/")[0]
 
 
 @pytest.fixture(scope="module")
@@ -144,5 +145,7 @@ def outside(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outside]:
         for proc in out.processes:
             proc.kill()
             proc.wait()
+            assert proc.stdout is not None
+            proc.stdout.close()
         subprocess.run(["ip", "link", "del", host_if], capture_output=True, check=False)
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
