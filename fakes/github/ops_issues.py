@@ -108,11 +108,20 @@ class IssueOps(RefOps):
         self, s: Session, actor: str, repo: Repo | str, number: int, **changes: Any
     ) -> Issue:
         """Change title, body, state, state_reason, labels or assignees (issue or PR)."""
-        issue = self.issue(s, repo, number)
+        return self._update_thread(s, actor, self.issue(s, repo, number), changes, {})
+
+    def _update_thread(
+        self,
+        s: Session,
+        actor: str,
+        issue: Issue,
+        changes: dict[str, Any],
+        diff: dict[str, dict[str, Any]],
+    ) -> Issue:
+        """Apply ``changes``; record one update event with them and what ``diff`` holds."""
         resource = "PullRequest" if issue.is_pull else "Issue"
         user = self._actor(s, actor)
         now = self.now()
-        diff: dict[str, dict[str, Any]] = {}
 
         def note(field: str, old: Any, new: Any) -> None:
             if old != new:

@@ -138,21 +138,10 @@ class PullOps(IssueOps):
             if changes.get(key) is not None and bool(changes[key]) != getattr(pull, key):
                 extra[key] = {"from": getattr(pull, key), "to": bool(changes[key])}
                 setattr(pull, key, bool(changes[key]))
-        plain: dict[str, Any] = {k: changes[k] for k in ("title", "body", "state") if k in changes}
-        if "labels" in changes or "assignees" in changes:
-            plain.update({k: changes[k] for k in ("labels", "assignees") if k in changes})
-        if extra:
-            # Recorded together with any plain changes, as one update event.
-            issue.updated_at = self.now()
-            self._event(
-                s,
-                actor,
-                "github.pull_request.updated",
-                ("pull_request", issue.key),
-                {"repo": issue.repo.full_name, "number": issue.number, "changes": extra},
-            )
-        if plain:
-            self.update_issue(s, actor, issue.repo, number, **plain)
+        keys = ("title", "body", "state", "labels", "assignees")
+        plain: dict[str, Any] = {k: changes[k] for k in keys if k in changes}
+        # One update event for everything this call changed.
+        self._update_thread(s, actor, issue, plain, extra)
         s.flush()
         return issue
 
