@@ -14,6 +14,7 @@ import httpx
 import pytest
 from githubkit.exception import RequestFailed
 
+from fakes.github.models import node_id, parse_node_id
 from tests.fakes.github.conftest import (
     GITHUB,
     REPO,
@@ -260,3 +261,15 @@ def test_a_pull_request_open_at_t_has_its_branch(open_pr_snapshot: Path, tmp_pat
         refs = git(served, tmp_path, "ls-remote", f"{GITHUB}{REPO}.git").stdout
         assert f"{pr.head.sha}\trefs/heads/add-tests" in refs
         assert checked(gh.rest.issues.create(OWNER, NAME, title="next")).number == 6
+
+
+def test_global_ids_are_githubs_legacy_format() -> None:
+    # Known IDs from github.com: user 1 (mojombo), and the legacy shapes of issues and PRs.
+    assert node_id("User", 1) == "MDQ6VXNlcjE="
+    assert node_id("Issue", 1) == "MDU6SXNzdWUx"
+    assert node_id("PullRequest", 1) == "MDExOlB1bGxSZXF1ZXN0MQ=="
+    for kind, n in [("IssueComment", 1001), ("Repository", 10), ("PullRequestReview", 7)]:
+        assert parse_node_id(node_id(kind, n)) == (kind, n)
+    for bad in ["", "not base64!", "MDQ6VXNlcg==", node_id("User", 1)[:-2]]:
+        with pytest.raises(ValueError):
+            parse_node_id(bad)
