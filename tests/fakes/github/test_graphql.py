@@ -223,7 +223,10 @@ def test_global_ids_are_githubs_legacy_ids_and_node_finds_them(served: Served) -
         issue_id = first["issue"]["id"]
         assert base64.b64decode(issue_id) == b"05:Issue101"
         assert base64.b64decode(first["id"]) == b"010:Repository10"
+        alice = gh.graphql('{ user(login: "alice") { id } }')["user"]["id"]
+        assert base64.b64decode(alice) == b"04:User1"
         ids = [
+            alice,
             first["id"],
             issue_id,
             first["issue"]["comments"]["nodes"][0]["id"],
@@ -232,7 +235,13 @@ def test_global_ids_are_githubs_legacy_ids_and_node_finds_them(served: Served) -
         found = gh.graphql(
             "query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }", {"ids": ids}
         )["nodes"]
-        assert [n["__typename"] for n in found] == ["Repository", "Issue", "IssueComment", "Label"]
+        assert [n["__typename"] for n in found] == [
+            "User",
+            "Repository",
+            "Issue",
+            "IssueComment",
+            "Label",
+        ]
         assert [n["id"] for n in found] == ids
         later = base64.b64encode(b"05:Issue104").decode()  # filed after T
         with pytest.raises(GraphQLFailed) as failed:
