@@ -87,12 +87,15 @@ class User(GitHubBase):
     __tablename__ = "github_users"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """GitHub's numeric user id, from the snapshot."""
     login: Mapped[str] = mapped_column(String(100), unique=True, index=True)
+    """The handle, unique case-insensitively."""
     name: Mapped[str | None] = mapped_column(String(200))
     email: Mapped[str | None] = mapped_column(String(200))
     type: Mapped[str] = mapped_column(String(20), default="User")
     """``User``, ``Bot`` or ``Organization``."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    """When the account was made (before T, or it is not in the world)."""
 
 
 class Repo(GitHubBase):
@@ -100,7 +103,9 @@ class Repo(GitHubBase):
     __table_args__ = (UniqueConstraint("owner", "name"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """GitHub's numeric repository id, from the snapshot."""
     owner: Mapped[str] = mapped_column(String(100))
+    """The owner's login (a user or an organization)."""
     name: Mapped[str] = mapped_column(String(100))
     owner_id: Mapped[int | None] = mapped_column(ForeignKey("github_users.id"))
     """The owning user's id, when the owner is one of the world's users."""
@@ -111,7 +116,10 @@ class Repo(GitHubBase):
     """Whether the fake serves a git repository for it (the snapshot had a bundle)."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    """Last change to the repository's settings or contents."""
     pushed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    """Last push: from the snapshot (or the cut history's tip), then moved by pushes,
+    contents updates and merges."""
 
     labels: Mapped[list[Label]] = relationship(back_populates="repo", order_by="Label.id")
     owner_user: Mapped[User | None] = relationship()
@@ -129,6 +137,7 @@ class Label(GitHubBase):
     repo_id: Mapped[int] = mapped_column(ForeignKey("github_repos.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(200))
     color: Mapped[str] = mapped_column(String(6), default="ededed")
+    """Six hex digits, no ``#``."""
     description: Mapped[str | None] = mapped_column(Text)
 
     repo: Mapped[Repo] = relationship(back_populates="labels")
@@ -141,8 +150,10 @@ class Issue(GitHubBase):
     __table_args__ = (UniqueConstraint("repo_id", "number"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """Shared with the :class:`Pull` row of a pull request; the REST ``id`` of both."""
     repo_id: Mapped[int] = mapped_column(ForeignKey("github_repos.id", ondelete="CASCADE"))
     number: Mapped[int] = mapped_column(Integer)
+    """Per repository, shared by issues and pull requests."""
     is_pull: Mapped[bool] = mapped_column(Boolean, default=False)
     title: Mapped[str] = mapped_column(Text)
     body: Mapped[str | None] = mapped_column(Text)
@@ -152,9 +163,12 @@ class Issue(GitHubBase):
     """``completed``, ``not_planned``, ``reopened`` or None."""
     locked: Mapped[bool] = mapped_column(Boolean, default=False)
     author_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
+    """Who opened it."""
     closed_by_id: Mapped[int | None] = mapped_column(ForeignKey("github_users.id"))
+    """Who closed it, when closed during the run."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    """Moved by every change and every comment, review or review comment."""
     closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     repo: Mapped[Repo] = relationship()
@@ -180,14 +194,18 @@ class Pull(GitHubBase):
         ForeignKey("github_issues.id", ondelete="CASCADE"), primary_key=True
     )
     head_ref: Mapped[str] = mapped_column(String(255))
+    """The head branch's name (same repository; forks are not modelled)."""
     base_ref: Mapped[str] = mapped_column(String(255))
+    """The base branch's name."""
     head_sha: Mapped[str] = mapped_column(String(40))
     """Follows pushes to the head branch."""
     base_sha: Mapped[str] = mapped_column(String(40))
+    """The base branch's tip, followed while the pull request is open."""
     draft: Mapped[bool] = mapped_column(Boolean, default=False)
     maintainer_can_modify: Mapped[bool] = mapped_column(Boolean, default=False)
     merged_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     merge_commit_sha: Mapped[str | None] = mapped_column(String(40))
+    """The commit the merge made on the base branch."""
     merged_by_id: Mapped[int | None] = mapped_column(ForeignKey("github_users.id"))
 
     issue: Mapped[Issue] = relationship(back_populates="pull")
@@ -224,7 +242,9 @@ class Review(GitHubBase):
     """``APPROVED``, ``CHANGES_REQUESTED``, ``COMMENTED``, ``DISMISSED`` or ``PENDING``."""
     body: Mapped[str] = mapped_column(Text, default="")
     commit_id: Mapped[str] = mapped_column(String(40))
+    """The head commit the review was made on."""
     submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    """None while the review is pending."""
 
     pull: Mapped[Pull] = relationship(back_populates="reviews")
     author: Mapped[User] = relationship()
@@ -241,10 +261,13 @@ class ReviewComment(GitHubBase):
     author_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
     path: Mapped[str] = mapped_column(Text)
     line: Mapped[int | None] = mapped_column(Integer)
+    """The line in the file's new (RIGHT) or old (LEFT) version."""
     side: Mapped[str] = mapped_column(String(5), default="RIGHT")
     commit_id: Mapped[str] = mapped_column(String(40))
     diff_hunk: Mapped[str] = mapped_column(Text, default="")
+    """The file's diff the comment sits on, as GitHub shows it."""
     in_reply_to_id: Mapped[int | None] = mapped_column(Integer)
+    """The comment this one answers, for a thread."""
     body: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -263,6 +286,7 @@ class Branch(GitHubBase):
     repo_id: Mapped[int] = mapped_column(ForeignKey("github_repos.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(255))
     sha: Mapped[str] = mapped_column(String(40))
+    """The branch's tip in the fake's git repository."""
 
     repo: Mapped[Repo] = relationship()
 
@@ -276,6 +300,7 @@ class CommitStatus(GitHubBase):
     repo_id: Mapped[int] = mapped_column(ForeignKey("github_repos.id", ondelete="CASCADE"))
     sha: Mapped[str] = mapped_column(String(40), index=True)
     state: Mapped[str] = mapped_column(String(10))
+    """``error``, ``failure``, ``pending`` or ``success``."""
     context: Mapped[str] = mapped_column(String(255), default="default")
     description: Mapped[str | None] = mapped_column(Text)
     target_url: Mapped[str | None] = mapped_column(Text)
@@ -296,6 +321,7 @@ class CheckRun(GitHubBase):
     head_sha: Mapped[str] = mapped_column(String(40), index=True)
     name: Mapped[str] = mapped_column(String(255))
     status: Mapped[str] = mapped_column(String(20), default="completed")
+    """``queued``, ``in_progress`` or ``completed``."""
     conclusion: Mapped[str | None] = mapped_column(String(20))
     details_url: Mapped[str | None] = mapped_column(Text)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
