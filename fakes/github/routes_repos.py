@@ -249,9 +249,9 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         def go(s: Session) -> w.Wire:
             r = ctx.backend.repo(s, owner, repo)
             sha = ctx.backend.resolve(s, r, ref)
-            latest: dict[str, w.Status] = {}
+            latest: dict[str, w.SimpleStatus] = {}
             for st in ctx.backend.statuses(s, r, sha):
-                latest.setdefault(st.context, render.status(st, r))
+                latest.setdefault(st.context, w.SimpleStatus(**dict(render.status(st, r))))
             states = {st.state for st in latest.values()}
             state = "pending"
             if states and states <= {"success"}:

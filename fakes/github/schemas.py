@@ -651,9 +651,15 @@ class Status(Wire):
     creator: SimpleUser | None
 
 
+class SimpleStatus(Status):
+    """A status as the combined status lists it."""
+
+    LEFT_OUT = frozenset({"creator"})
+
+
 class CombinedStatus(Wire):
     state: str
-    statuses: list[Status]
+    statuses: list[SimpleStatus]
     sha: str
     total_count: int
     repository: Repository

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from githubkit.exception import RequestFailed
 
-from fakes.github.models import node_id, parse_node_id
+from fakes.github.models import CheckRun, CommitStatus, node_id, parse_node_id
 from tests.fakes.github.conftest import (
     GITHUB,
     REPO,
@@ -273,3 +273,37 @@ def test_global_ids_are_githubs_legacy_format() -> None:
     for bad in ["", "not base64!", "MDQ6VXNlcg==", node_id("User", 1)[:-2]]:
         with pytest.raises(ValueError):
             parse_node_id(bad)
+
+
+def test_statuses_and_check_runs_read_as_github_shapes(served: Served) -> None:
+    # Snapshots carry no CI results yet; rows put straight into the state stand in for them.
+    at = datetime.fromisoformat("2026-03-11T10:00:00+00:00")
+    with served.world.session() as s:
+        repo = served.backend.repo(s, REPO)
+        sha = served.backend.resolve(s, repo, "main")
+        alice = served.backend.user(s, "alice")
+        s.add_all(
+            [
+                CommitStatus(repo_id=repo.id, sha=sha, state="pending", context="ci/test",
+                             creator=alice, created_at=at, updated_at=at),
+                CommitStatus(repo_id=repo.id, sha=sha, state="success", context="ci/test",
+                             target_url="https://ci.example/1", creator=alice,
+                             created_at=at, updated_at=at),
+                CommitStatus(repo_id=repo.id, sha=sha, state="success", context="lint",
+                             creator=alice, created_at=at, updated_at=at),
+                CheckRun(repo_id=repo.id, head_sha=sha, name="tests", status="completed",
+                         conclusion="failure", started_at=at, completed_at=at),
+            ]
+        )  # fmt: skip
+    with client(served) as gh:
+        combined = checked(gh.rest.repos.get_combined_status_for_ref(OWNER, NAME, "main"))
+        assert combined.state == "success" and combined.total_count == 2
+        assert {st.context: st.state for st in combined.statuses} == {
+            "ci/test": "success",
+            "lint": "success",
+        }
+        every = checked(gh.rest.repos.list_commit_statuses_for_ref(OWNER, NAME, sha))
+        assert len(every) == 3
+        runs = checked(gh.rest.checks.list_for_ref(OWNER, NAME, "main"))
+        assert [(r.name, r.conclusion) for r in runs.check_runs] == [("tests", "failure")]
+    assert events(served) == []
