@@ -1,0 +1,109 @@
+"""A demo case's environment image: the repository at its base commit, dependencies as of T."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from replay.case import load_case
+from replay.images import build_env_image
+from replay.images.base import RECIPE_LABEL
+from replay.runtime import ContainerSpec, Runtime
+from replay.snapshot import load_snapshot
+from tests.gateway.conftest import Gateway
+
+ROOT = Path(__file__).resolve().parents[2]
+CASE = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
+
+
+@pytest.fixture(scope="module")
+def built(
+    runtime: Runtime, base_image: str, demo_gateway: Gateway
+) -> Iterator[tuple[str, Gateway]]:
+    image = build_env_image(CASE, runtime, demo_gateway.state, force=True)
+    assert image.built and image.id.startswith("sha256:")
+    yield image.id, demo_gateway
+
+
+def run(runtime: Runtime, image: str, script: str) -> str:
+    """A command in the image, with no network at all (nothing from the world is needed)."""
+    c = runtime.create(ContainerSpec(image=image, command=["sleep", "300"]), "env-image-check")
+    try:
+        r = c.exec(["sh", "-c", script])
+        assert r.ok, r.err
+        return r.out
+    finally:
+        c.remove()
+
+
+def newest_at_t(snapshot_dir: Path) -> dict[str, Version]:
+    snap = load_snapshot(snapshot_dir)
+    newest: dict[str, Version] = {}
+    for f in snap.registry.python:
+        if f.upload_time <= snap.at:
+            v = Version(f.version)
+            newest[f.project] = max(v, newest.get(f.project, v))
+    return newest
+
+
+def test_dependencies_resolve_to_the_versions_current_at_t(
+    runtime: Runtime, built: tuple[str, Gateway]
+) -> None:
+    image, gateway = built
+    case = load_case(CASE)
+    installed = {
+        d["name"].lower(): Version(d["version"])
+        for d in json.loads(run(runtime, image, "python -m pip list --format=json"))
+    }
+    at_t = newest_at_t(case.snapshot)
+    # The case pins pytest; everything it pulls in is unpinned, so pip takes the newest it is
+    # shown, and the gateway's registry shows nothing uploaded after T.
+    assert installed["pytest"] == Version("8.3.5")
+    for name in ("pluggy", "iniconfig", "packaging"):
+        assert installed[name] == at_t[name], (name, installed[name], at_t[name])
+    assert installed["semverkit"]
+    # pip's requests went to pypi.org and files.pythonhosted.org, through the gateway.
+    denied = [e for e in gateway.events() if e["kind"] == "egress.denied"]
+    assert denied == []
+
+
+def test_the_repository_is_at_the_base_commit_with_no_future(
+    runtime: Runtime, built: tuple[str, Gateway]
+) -> None:
+    image, _ = built
+    case = load_case(CASE)
+    wd = case.environment.workdir
+    out = run(
+        runtime,
+        image,
+        f"cd {wd} && git rev-parse HEAD && git for-each-ref --format='%(refname)'"
+        " && git remote | wc -l && python -c 'import semverkit; print(semverkit.__file__)'",
+    ).split()
+    assert out[0] == case.repository.base_commit
+    assert out[1:-2] == ["refs/heads/main"]
+    assert out[-2] == "0"
+    assert out[-1].startswith(wd)
+
+
+def test_the_image_trusts_the_gateway_ca_and_keeps_no_run_settings(
+    runtime: Runtime, built: tuple[str, Gateway]
+) -> None:
+    image, gateway = built
+    ca = Path(gateway.ca).read_text().strip()
+    bundle = run(runtime, image, "cat /etc/ssl/certs/ca-certificates.crt")
+    assert ca in bundle
+    env = run(runtime, image, "env")
+    assert "PROXY" not in env.upper() and "ghp_" not in env
+
+
+def test_a_rebuild_with_the_same_recipe_is_skipped(
+    runtime: Runtime, built: tuple[str, Gateway]
+) -> None:
+    image, gateway = built
+    again = build_env_image(CASE, runtime, gateway.state)
+    assert not again.built and again.id == image
+    assert runtime.image_labels(again.reference)[RECIPE_LABEL] == again.recipe
