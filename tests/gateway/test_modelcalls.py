@@ -287,7 +287,7 @@ def test_faults_are_classified(
     for url, tap in _tapped(Fault(kind=fault, every=1)):
         # What the SDKs raise for each fault is shown in tests/harness/test_stub_sdk.py.
         with contextlib.suppress(Exception):
-            CALLS[provider](url, stream, timeout=0.5)
+            CALLS[provider](url, stream, timeout=1.5 if fault == "timeout" else 10.0)
         [call] = tap.wait(1)
     assert call.error_class == error_class
     assert call.verdict == VERDICT.get(error_class, "transport_fail")
