@@ -46,13 +46,16 @@ def env(
 ) -> None:
     """Build the case's environment image: repository at the base commit, setup as of T."""
     from replay.case import load_case
-    from replay.images.env import build_env_image
+    from replay.images.env import build_env_image, cached_env_image
     from replay.images.world import running_world
     from replay.runtime.base import get_runtime
 
     rt = get_runtime("docker")
     try:
-        if gateway is not None:
+        cached = None if force else cached_env_image(case, rt)
+        if cached is not None:
+            image = cached
+        elif gateway is not None:
             image = build_env_image(case, rt, json.loads(gateway.read_text()), force=force)
         else:
             loaded = load_case(case)

@@ -71,6 +71,26 @@ def env_reference(case: Case) -> str:
     return f"{ENV_REPOSITORY}:{case.id}"
 
 
+def _base_id(case: Case, runtime: Runtime) -> str:
+    base_id = runtime.image_id(case.environment.base_image)
+    if base_id is None:
+        raise SandboxError(
+            f"no base image {case.environment.base_image!r} here: run `replay image base`"
+        )
+    return base_id
+
+
+def cached_env_image(case_path: Path, runtime: Runtime) -> EnvImage | None:
+    """The case's environment image if one from the same recipe exists (no world needed)."""
+    case = load_case(case_path)
+    ref = env_reference(case)
+    recipe = env_recipe(case, _base_id(case, runtime))
+    if runtime.image_labels(ref).get(RECIPE_LABEL) != recipe:
+        return None
+    image = runtime.image_id(ref)
+    return None if image is None else EnvImage(ref, image, case.id, recipe, built=False)
+
+
 def build_env_image(
     case_path: Path,
     runtime: Runtime,
@@ -82,16 +102,12 @@ def build_env_image(
     """Build the case's environment image through the running world ``gateway``."""
     case = load_case(case_path)
     ref = env_reference(case)
-    base_id = runtime.image_id(case.environment.base_image)
-    if base_id is None:
-        raise SandboxError(
-            f"no base image {case.environment.base_image!r} here: run `replay image base`"
-        )
+    base_id = _base_id(case, runtime)
     recipe = env_recipe(case, base_id)
-    if not force and runtime.image_labels(ref).get(RECIPE_LABEL) == recipe:
-        image = runtime.image_id(ref)
-        assert image is not None
-        return EnvImage(ref, image, case.id, recipe, built=False)
+    if not force:
+        cached = cached_env_image(case_path, runtime)
+        if cached is not None:
+            return cached
 
     snapshot = load_snapshot(case.snapshot)
     workdir = case.environment.workdir

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 from packaging.version import Version
+from typer.testing import CliRunner
 
 from replay.case import load_case
 from replay.images import build_env_image
 from replay.images.base import RECIPE_LABEL
+from replay.images.cli import app
 from replay.runtime import ContainerSpec, Runtime
 from replay.snapshot import load_snapshot
 from tests.gateway.conftest import Gateway
@@ -107,3 +109,12 @@ def test_a_rebuild_with_the_same_recipe_is_skipped(
     again = build_env_image(CASE, runtime, gateway.state)
     assert not again.built and again.id == image
     assert runtime.image_labels(again.reference)[RECIPE_LABEL] == again.recipe
+
+
+def test_the_cli_reports_the_cached_image_without_starting_a_world(
+    runtime: Runtime, built: tuple[str, Gateway]
+) -> None:
+    image, _ = built
+    result = CliRunner().invoke(app, ["env", str(CASE)])
+    assert result.exit_code == 0, result.output
+    assert f"up to date: replay-env:demo-caret-zero {image}" in result.output
