@@ -151,6 +151,7 @@ class GitHubBackend(PullOps):
                         submitted_at=rv.submitted_at,
                     )
                 )
+            self.pull_ref(repos[p.repo], p.number, p.head_sha)
             if p.state == "open":
                 self._seed_head_branch(s, repos[p.repo], p.head_ref, p.head_sha)
         s.flush()

@@ -116,6 +116,8 @@ class GitStore:
         self.git(full_name, "config", "http.receivepack", "true")
         self.git(full_name, "config", "uploadpack.allowAnySHA1InWant", "false")
         self.git(full_name, "config", "receive.denyDeleteCurrent", "true")
+        # GitHub's refs/pull/N/head are read-only: advertised to fetches, refused to pushes.
+        self.git(full_name, "config", "receive.hideRefs", "refs/pull")
 
     def exists(self, full_name: str) -> bool:
         return (self.path(full_name) / "HEAD").is_file()
@@ -124,7 +126,13 @@ class GitStore:
 
     def heads(self, full_name: str) -> dict[str, str]:
         """Every ref under refs/heads and refs/tags, as ``{ref: sha}``."""
-        out = self.text(full_name, "for-each-ref", "--format=%(refname) %(objectname)")
+        out = self.text(
+            full_name,
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/heads",
+            "refs/tags",
+        )
         refs: dict[str, str] = {}
         for line in out.splitlines():
             ref, _, sha = line.partition(" ")
@@ -332,6 +340,10 @@ class GitStore:
 
     def update_ref(self, full_name: str, ref: str, new: str, old: str | None) -> None:
         self.git(full_name, "update-ref", ref, new, old or ZERO)
+
+    def set_ref(self, full_name: str, ref: str, new: str) -> None:
+        """Point ``ref`` at ``new`` whatever it pointed at before."""
+        self.git(full_name, "update-ref", ref, new)
 
     def merge_tree(self, full_name: str, base: str, head: str) -> str | None:
         """The tree of merging ``head`` into ``base``, or None on a conflict."""

@@ -103,6 +103,7 @@ class PullOps(IssueOps):
         )
         s.flush()
         s.refresh(issue)
+        self.pull_ref(r, issue.number, head_branch.sha)
         self._event(
             s,
             actor,

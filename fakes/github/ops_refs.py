@@ -109,6 +109,7 @@ class RefOps(BackendCore):
             for pull in s.scalars(q):
                 if pull.head_ref == name:
                     pull.head_sha = sha
+                    self.pull_ref(r, pull.issue.number, sha)
                 if pull.base_ref == name:
                     pull.base_sha = sha
         s.flush()
@@ -146,3 +147,9 @@ class RefOps(BackendCore):
                     "deleted": deleted,
                 },
             )
+
+    def pull_ref(self, r: Repo, number: int, sha: str) -> None:
+        """Keep ``refs/pull/N/head`` (fetchable, never pushable) on a pull request's head."""
+        if r.has_git and self.git.resolve(r.full_name, sha) == sha:
+            with self.push_lock:
+                self.git.set_ref(r.full_name, f"refs/pull/{number}/head", sha)

@@ -106,11 +106,20 @@ def test_pull_request_head_follows_pushes_and_fetch_sees_merges(
         pr = served.backend.create_pull(s, "agent", REPO, "Feature", "Adds a", "feature", "main")
         number = pr.number
         assert pr.pull is not None and pr.pull.head_sha == first
+    pull_ref = f"refs/pull/{number}/head"
+    assert f"{first}\t{pull_ref}" in git(served, work, "ls-remote", "origin").stdout
     second = commit_file(served, work, "b.txt", "b\n", "B")
     git(served, work, "push", "-q")
     with served.world.session() as s:
         pull = served.backend.pull(s, REPO, number).pull
         assert pull is not None and pull.head_sha == second
+    assert f"{second}\t{pull_ref}" in git(served, work, "ls-remote", "origin").stdout
+    # GitHub's pull refs are read-only.
+    hidden = git(served, work, "push", "origin", f"HEAD~1:{pull_ref}", check=False)
+    assert hidden.returncode != 0 and "hidden ref" in hidden.stderr
+    git(served, work, "fetch", "-q", "origin", f"{pull_ref}:refs/remotes/origin/pr")
+    assert git(served, work, "rev-parse", "origin/pr").stdout.strip() == second
+    with served.world.session() as s:
         merged = served.backend.merge_pull(s, "agent", REPO, number, method="merge")
         assert merged.pull is not None
         merge_sha = merged.pull.merge_commit_sha
