@@ -50,6 +50,11 @@ def test_reads_validate_against_githubkit_models(served: Served) -> None:
         comments = checked(gh.rest.issues.list_comments(OWNER, NAME, 1))
         assert [c.body for c in comments] == ["still broken"]
         checked(gh.rest.issues.list_labels_for_repo(OWNER, NAME))
+        assert checked(gh.rest.issues.get_label(OWNER, NAME, "docs")).description == "Docs"
+        assert checked(gh.rest.issues.get_comment(OWNER, NAME, 1001)).body == "still broken"
+        assert [lb.name for lb in checked(gh.rest.issues.list_labels_on_issue(OWNER, NAME, 1))] == [
+            "bug"
+        ]
         checked(gh.rest.pulls.list(OWNER, NAME, state="all"))
         found = checked(
             gh.rest.search.issues_and_pull_requests(q=f"repo:{REPO} is:issue label:docs")
@@ -239,6 +244,7 @@ def test_pull_request_lifecycle(served: Served, tmp_path: Path) -> None:
             )
         )
         assert rc.path == "lib.py" and rc.line == 2 and "@@" in rc.diff_hunk
+        assert checked(gh.rest.pulls.get_review_comment(OWNER, NAME, rc.id)).body == "nice"
         reply = checked(
             gh.rest.pulls.create_reply_for_review_comment(OWNER, NAME, 3, rc.id, body="agreed")
         )
@@ -328,11 +334,19 @@ def test_contents_put_is_a_real_commit(served: Served, tmp_path: Path) -> None:
         top = checked(gh.rest.repos.list_commits(OWNER, NAME, per_page=1))[0]
         assert top.commit.message == "Document add better"
         assert top.commit.author is not None and after_t(top.commit.author.date)
+        checked(
+            gh.rest.repos.create_or_update_file_contents(
+                OWNER, NAME, "README.md", message="Readme",
+                content=base64.b64encode(b"# tiny\n").decode(),
+            )
+        )  # fmt: skip
+        readme = checked(gh.rest.repos.get_readme(OWNER, NAME))
+        assert readme.path == "README.md" and base64.b64decode(readme.content) == b"# tiny\n"
     work = clone(served, tmp_path)
     assert (work / "docs" / "add.md").read_text() == "# add(a, b)\n"
     updated = events(served, "github.contents.updated")
-    assert [e["data"]["path"] for e in updated] == ["docs/add.md", "docs/add.md"]
-    assert updated[-1]["data"]["sha"] == top.sha and updated[-1]["data"]["branch"] == "main"
+    assert [e["data"]["path"] for e in updated] == ["docs/add.md", "docs/add.md", "README.md"]
+    assert updated[1]["data"]["sha"] == top.sha and updated[1]["data"]["branch"] == "main"
 
 
 def test_nothing_after_t_is_served(served: Served, fix_commit: str) -> None:
