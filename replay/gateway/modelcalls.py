@@ -11,6 +11,16 @@ The gateway feeds one :class:`ModelCallObserver` per call from its proxy hooks::
 Pure Python and no I/O, so it runs beside mitmproxy and in the tests alike. A streamed body
 is parsed as it passes; only the incomplete last SSE line is held.
 
+From mitmproxy's hooks (FIELD_NOTES 7): ``request`` -> ``begin(flow.request.method,
+flow.request.pretty_url, flow.request.headers, flow.request.raw_content,
+flow.request.timestamp_end)``; ``responseheaders`` -> ``headers(flow.response.status_code,
+flow.response.headers, flow.response.timestamp_start)`` and, for a stream, set
+``flow.response.stream`` to a callable that calls ``chunk(data)`` and returns ``data``
+(chunks are the wire bytes: gzip and deflate are decoded here, another encoding leaves the
+body uninspected); ``response`` -> ``end(flow.response.timestamp_end, None if streamed else
+flow.response.content)``; ``error`` -> ``error(transport_kind(flow.error.msg, answered),
+flow.error.msg, time.time())``.
+
 Classification (FIELD_NOTES 8). Per call, ``verdict`` is:
 
 - ``ok``: a complete answer in the provider's format.
@@ -38,6 +48,7 @@ import hashlib
 import json
 import re
 import uuid
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -285,6 +296,34 @@ def _stream_error_class(kind: str | None) -> ErrorClass:
     return "http_5xx"
 
 
+def transport_kind(message: str, answered: bool = False) -> TransportKind:
+    """Map a proxy's transport error message to a :data:`TransportKind`.
+
+    ``answered``: whether response headers had arrived. Written for mitmproxy's messages
+    (``server closed connection``, ``Connection killed: ...``, ``Client disconnected``,
+    TLS handshake failures, ``[Errno 111] Connect call failed ...``): a client that hangs up
+    while waiting has given up on a slow answer, so it counts as a timeout.
+    """
+    text = message.lower()
+    if "tls" in text or "ssl" in text or "certificate" in text:
+        return "tls"
+    if "timed out" in text or "timeout" in text or "client disconnected" in text:
+        return "timeout"
+    connect_words = (
+        "connect call failed",
+        "failed to connect",
+        "refused",
+        "unreachable",
+        "name or service",
+        "getaddrinfo",
+        "resolve",
+        "no route",
+    )
+    if not answered and any(w in text for w in connect_words):
+        return "connect"
+    return "reset"
+
+
 class _SSEParser:
     """Incremental server-sent-event parser that holds only an incomplete line."""
 
@@ -353,6 +392,8 @@ class ModelCallObserver:
         self._sse = _SSEParser()
         self._response_bytes = 0
         self._plain: list[bytes] = []
+        self._decoder: Any = None
+        self._unreadable: str | None = None
         self._terminal = False
         self._usage: TokenUsage | None = None
         self._stop_reason: str | None = None
@@ -417,10 +458,24 @@ class ModelCallObserver:
         self._t_first_byte = t_first_byte
         ctype = _header(self._resp_headers, "content-type") or ""
         self._is_sse = "text/event-stream" in ctype.lower()
+        encoding = (_header(self._resp_headers, "content-encoding") or "identity").lower()
+        if encoding in {"gzip", "x-gzip", "deflate"}:
+            # Streamed chunks arrive encoded (a proxy decodes only a stored body).
+            self._decoder = zlib.decompressobj(wbits=47)
+        elif encoding != "identity":
+            self._unreadable = encoding
 
     def chunk(self, data: bytes) -> None:
-        """Part of a streamed body passed through."""
+        """Part of a streamed body passed through, as it went over the wire."""
         self._response_bytes += len(data)
+        if self._unreadable is not None:
+            return
+        if self._decoder is not None:
+            try:
+                data = self._decoder.decompress(data)
+            except zlib.error:
+                self._unreadable = "corrupt compressed data"
+                return
         if self._is_sse:
             for event, payload in self._sse.feed(data):
                 self._on_event(event, payload)
@@ -429,19 +484,30 @@ class ModelCallObserver:
             self._plain.append(data)
 
     def end(self, t_end: float, body: bytes | None = None) -> ModelCall:
-        """The response is complete. ``body`` is the whole body when it was not streamed."""
-        if body is not None and self._is_sse:
-            self.chunk(body)
-        elif body is not None:
-            self._response_bytes += len(body)
-        else:
-            body = b"".join(self._plain)
-        if self._is_sse:
+        """The response is complete.
+
+        ``body`` is the whole decoded body when it was not passed through :meth:`chunk`
+        (mitmproxy's ``flow.response.content``); leave it None after chunks.
+        """
+        if body is not None:
+            self._response_bytes = max(self._response_bytes, len(body))
+            self._decoder, self._unreadable, self._plain = None, None, []
+            if self._is_sse:
+                for event, payload in self._sse.feed(body):
+                    self._on_event(event, payload)
+            else:
+                self._plain = [body]
+        if self._unreadable is not None:
+            # A content encoding we cannot decode: only the status speaks.
+            if (self._status or 0) >= 400:
+                self._fail(classify_status(self._status or 0, None) or "http_4xx", None)
+            self._detail = self._detail or f"body not inspected ({self._unreadable})"
+        elif self._is_sse:
             for event, payload in self._sse.close():
                 self._on_event(event, payload)
             self._finish_stream()
         else:
-            self._finish_body(body)
+            self._finish_body(b"".join(self._plain))
         return self._build(t_end)
 
     def error(self, kind: TransportKind, message: str, t: float) -> ModelCall:

@@ -8,6 +8,7 @@ end or the transport failure), and hand-written responses in the providers' docu
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import subprocess
@@ -27,6 +28,7 @@ from replay.gateway.modelcalls import (
     TokenUsage,
     group_logical_calls,
     summarize_wire,
+    transport_kind,
 )
 from replay.harness.stub import Fault, FaultKind, Script, StubConfig, make_stub_app
 from tests.harness.server import serving
@@ -888,3 +890,42 @@ def test_observer_and_stub_run_in_the_gateway_venv() -> None:
         True,
     )
     assert call.usage is not None and call.usage.output_tokens > 0
+
+
+@pytest.mark.parametrize(
+    ("message", "answered", "kind"),
+    [
+        ("[Errno 111] Connect call failed ('127.0.0.1', 9)", False, "connect"),
+        ("[Errno -2] Name or service not known", False, "connect"),
+        ("Server TLS handshake failed. certificate verify failed", False, "tls"),
+        ("server closed connection", True, "reset"),
+        ("server closed connection", False, "reset"),
+        ("Connection killed: [Errno 104] Connection reset by peer", False, "reset"),
+        ("Client disconnected.", False, "timeout"),
+        ("Connection timed out", False, "timeout"),
+    ],
+)
+def test_proxy_error_messages_map_to_transport_kinds(
+    message: str, answered: bool, kind: str
+) -> None:
+    assert transport_kind(message, answered) == kind
+
+
+def test_a_gzip_stream_is_decoded_and_an_unknown_encoding_is_left_alone() -> None:
+    raw = gzip.compress(b"".join(_anthropic_events({"output_tokens": 89})))
+    obs = ModelCallObserver()
+    obs.begin("POST", "https://api.test/v1/messages", {}, b'{"model": "c", "stream": true}', 0.0)
+    obs.headers(200, {"content-type": "text/event-stream", "content-encoding": "gzip"}, 0.1)
+    for i in range(0, len(raw), 7):
+        obs.chunk(raw[i : i + 7])
+    call = obs.end(0.2)
+    assert (call.verdict, call.response_bytes) == ("ok", len(raw))
+    assert call.usage is not None and call.usage.output_tokens == 89
+
+    obs = ModelCallObserver()
+    obs.begin("POST", "https://api.test/v1/messages", {}, b'{"model": "c"}', 0.0)
+    obs.headers(200, {"content-type": "application/json", "content-encoding": "br"}, 0.1)
+    obs.chunk(b"\x8b\x02\x80opaque")
+    call = obs.end(0.2)
+    assert (call.verdict, call.usage) == ("ok", None)
+    assert call.error_detail == "body not inspected (br)"
