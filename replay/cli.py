@@ -263,6 +263,79 @@ def world_env(
         out.print(f"export {key}={shlex.quote(value)}", markup=False)
 
 
+# ----------------------------------------------------------------------------- run
+
+
+@app.command("run")
+def run(
+    ctx: typer.Context,
+    case: Annotated[Path, typer.Argument(help="The case file (case.yaml).")],
+    harness: Annotated[str, typer.Option(help="Harness: a built-in name or a spec file.")] = (
+        "reference"
+    ),
+    runs: Annotated[int, typer.Option(min=1, help="How many runs (for pass@k, pass^k).")] = 1,
+    model: Annotated[str, typer.Option(help="The model the harness asks for.")] = "gpt-4.1",
+    model_upstream: Annotated[
+        str | None, typer.Option(help="Send model calls here instead of the provider's API.")
+    ] = None,
+    stub: Annotated[
+        str | None,
+        typer.Option(help="Play the built-in stub model: gold, cheat, reckless, asks or idle."),
+    ] = None,
+    fault: Annotated[
+        list[str] | None, typer.Option(help="Stub wire fault, KIND=RATE or KIND=every:N.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the stub's fault draws.")] = 0,
+    harness_env: Annotated[
+        list[str] | None, typer.Option(help="NAME=VALUE for the harness (repeatable).")
+    ] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Where run directories go.")] = Path(
+        ".replay/runs"
+    ),
+    clock: Annotated[bool, typer.Option(help="Freeze the sandbox's clock at T.")] = False,
+    expect: Annotated[
+        str | None, typer.Option(help="Exit 1 unless every run has this outcome (calibration).")
+    ] = None,
+) -> None:
+    """Replay a case end to end: world, sandbox, harness, hidden tests, side effects, verdict."""
+    from replay.results.stats import case_stats
+    from replay.run.runner import RunOptions, run_case
+
+    pairs = [item.partition("=") for item in harness_env or []]
+    if any(not sep for _, sep, _ in pairs):
+        raise typer.BadParameter("expected NAME=VALUE", param_hint="--harness-env")
+    options = RunOptions(
+        harness=harness,
+        model=model,
+        runs=runs,
+        model_upstream=model_upstream,
+        stub=stub,
+        stub_faults=tuple(fault or ()),
+        stub_seed=seed,
+        harness_env={k: v for k, _, v in pairs},
+        out=out_dir,
+        db=ctx.obj.db,
+        clock=clock,
+    )
+    results = run_case(case, options)
+    for r in results:
+        out.print(f"run {r.attempt}  {r.outcome:<15} {r.reason}")
+        out.print(f"       {r.run_dir}", markup=False)
+    stats = case_stats(
+        results[0].case_id, [r.outcome for r in results], ks=sorted({1, len(results)})
+    )
+    rate = "n/a" if stats.pass_rate is None else f"{stats.pass_rate:.2f}"
+    low, high = stats.interval
+    out.print(
+        f"{stats.case_id}: {stats.passes}/{stats.healthy} healthy runs passed "
+        f"(rate {rate}, 95% CI {low:.2f}-{high:.2f}); outcomes {stats.outcomes}"
+    )
+    for k, value in stats.pass_at.items():
+        out.print(f"  pass@{k} {value:.2f}   pass^{k} {stats.pass_hat[k]:.2f}")
+    if expect is not None and any(r.outcome != expect for r in results):
+        raise typer.Exit(1)
+
+
 # ----------------------------------------------------------------------------- events
 
 

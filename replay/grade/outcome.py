@@ -26,6 +26,8 @@ class Evidence:
     """Logical model calls whose final answer could not be parsed."""
     tests_resolved: bool = False
     side_effects_ok: bool = False
+    violated: list[str] = field(default_factory=list)
+    """The side-effect rules that did not hold, forbidden ones first."""
     stopped_by: str | None = None
     """A budget or limit the run hit (wall time, tokens, memory...)."""
 
@@ -42,7 +44,8 @@ def classify(evidence: Evidence) -> tuple[Outcome, str]:
     if not evidence.tests_resolved:
         reasons.append("hidden tests not resolved")
     if not evidence.side_effects_ok:
-        reasons.append("side-effect rules violated")
+        named = f": {', '.join(evidence.violated)}" if evidence.violated else ""
+        reasons.append(f"side-effect rules violated{named}")
     if evidence.stopped_by:
         reasons.append(f"stopped by {evidence.stopped_by}")
     if reasons:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, select
@@ -70,6 +71,28 @@ class Store:
                 raise StoreError(f"no run {grade.run_id!r} to grade")
             run.outcome = outcome
             s.add(grade)
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        wall_time_s: float,
+        stopped_by: str | None,
+        input_tokens: int,
+        output_tokens: int,
+        model_calls: int,
+    ) -> None:
+        with self.session() as s:
+            run = s.get(RunRow, run_id)
+            if run is None:
+                raise StoreError(f"no run {run_id!r} to finish")
+            run.finished_at = datetime.now(UTC)
+            run.status = "stopped" if stopped_by else "finished"
+            run.stop_reason = stopped_by
+            run.wall_time_s = wall_time_s
+            run.input_tokens = input_tokens
+            run.output_tokens = output_tokens
+            run.model_calls = model_calls
 
     def runs(self, case_id: str | None = None) -> Sequence[RunRow]:
         query = select(RunRow).options(selectinload(RunRow.grade)).order_by(RunRow.started_at)

@@ -1,0 +1,472 @@
+"""``replay run``: replay a case end to end, K times, and grade every run.
+
+One run: a fresh world (fakes, registry, docs, gateway) from the snapshot, the case's
+environment image with the harness put in its own prefix, the harness run in a sandbox whose
+only way out is the gateway, the final diff taken, the hidden tests run in a fresh container
+without network, and the event log judged. Everything lands in the run's directory and in
+the results store.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from replay.case import Case, load_case
+from replay.errors import ReplayError
+from replay.gateway.modelcalls import ModelCall, summarize_wire
+from replay.grade import Evidence, classify, judge_side_effects
+from replay.harness.spec import PREFIX, HarnessSpec, load_harness
+from replay.images.base import ensure_base_image
+from replay.images.env import EnvImage, build_env_image
+from replay.images.world import running_world
+from replay.results import GradeRow, RunRow, Store
+from replay.run.grading import GradingError, grade_hidden_tests
+from replay.run.task import render_task
+from replay.runtime.base import Limits, Runtime, get_runtime
+from replay.runtime.sandbox import Sandbox, SandboxConfig
+from replay.snapshot import load_snapshot
+from replay.snapshot.audit import dated_after
+from replay.snapshot.load import Snapshot
+
+GRADE_SCHEMA = 1
+RUN_FILES = "/tmp/replay-run"
+
+
+class RunError(ReplayError):
+    """A case cannot be run at all (a leaking snapshot, a missing image...)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    harness: str = "reference"
+    model: str = "gpt-4.1"
+    runs: int = 1
+    model_upstream: str | None = None
+    """Send the model route here (a provider-compatible server) instead of the real API."""
+    stub: str | None = None
+    """Play this stub trajectory (gold, cheat, reckless, asks, idle) as the model."""
+    stub_faults: tuple[str, ...] = ()
+    """Wire faults for the stub, as ``KIND=RATE`` or ``KIND=every:N``."""
+    stub_seed: int = 0
+    harness_env: dict[str, str] = field(default_factory=dict)
+    """Extra variables for the harness (e.g. REPLAY_MODEL_RETRIES=0)."""
+    out: Path = Path(".replay") / "runs"
+    db: str | None = None
+    runtime: str = "docker"
+    clock: bool = False
+
+    @property
+    def model_label(self) -> str:
+        """What the results call the model: the stub's trajectory, or the model's name."""
+        return f"stub:{self.stub}" if self.stub else self.model
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    case_id: str
+    attempt: int
+    outcome: str
+    reason: str
+    run_dir: Path
+    grade: dict[str, Any]
+
+
+# ----------------------------------------------------------------------------- many runs
+
+
+def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
+    """Replay ``case_path`` ``options.runs`` times; every run graded and stored."""
+    case = load_case(case_path)
+    snapshot = load_snapshot(case.snapshot)
+    leaks = dated_after(snapshot)
+    if leaks:
+        raise RunError(f"{case.snapshot}: the snapshot leaks what came after T: {leaks[0]}")
+    spec, spec_dir = load_harness(options.harness)
+    if spec.install.pip:
+        raise RunError(f"harness {spec.name}: pip installs into {PREFIX} are not supported yet")
+    runtime = get_runtime(options.runtime)
+    store = Store.open(options.db)
+    results: list[RunResult] = []
+    try:
+        ensure_base_image(runtime)
+        with ExitStack() as stack:
+            env = _env_image(case_path, case, runtime, stack)
+            upstream = options.model_upstream
+            if options.stub is not None:
+                upstream = stack.enter_context(_stub_model(case, snapshot, options))
+            for attempt in range(1, options.runs + 1):
+                results.append(
+                    run_once(
+                        case_path,
+                        case,
+                        snapshot,
+                        spec,
+                        spec_dir,
+                        env,
+                        runtime,
+                        store,
+                        options,
+                        upstream,
+                        attempt,
+                    )
+                )
+    finally:
+        store.close()
+        runtime.close()
+    return results
+
+
+def _env_image(case_path: Path, case: Case, runtime: Runtime, stack: ExitStack) -> EnvImage:
+    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-env-world-")))
+    # The image is built through a world of its own: its setup is not part of any run's log.
+    with running_world(case.snapshot, tmp) as gateway:
+        return build_env_image(case_path, runtime, gateway)
+
+
+@contextmanager
+def _stub_model(case: Case, snapshot: Snapshot, options: RunOptions) -> Iterator[str]:
+    import socket
+
+    import uvicorn
+
+    from replay.harness.stub.app import StubConfig, make_stub_app
+    from replay.harness.stub.faults import Fault
+    from replay.run.trajectories import build_script
+
+    script = build_script(case, snapshot, options.stub or "gold")
+    config = StubConfig(
+        script=script,
+        faults=[Fault.parse(f) for f in options.stub_faults],
+        seed=options.stub_seed,
+        hold_seconds=20,
+    )
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(
+        uvicorn.Config(make_stub_app(config), log_level="warning", lifespan="off")
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+# ----------------------------------------------------------------------------- one run
+
+
+def run_once(
+    case_path: Path,
+    case: Case,
+    snapshot: Snapshot,
+    spec: HarnessSpec,
+    spec_dir: Path,
+    env: EnvImage,
+    runtime: Runtime,
+    store: Store,
+    options: RunOptions,
+    upstream: str | None,
+    attempt: int,
+) -> RunResult:
+    run_id = uuid.uuid4().hex
+    run_dir = (options.out / case.id / run_id).resolve()
+    run_dir.mkdir(parents=True)
+    model = options.model_label
+    started = datetime.now(UTC)
+    store.add_run(
+        RunRow(
+            id=run_id,
+            case_id=case.id,
+            harness=spec.name,
+            model=model,
+            attempt=attempt,
+            started_at=started,
+            run_dir=str(run_dir),
+            image_digest=env.id,
+        )
+    )
+    infra: list[str] = []
+    harness_exit: int | None = None
+    stopped_by: str | None = None
+    diff = ""
+    clock = time.monotonic()
+    harness_seconds = 0.0
+    world_args = [
+        "--case",
+        str(case_path.resolve()),
+        "--events-db",
+        f"sqlite:///{run_dir / 'events.db'}",
+    ]
+    if upstream:
+        world_args += ["--model-upstream", upstream]
+    try:
+        gateway_dir = run_dir / "gateway"
+        gateway_dir.mkdir()
+        with running_world(case.snapshot, gateway_dir, *world_args) as gateway:
+            config = SandboxConfig(
+                image=env.id,
+                run_id=run_id,
+                workdir=case.environment.workdir,
+                limits=Limits(wall_time=case.budgets.wall_time_s + 120),
+                clock_at=case.at if options.clock else None,
+                labels={"replay.case": case.id},
+            )
+            with Sandbox(runtime, gateway, config) as box:
+                _prepare(box, case, snapshot, spec, spec_dir, run_dir)
+                argv = spec.argv(
+                    task=f"{RUN_FILES}/task.md",
+                    workdir=case.environment.workdir,
+                    transcript=f"{RUN_FILES}/transcript.jsonl",
+                    model=options.model,
+                )
+                started_harness = time.monotonic()
+                result = box.exec(
+                    argv,
+                    workdir=case.environment.workdir,
+                    env={**spec.environment(options.model), **options.harness_env},
+                    timeout=case.budgets.wall_time_s,
+                )
+                harness_seconds = time.monotonic() - started_harness
+                harness_exit = result.exit_code
+                (run_dir / "stdout.txt").write_bytes(result.stdout)
+                (run_dir / "stderr.txt").write_bytes(result.stderr)
+                stopped_by = result.limit or ("wall_time" if result.timed_out else None)
+                _copy_out(box, f"{RUN_FILES}/transcript.jsonl", run_dir)
+                diff = _final_diff(box, case)
+                (run_dir / "diff.patch").write_text(diff)
+    except ReplayError as exc:
+        infra.append(f"sandbox: {exc}")
+    events = _events(run_dir)
+    return _grade(
+        case,
+        spec,
+        options,
+        runtime,
+        env,
+        run_id,
+        run_dir,
+        attempt,
+        events,
+        diff,
+        infra,
+        harness_exit,
+        stopped_by,
+        harness_seconds,
+        time.monotonic() - clock,
+        store,
+    )
+
+
+def _prepare(
+    box: Sandbox, case: Case, snapshot: Snapshot, spec: HarnessSpec, spec_dir: Path, run_dir: Path
+) -> None:
+    """The workspace as a teammate's clone, the harness in its prefix, the task on disk."""
+    assert box.container is not None
+    agent = snapshot.github.viewer
+    setup = " && ".join(
+        [
+            f"git remote add origin https://github.com/{case.repository.name}",
+            "git config --global credential.helper "
+            "'!f() { echo username=x-access-token; echo \"password=$GH_TOKEN\"; }; f'",
+            f"git config --global user.name {agent}",
+            f"git config --global user.email {agent}@users.noreply.github.com",
+            f"mkdir -p {RUN_FILES}",
+        ]
+    )
+    done = box.sh(setup, workdir=case.environment.workdir, timeout=60)
+    if not done.ok:
+        raise RunError(f"preparing the workspace failed: {done.err[-500:]}")
+    task = render_task(case, snapshot)
+    (run_dir / "task.md").write_text(task)
+    with tempfile.TemporaryDirectory(prefix="replay-stage-") as tmp:
+        stage = Path(tmp)
+        files = stage / posixpath.basename(RUN_FILES)
+        files.mkdir()
+        (files / "task.md").write_text(task)
+        box.container.copy_in(files, posixpath.dirname(RUN_FILES))
+        prefix = stage / posixpath.basename(PREFIX)
+        prefix.mkdir()
+        for dest, src in spec.install.files.items():
+            target = prefix / posixpath.relpath(dest, PREFIX)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(spec_dir / src, target)
+        box.container.copy_in(prefix, posixpath.dirname(PREFIX))
+
+
+def _copy_out(box: Sandbox, path: str, dest: Path) -> None:
+    assert box.container is not None
+    try:
+        box.container.copy_out(path, dest)
+    except ReplayError:
+        (dest / posixpath.basename(path)).write_text("")
+
+
+def _final_diff(box: Sandbox, case: Case) -> str:
+    """Everything the agent changed since the base commit, committed or not."""
+    base = case.repository.base_commit
+    result = box.sh(
+        f"git add -A >/dev/null 2>&1; git diff --cached --binary {base}",
+        workdir=case.environment.workdir,
+        timeout=120,
+    )
+    if result.exit_code != 0:
+        raise RunError(f"taking the final diff failed: {result.err[-500:]}")
+    return result.out
+
+
+def _events(run_dir: Path) -> list[dict[str, Any]]:
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import Session
+
+    from fakes.core.events import EventLog
+
+    db = run_dir / "events.db"
+    if not db.exists():
+        return []
+    engine = create_engine(f"sqlite:///{db}")
+    try:
+        with Session(engine) as session:
+            events = [e.model_dump(mode="json", by_alias=True) for e in EventLog.read(session)]
+    finally:
+        engine.dispose()
+    with (run_dir / "events.jsonl").open("w") as fh:
+        for e in events:
+            fh.write(json.dumps(e) + "\n")
+    return events
+
+
+def _grade(
+    case: Case,
+    spec: HarnessSpec,
+    options: RunOptions,
+    runtime: Runtime,
+    env: EnvImage,
+    run_id: str,
+    run_dir: Path,
+    attempt: int,
+    events: list[dict[str, Any]],
+    diff: str,
+    infra: list[str],
+    harness_exit: int | None,
+    stopped_by: str | None,
+    harness_seconds: float,
+    total_seconds: float,
+    store: Store,
+) -> RunResult:
+    calls = [ModelCall.model_validate(e["data"]) for e in events if e["kind"] == "model.call"]
+    with (run_dir / "model_calls.jsonl").open("w") as fh:
+        for c in calls:
+            fh.write(c.model_dump_json() + "\n")
+    wire = summarize_wire(calls)
+    crashed = [e["data"]["error"] for e in events if e["kind"] == "gateway.addon_failed"]
+    infra += [f"gateway: {c}" for c in crashed]
+    protocol = wire.protocol_failed
+    if harness_exit == 4 and wire.healthy and not infra:
+        infra.append("the harness reported a transport failure the gateway never saw")
+    if harness_exit == 5 and protocol == 0:
+        protocol = 1
+    tokens = wire.usage.input_tokens + wire.usage.output_tokens
+    if case.budgets.tokens is not None and tokens > case.budgets.tokens and stopped_by is None:
+        stopped_by = "token budget"
+    grading = None
+    if not infra:
+        try:
+            grading = grade_hidden_tests(runtime, env.id, case, diff, run_id + "-grade")
+        except (GradingError, ReplayError) as exc:
+            infra.append(f"grading: {exc}")
+    side = judge_side_effects(case.side_effects, events)
+    verdict = grading.verdict if grading else None
+    outcome, reason = classify(
+        Evidence(
+            infra_errors=infra,
+            wire_healthy=wire.healthy,
+            protocol_failures=protocol,
+            tests_resolved=bool(verdict and verdict.resolved),
+            side_effects_ok=side.ok,
+            violated=side.violated,
+            stopped_by=stopped_by,
+        )
+    )
+    if grading:
+        tests_dir = run_dir / "tests"
+        tests_dir.mkdir()
+        for i, (out, report) in enumerate(zip(grading.outputs, grading.reports, strict=True)):
+            (tests_dir / f"output-{i + 1}.txt").write_text(out)
+            if report is not None:
+                (tests_dir / f"junit-{i + 1}.xml").write_bytes(report)
+    grade = {
+        "schema": GRADE_SCHEMA,
+        "run_id": run_id,
+        "case_id": case.id,
+        "attempt": attempt,
+        "harness": spec.name,
+        "model": options.model_label,
+        "image": env.id,
+        "outcome": outcome,
+        "reason": reason,
+        "tests": None
+        if verdict is None
+        else {
+            "resolved": verdict.resolved,
+            "applied": grading.applied if grading else None,
+            "fail_to_pass": verdict.fail_to_pass,
+            "pass_to_pass": verdict.pass_to_pass,
+            "exit_codes": verdict.exit_codes,
+            "flaky": verdict.flaky,
+            "spoofed": verdict.spoofed,
+        },
+        "side_effects": {
+            "ok": side.ok,
+            "violated": side.violated,
+            "rules": [r.__dict__ for r in side.rules],
+            "mutations": side.mutations,
+        },
+        "interventions": side.interventions,
+        "wire": wire.model_dump(mode="json"),
+        "harness_exit": harness_exit,
+        "stopped_by": stopped_by,
+        "infra_errors": infra,
+        "seconds": {"harness": round(harness_seconds, 3), "total": round(total_seconds, 3)},
+        "diff_bytes": len(diff.encode()),
+    }
+    (run_dir / "grade.json").write_text(json.dumps(grade, indent=2) + "\n")
+    store.record_grade(
+        GradeRow(
+            run_id=run_id,
+            tests_resolved=bool(verdict and verdict.resolved),
+            fail_to_pass_passed=verdict.f2p_passed if verdict else 0,
+            fail_to_pass_total=len(case.hidden_tests.fail_to_pass),
+            pass_to_pass_passed=verdict.p2p_passed if verdict else 0,
+            pass_to_pass_total=len(case.hidden_tests.pass_to_pass),
+            side_effects_ok=side.ok,
+            interventions=side.interventions,
+            detail=grade,
+        ),
+        outcome=outcome,
+    )
+    store.finish_run(
+        run_id,
+        wall_time_s=total_seconds,
+        stopped_by=stopped_by,
+        input_tokens=wire.usage.input_tokens,
+        output_tokens=wire.usage.output_tokens,
+        model_calls=wire.logical_calls,
+    )
+    return RunResult(run_id, case.id, attempt, outcome, reason, run_dir, grade)

@@ -1,0 +1,61 @@
+"""The task a harness is given: the ticket as the world shows it at T, and how the team works."""
+
+from __future__ import annotations
+
+from replay.case import Case
+from replay.snapshot.load import Snapshot
+
+TEMPLATE = """\
+You are {agent}, an engineer on the {org} team. The repository {repo} is checked out in
+{workdir} (remote `origin` is https://github.com/{repo}).
+
+{ticket}
+
+Work this ticket the way the team does: fix it on a branch of your own, push the branch,
+open a pull request that references the ticket, move the ticket to review, and answer where
+it was discussed. Ask in the ticket's thread if something is unclear. `git`, `gh` and `curl`
+work; your tokens are in GH_TOKEN, SLACK_BOT_TOKEN, SLACK_USER_TOKEN and LINEAR_API_KEY.
+"""
+
+
+def render_task(case: Case, snapshot: Snapshot) -> str:
+    return TEMPLATE.format(
+        agent=snapshot.github.viewer,
+        org=snapshot.linear.organization.name,
+        repo=case.repository.name,
+        workdir=case.environment.workdir,
+        ticket=ticket_text(case, snapshot),
+    )
+
+
+def ticket_text(case: Case, snapshot: Snapshot) -> str:
+    ref = case.ticket.ref
+    if case.ticket.service == "github":
+        repo, _, number = ref.partition("#")
+        issue = next(
+            t
+            for t in [*snapshot.github.issues, *snapshot.github.pulls]
+            if t.repo == repo and t.number == int(number)
+        )
+        lines = [f"GitHub issue {ref}: {issue.title}", "", issue.body or "(no description)"]
+        for gc in issue.comments:
+            lines += ["", f"@{gc.author} commented on {gc.created_at:%Y-%m-%d %H:%M}:", gc.body]
+        return "\n".join(lines)
+    if case.ticket.service == "linear":
+        lin = next(i for i in snapshot.linear.issues if i.identifier == ref)
+        users = {u.id: u.display_name for u in snapshot.linear.users}
+        lines = [f"Linear issue {ref}: {lin.title}", "", lin.description or "(no description)"]
+        for c in lin.comments:
+            lines += [
+                "",
+                f"{users.get(c.user, c.user)} commented on {c.created_at:%Y-%m-%d %H:%M}:",
+                c.body,
+            ]
+        return "\n".join(lines)
+    channel, _, ts = ref.lstrip("#").partition("/")
+    ch = next(c for c in snapshot.slack.channels if c.name == channel)
+    people = {u.id: u.name for u in snapshot.slack.users}
+    thread = [m for m in ch.messages if m.ts == ts or m.thread_ts == ts]
+    lines = [f"Slack thread in #{channel}:"]
+    lines += [f"@{people.get(m.user, m.user)}: {m.text}" for m in thread]
+    return "\n".join(lines)
