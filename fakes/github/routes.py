@@ -9,6 +9,7 @@ and pull requests live in :mod:`fakes.github.routes_issues` and
 
 import base64
 import binascii
+import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -43,8 +44,6 @@ class GitHubJSON(JSONResponse):
     media_type = JSON_TYPE
 
     def render(self, content: Any) -> bytes:
-        import json
-
         return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
 
 
@@ -150,8 +149,14 @@ def paginate(
     page = max(page, 1)
     last = max((len(items) + per_page - 1) // per_page, 1)
     chunk = list(items[(page - 1) * per_page : page * per_page])
-    if last == 1:
-        return chunk, {}
+    return chunk, page_links(request, per_page, page, page < last, last)
+
+
+def page_links(
+    request: Request, per_page: int, page: int, has_next: bool, last: int | None = None
+) -> dict[str, str]:
+    """GitHub's ``Link`` header; ``last`` is left out where counting would cost a full walk
+    (GitHub leaves it out of commit lists too)."""
     params = dict(parse_qsl(request.url.query, keep_blank_values=True))
     base = str(request.url.replace(query=""))
 
@@ -161,11 +166,13 @@ def paginate(
     rels = []
     if page > 1:
         rels += [link(page - 1, "prev")]
-    if page < last:
-        rels += [link(page + 1, "next"), link(last, "last")]
+    if has_next:
+        rels += [link(page + 1, "next")]
+        if last is not None:
+            rels += [link(last, "last")]
     if page > 1:
         rels += [link(1, "first")]
-    return chunk, {"Link": ", ".join(rels)} if rels else {}
+    return {"Link": ", ".join(rels)} if rels else {}
 
 
 PerPage = Annotated[int, Query(ge=1)]

@@ -18,6 +18,7 @@ from fakes.github.routes import (
     PerPage,
     decode_content,
     open_issue_count,
+    page_links,
     paginate,
     users_by_email,
     wire,
@@ -239,10 +240,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
             return rows, len(shas) > per
 
         rows, more = ctx.run(go)
-        headers: dict[str, str] = {}
-        if more or page > 1:
-            _, headers = paginate(request, [None] * ((page + (1 if more else 0)) * per), per, page)
-        return wire(rows, headers=headers)
+        return wire(rows, headers=page_links(request, per, page, more))
 
     @router.get("/repos/{owner}/{repo}/commits/{ref:path}/status")
     def combined_status(owner: str, repo: str, ref: str, ctx: Auth) -> Response:

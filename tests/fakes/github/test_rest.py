@@ -307,3 +307,16 @@ def test_statuses_and_check_runs_read_as_github_shapes(served: Served) -> None:
         runs = checked(gh.rest.checks.list_for_ref(OWNER, NAME, "main"))
         assert [(r.name, r.conclusion) for r in runs.check_runs] == [("tests", "failure")]
     assert events(served) == []
+
+
+def test_commit_pages_link_to_the_next(served: Served) -> None:
+    with client(served) as gh:
+        first = gh.rest.repos.list_commits(OWNER, NAME, per_page=1)
+        assert 'rel="next"' in first.headers["link"] and 'rel="last"' not in first.headers["link"]
+        messages = [
+            c.commit.message
+            for c in gh.rest.paginate(
+                gh.rest.repos.list_commits, owner=OWNER, repo=NAME, per_page=1
+            )
+        ]
+    assert messages == ["Add tests", "Initial commit"]
