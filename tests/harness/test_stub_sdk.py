@@ -363,6 +363,13 @@ def _msg_stream(url: str, **kw: Any) -> Any:
         return s.get_final_message()
 
 
+PATHS = {
+    "chat": "/v1/chat/completions",
+    "chat-sse": "/v1/chat/completions",
+    "messages": "/v1/messages",
+    "messages-sse": "/v1/messages",
+}
+
 # How long a client waits before it gives up on a held call: long enough that a clean call on
 # a loaded two-core machine never hits it.
 GIVE_UP = 1.5
@@ -468,6 +475,17 @@ def test_each_fault_reaches_the_sdk_as_expected(
         if kind == "http_429":
             assert err.value.response.headers["retry-after"] == "0.01"
     assert [s.fault for s in app.served[before:]] == [kind]
+    with httpx2.Client() as control:
+        log = control.get(f"{url}/_replay/stub/calls").json()
+    assert log[before:] == [
+        {
+            "number": before + 1,
+            "path": PATHS[call],
+            "fault": kind,
+            "stream": call.endswith("-sse"),
+            "cursor_after": 1,
+        }
+    ]
 
 
 # Faults the SDKs retry: with retries on, a fault on every other call is recovered.

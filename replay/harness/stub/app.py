@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import socket
 import struct
@@ -34,6 +35,8 @@ BAD_GATEWAY = (
     b"<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n"
 )
 GARBAGE = b"<html><body>upstream hiccup</body></html>"
+CALLS_PATH = "/_replay/stub/calls"
+"""Control endpoint: what the stub did, call by call (JSON list of :class:`Served`)."""
 
 
 class StubConfig(Strict):
@@ -104,7 +107,8 @@ async def _wait_disconnect(receive: Receive) -> None:
 
 
 class StubModel:
-    """The ASGI app. ``served`` lists what it did, call by call."""
+    """The ASGI app. ``served`` lists what it did, call by call (also served as JSON at
+    ``GET /_replay/stub/calls``, never faulted)."""
 
     def __init__(self, config: StubConfig) -> None:
         self.config = config
@@ -133,6 +137,9 @@ class StubModel:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         path, method = scope["path"], scope["method"]
         anthropic = "anthropic-version" in headers
+        if method == "GET" and path == CALLS_PATH:
+            await self._json(send, 200, [dataclasses.asdict(s) for s in self.served], {})
+            return
         if method == "GET" and path == "/v1/models":
             await self._json(send, 200, self._models(anthropic), {})
             return
