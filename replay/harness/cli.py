@@ -39,6 +39,10 @@ def serve(
         float, typer.Option(help="How long a timeout fault holds a connection.")
     ] = 30.0,
     retry_after: Annotated[float, typer.Option(help="retry-after of a 429, in seconds.")] = 1.0,
+    think_seconds: Annotated[float, typer.Option(help="Delay before each answer's headers.")] = 0.0,
+    event_gap_seconds: Annotated[
+        float, typer.Option(help="Delay between the events of a stream.")
+    ] = 0.0,
 ) -> None:
     """Serve /v1/chat/completions, /v1/responses, /v1/messages and /v1/models."""
     import uvicorn
@@ -54,6 +58,8 @@ def serve(
             seed=seed,
             hold_seconds=hold_seconds,
             retry_after=retry_after,
+            think_seconds=think_seconds,
+            event_gap_seconds=event_gap_seconds,
         )
         app = make_stub_app(config)
     except ValidationError as exc:

@@ -929,3 +929,15 @@ def test_a_gzip_stream_is_decoded_and_an_unknown_encoding_is_left_alone() -> Non
     call = obs.end(0.2)
     assert (call.verdict, call.usage) == ("ok", None)
     assert call.error_detail == "body not inspected (br)"
+
+
+def test_ttfb_and_total_follow_the_stubs_delays() -> None:
+    config = StubConfig(script=SCRIPT, think_seconds=0.3, event_gap_seconds=0.02)
+    tap = Tap(make_stub_app(config))
+    with serving(tap) as url:
+        _messages(url, stream=True)
+    [call] = tap.wait(1)
+    assert call.ttfb_ms is not None and call.total_ms is not None
+    assert 300 <= call.ttfb_ms < 1300
+    # message_start, ping, block start/deltas/stop..., message_delta, message_stop
+    assert call.total_ms - call.ttfb_ms >= 20 * 8

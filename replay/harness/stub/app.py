@@ -52,6 +52,10 @@ class StubConfig(Strict):
     """How long a ``timeout`` fault holds a connection before resetting it."""
     retry_after: float = Field(default=1.0, ge=0)
     """The ``retry-after`` header of a 429, in seconds."""
+    think_seconds: float = Field(default=0.0, ge=0)
+    """Delay before an answer's headers (time to first byte of a model that thinks)."""
+    event_gap_seconds: float = Field(default=0.0, ge=0)
+    """Delay between the events of a stream."""
 
 
 class Dialect(Protocol):
@@ -224,6 +228,8 @@ class StubModel:
         if fault == "http_502":
             await self._json(send, 502, None, {}, raw=BAD_GATEWAY)
             return
+        if self.config.think_seconds:
+            await asyncio.sleep(self.config.think_seconds)
         if not conv.stream:
             await self._plain(dialect, ans, conv, fault, rid, receive, send)
         else:
@@ -267,7 +273,9 @@ class StubModel:
             events = [dialect.garbage_event()]
         elif fault in {"truncate", "reset", "stream_error"}:
             events = events[: max(1, body_events // 2)]
-        for event in events:
+        for i, event in enumerate(events):
+            if i and self.config.event_gap_seconds:
+                await asyncio.sleep(self.config.event_gap_seconds)
             await send({"type": "http.response.body", "body": event, "more_body": True})
         if fault == "reset":
             await self._reset(send, receive)
