@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import socket
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
@@ -230,8 +230,11 @@ class Runtime(ABC):
         """The labels of a local image (empty if it does not exist)."""
 
     @abstractmethod
-    def gc(self, *, everything: bool = False) -> GcReport:
-        """Remove the resources of runs whose owner is gone (all of them with ``everything``)."""
+    def gc(self, *, everything: bool = False, runs: Collection[str] | None = None) -> GcReport:
+        """Remove the resources of runs whose owner is gone (all of them with ``everything``).
+
+        ``runs`` restricts the collection to these run IDs.
+        """
 
     def close(self) -> None:  # noqa: B027 (optional hook)
         """Release the provider's client connection."""

@@ -16,6 +16,9 @@ def gc(
     everything: Annotated[
         bool, typer.Option("--all", help="Remove every run's resources, live runs' too.")
     ] = False,
+    run: Annotated[
+        list[str] | None, typer.Option("--run", help="Only these runs (repeatable).")
+    ] = None,
     runtime: Annotated[str, typer.Option(help="Runtime provider.")] = "docker",
 ) -> None:
     """Remove the containers, networks, volumes and run directories of runs that are gone."""
@@ -23,7 +26,7 @@ def gc(
 
     rt = get_runtime(runtime)
     try:
-        report = rt.gc(everything=everything)
+        report = rt.gc(everything=everything, runs=set(run) if run else None)
     finally:
         rt.close()
     for kind in ("containers", "networks", "volumes", "run_dirs"):

@@ -15,7 +15,7 @@ import shutil
 import tarfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +117,7 @@ class DockerRuntime(Runtime):
             return {}
         return dict(image.labels or {})
 
-    def gc(self, *, everything: bool = False) -> GcReport:
+    def gc(self, *, everything: bool = False, runs: Collection[str] | None = None) -> GcReport:
         report = GcReport()
         dead: dict[str, bool] = {}
 
@@ -125,6 +125,8 @@ class DockerRuntime(Runtime):
             run = labels.get(RUN_LABEL, "")
             if not run:
                 return False  # from an image that kept an emptied label; no run of ours
+            if runs is not None and run not in runs:
+                return False
             if everything:
                 return True
             if run not in dead:
@@ -145,7 +147,7 @@ class DockerRuntime(Runtime):
             if gone(v.attrs.get("Labels") or {}):
                 _quietly(lambda v=v: v.remove(force=True))
                 report.volumes.append(v.name)
-        for run, path in rundir.stale(everything):
+        for run, path in rundir.stale(everything, runs):
             shutil.rmtree(path, ignore_errors=True)
             report.run_dirs.append(run)
         report.kept_runs.extend(sorted(r for r, d in dead.items() if not d))

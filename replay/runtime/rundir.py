@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from replay.runtime.base import Owner
@@ -40,13 +40,15 @@ def remove(run_id: str) -> None:
     shutil.rmtree(root() / run_id, ignore_errors=True)
 
 
-def stale(everything: bool = False) -> Iterator[tuple[str, Path]]:
-    """Run directories whose owner is gone (all of them with ``everything``)."""
+def stale(
+    everything: bool = False, runs: Collection[str] | None = None
+) -> Iterator[tuple[str, Path]]:
+    """Run directories whose owner is gone (all of them with ``everything``), among ``runs``."""
     base = root()
     if not base.is_dir():
         return
     for path in sorted(base.iterdir()):
-        if not path.is_dir():
+        if not path.is_dir() or (runs is not None and path.name not in runs):
             continue
         if everything:
             yield path.name, path

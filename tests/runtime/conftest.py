@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -43,11 +44,17 @@ def demo_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
 
 
 @pytest.fixture()
-def run_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Run directories of this test in a root of their own (short: sockets live there)."""
+def run_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Run directories of this test in a root of their own (short: sockets live there).
+
+    Every sandbox removes its own directory; the test asserts that by finding the root empty.
+    """
     root = Path("/tmp") / f"rr-{uuid.uuid4().hex[:8]}"
     monkeypatch.setenv("REPLAY_RUN_ROOT", str(root))
-    return root
+    yield root
+    left = sorted(p.name for p in root.iterdir()) if root.exists() else []
+    shutil.rmtree(root, ignore_errors=True)
+    assert left == [], f"run directories left behind: {left}"
 
 
 @dataclass

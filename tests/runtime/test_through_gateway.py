@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from replay.runtime import Runtime, Sandbox, SandboxConfig
 from replay.snapshot import load_snapshot
 from tests.gateway.conftest import DEMO, Gateway
@@ -76,3 +78,21 @@ def test_frozen_clock_reads_t_inside(
     with Sandbox(runtime, demo_gateway.state, SandboxConfig(image=base_image)) as box:
         year = box.exec(["date", "-u", "+%Y"]).out.strip()
         assert year == str(datetime.now().year)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the gateway mints certificates valid from now - 2 days (mitmproxy's default), so "
+    "OpenSSL clients under a clock frozen at T reject them; the gateway must backdate them",
+)
+def test_tls_through_the_gateway_under_the_frozen_clock(
+    runtime: Runtime, base_image: str, demo_gateway: Gateway, run_root: Path
+) -> None:
+    config = SandboxConfig(image=base_image, clock_at=load_snapshot(DEMO).at)
+    with Sandbox(runtime, demo_gateway.state, config) as box:
+        r = box.sh(
+            "curl -sS -o /dev/null -w '%{http_code}' -H \"Authorization: token $GH_TOKEN\""
+            " https://api.github.com/repos/acme/semverkit",
+            timeout=30,
+        )
+    assert r.out == "200", r.err
