@@ -9,10 +9,8 @@ from graphql import (
     DocumentNode,
     ExecutionResult,
     GraphQLError,
-    OperationType,
     OverlappingFieldsCanBeMergedRule,
     execute,
-    get_operation_ast,
     parse,
     specified_rules,
     validate,
@@ -94,9 +92,6 @@ def run(backend: GitHubBackend, login: str, payload: dict[str, Any]) -> dict[str
             operation_name=operation_name,
         )
         assert isinstance(result, ExecutionResult)  # every resolver is synchronous
-        operation = get_operation_ast(document, operation_name)
-        if operation is not None and operation.operation == OperationType.MUTATION:
-            s.flush()
     out: dict[str, Any] = {}
     if result.data is not None or result.errors is None:
         out["data"] = result.data
