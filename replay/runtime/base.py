@@ -53,7 +53,8 @@ class Limits:
     pids: int | None = 1024
     """How many processes and threads may exist at once; a failed fork stops the run."""
     wall_time: float | None = None
-    """Seconds from the container's start until it is stopped."""
+    """Seconds from the container's start until it is stopped. Enforced while a command runs
+    (``exec`` stops the container at the deadline) and reported by ``limit_hit()``."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,10 @@ class Container(ABC):
     @abstractmethod
     def logs(self) -> bytes:
         """The main command's output so far."""
+
+    @abstractmethod
+    def status(self) -> str:
+        """``created``, ``running``, ``exited``... or ``removed``."""
 
     @abstractmethod
     def stop(self, timeout: float = 5) -> None:

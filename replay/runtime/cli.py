@@ -7,7 +7,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-app = typer.Typer(help="Container runtime housekeeping.", no_args_is_help=False)
+app = typer.Typer(
+    help="Remove what dead runs left behind: containers, networks, volumes, run directories.",
+    no_args_is_help=False,
+)
 out = Console(highlight=False, soft_wrap=True)
 
 

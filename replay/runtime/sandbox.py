@@ -36,6 +36,7 @@ from typing import Any
 
 from replay.runtime import rundir
 from replay.runtime.base import (
+    Container,
     ContainerSpec,
     ExecResult,
     LimitName,
@@ -45,7 +46,6 @@ from replay.runtime.base import (
     SandboxError,
 )
 from replay.runtime.bridge import FORWARDER_FILE, INNER_PROXY, MOUNT, READY, HostBridge
-from replay.runtime.docker import DockerContainer
 
 CA_FILE = "gateway-ca.pem"
 CA_INSIDE = f"{MOUNT}/{CA_FILE}"
@@ -124,7 +124,7 @@ class Sandbox:
         self.gateway = gateway
         self.config = config
         self.run_id = config.run_id
-        self.container: DockerContainer | None = None
+        self.container: Container | None = None
         self.bridge: HostBridge | None = None
         self.dir: Path | None = None
         self.image_id: str | None = None
@@ -159,16 +159,14 @@ class Sandbox:
                 limits=cfg.limits,
                 labels={"replay.role": "agent", **cfg.labels},
             )
-            container = self.runtime.create(spec, self.run_id)
-            assert isinstance(container, DockerContainer)
-            self.container = container
-            self._wait_ready(container)
+            self.container = self.runtime.create(spec, self.run_id)
+            self._wait_ready(self.container)
         except BaseException:
             self.close()
             raise
         return self
 
-    def _wait_ready(self, container: DockerContainer) -> None:
+    def _wait_ready(self, container: Container) -> None:
         deadline = time.monotonic() + self.config.ready_timeout
         delay = 0.01
         while READY not in container.logs():
