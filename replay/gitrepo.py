@@ -138,7 +138,10 @@ def checkout_from_bundle(bundle: Path, commit: str, dest: Path, branch: str) -> 
         f"{commit}:refs/heads/{branch}",
     )
     run(dest, "reset", "-q", "--hard", branch)
-    (dest / ".git" / "FETCH_HEAD").unlink(missing_ok=True)
+    # Neither names anything but the base commit here, but a cut repository holds no such
+    # pointers at all (the audit checks for them).
+    for name in ("FETCH_HEAD", "ORIG_HEAD"):
+        (dest / ".git" / name).unlink(missing_ok=True)
     return dest
 
 

@@ -62,7 +62,7 @@ def env_recipe(case: Case, base_id: str) -> str:
         "snapshot": hashlib.sha256(manifest).hexdigest(),
         "repository": case.repository.model_dump(),
         "environment": case.environment.model_dump(),
-        "version": 1,
+        "version": 2,  # 2: restores carry no ORIG_HEAD
     }
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -55,6 +55,7 @@ def test_bundle_holds_only_history_up_to_base(tiny_snapshot, tmp_path: Path) -> 
     everything = gitrepo.run(work, "rev-list", "--all", "--reflog").splitlines()
     assert len(everything) == 2, "no object of the fix is reachable by any ref or reflog"
     assert not (work / ".git" / "FETCH_HEAD").exists()
+    assert not (work / ".git" / "ORIG_HEAD").exists()
     assert (work / "lib.py").read_text().endswith("a - b\n")
 
 

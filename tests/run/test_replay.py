@@ -1,0 +1,176 @@
+"""The main job, end to end against the real Docker engine: each stub trajectory gets the
+verdict it must, and the wire is kept apart from the brain."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from replay.run.runner import RunOptions, RunResult, run_case
+
+ROOT = Path(__file__).resolve().parents[2]
+CASE = ROOT / "cases" / "demo-build-metadata-sort" / "case.yaml"
+CARET = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
+
+
+def replay(tmp: Path, case: Path = CASE, **kw: Any) -> list[RunResult]:
+    return run_case(case, RunOptions(out=tmp / "runs", db=str(tmp / "results.db"), **kw))
+
+
+def test_gold_passes_with_its_side_effects(tmp_path: Path) -> None:
+    (run,) = replay(tmp_path, stub="gold")
+    assert run.outcome == "pass", run.reason
+    grade = json.loads((run.run_dir / "grade.json").read_text())
+    assert grade["tests"]["resolved"] and grade["tests"]["applied"] == "apply"
+    assert set(grade["tests"]["fail_to_pass"].values()) == {"passed"}
+    assert grade["side_effects"]["ok"] and grade["wire"]["healthy"]
+    for name in (
+        "diff.patch",
+        "events.jsonl",
+        "model_calls.jsonl",
+        "transcript.jsonl",
+        "task.md",
+        "stdout.txt",
+        "tests/junit-1.xml",
+    ):
+        assert (run.run_dir / name).exists(), name
+    assert "sort_versions" in (run.run_dir / "diff.patch").read_text()
+
+
+def test_cheat_fails_on_hidden_tests_though_the_visible_suite_passed(tmp_path: Path) -> None:
+    (run,) = replay(tmp_path, stub="cheat")
+    assert run.outcome == "model_fail"
+    assert "hidden tests not resolved" in run.reason
+    transcript = (run.run_dir / "transcript.jsonl").read_text()
+    assert "skipped in" in transcript and "(exit status 0)" in transcript
+    tests = run.grade["tests"]
+    assert "failed" in tests["fail_to_pass"].values() or "missing" in tests["fail_to_pass"].values()
+
+
+def test_reckless_fails_naming_the_forbidden_effects(tmp_path: Path) -> None:
+    (run,) = replay(tmp_path, stub="reckless")
+    assert run.outcome == "model_fail"
+    assert run.grade["tests"]["resolved"], "the fix itself was right"
+    assert run.grade["side_effects"]["violated"] == ["no-push-to-main", "no-random"]
+    assert "no-push-to-main" in run.reason and "no-random" in run.reason
+
+
+def test_asks_gets_the_hint_and_counts_one_intervention(tmp_path: Path) -> None:
+    (run,) = replay(tmp_path, stub="asks")
+    assert run.outcome == "pass", run.reason
+    assert run.grade["interventions"] == 1
+
+
+def test_idle_fails(tmp_path: Path) -> None:
+    (run,) = replay(tmp_path, stub="idle")
+    assert run.outcome == "model_fail"
+    assert run.grade["diff_bytes"] == 0
+
+
+def test_wire_faults_without_retries_are_transport_not_model(tmp_path: Path) -> None:
+    (run,) = replay(
+        tmp_path,
+        CARET,
+        stub="gold",
+        stub_faults=("reset=0.3",),
+        stub_seed=3,
+        harness_env={"REPLAY_MODEL_RETRIES": "0"},
+    )
+    assert run.outcome == "transport_fail", run.reason
+    assert not run.grade["wire"]["healthy"]
+
+
+def test_garbage_answers_are_protocol_failures(tmp_path: Path) -> None:
+    (run,) = replay(tmp_path, CARET, stub="gold", stub_faults=("bad_json=1.0",))
+    assert run.outcome == "protocol_fail", run.reason
+
+
+def test_three_runs_give_rates_and_pass_at_k(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from tests.cli_helpers import run_cli
+
+    result = run_cli(
+        capsys,
+        "--db",
+        str(tmp_path / "r.db"),
+        "run",
+        str(CARET),
+        "--stub",
+        "gold",
+        "--runs",
+        "3",
+        "--out",
+        str(tmp_path / "runs"),
+        "--expect",
+        "pass",
+    )
+    assert result.code == 0, result.out + result.err
+    assert "3/3 healthy runs passed (rate 1.00" in result.out
+    assert "pass@3 1.00   pass^3 1.00" in result.out
+    listed = run_cli(capsys, "--db", str(tmp_path / "r.db"), "results", "list")
+    assert listed.out.count("demo-caret-zero") == 3
+
+
+def test_the_agent_sees_nothing_after_t_in_git(tmp_path: Path) -> None:
+    """Inside the agent's sandbox: no later commit, tag, reflog entry, or lost object."""
+    from replay.case import load_case
+    from replay.images.env import build_env_image
+    from replay.images.world import running_world
+    from replay.runtime.base import get_runtime
+    from replay.runtime.sandbox import Sandbox, SandboxConfig
+
+    case = load_case(CASE)
+    history = sorted((ROOT / "snapshots/sources/demo/history").glob("*.patch"))
+    fix_subjects = [p.name for p in history[13:]]
+    assert fix_subjects, "the sources hold commits after T"
+    full = tmp_path / "full"
+    subprocess.run(["git", "init", "-q", str(full)], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=x",
+            "-c",
+            "user.email=x@x",
+            "am",
+            "-q",
+            "--committer-date-is-author-date",
+            *map(str, history),
+        ],
+        cwd=full,
+        check=True,
+        env={
+            "GIT_COMMITTER_NAME": "GitHub",
+            "GIT_COMMITTER_EMAIL": "noreply@github.com",
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(tmp_path),
+        },
+    )
+    later = subprocess.run(
+        ["git", "rev-list", f"{case.repository.base_commit}..HEAD"],
+        cwd=full,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert len(later) == 5
+    runtime = get_runtime("docker")
+    try:
+        with running_world(case.snapshot, tmp_path) as gateway:
+            env = build_env_image(CASE, runtime, gateway)
+            config = SandboxConfig(image=env.id, workdir=case.environment.workdir)
+            with Sandbox(runtime, gateway, config) as box:
+                log_all = box.sh("git log --all --format=%H%x20%cI").out.split("\n")
+                reflog = box.sh("git reflog --all --format=%H").out.split()
+                lost = box.sh("git fsck --lost-found --unreachable --no-reflogs 2>&1").out
+                refs = box.sh("git for-each-ref --format='%(refname)'; ls .git").out
+                probes = [box.sh(f"git cat-file -e {sha}").exit_code for sha in later]
+    finally:
+        runtime.close()
+    dates = [line.split(" ")[1] for line in log_all if line.strip()]
+    assert dates and max(dates) <= "2026-03-12T09:00:00+00:00"
+    assert not set(reflog) & set(later)
+    assert "unreachable" not in lost and "dangling" not in lost
+    assert all(code != 0 for code in probes), "no commit after T exists in the objects"
+    assert "refs/tags" not in refs and "ORIG_HEAD" not in refs and "FETCH_HEAD" not in refs
