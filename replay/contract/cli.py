@@ -1,0 +1,161 @@
+"""``replay contract``: run the contract scenarios, record them, write the coverage table.
+
+Mounted by ``replay.cli`` with ``app.add_typer(contract_app, name="contract")``.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from replay.contract.coverage import COVERAGE_FILE, load_recordings, render
+from replay.contract.recording import Gap
+from replay.contract.runner import RECORDINGS
+from replay.contract.scenarios import all_scenarios
+from replay.contract.suite import Outcome, check
+from replay.contract.targets import (
+    DEFAULT_SNAPSHOT,
+    SERVICES,
+    ContractSetupError,
+    Target,
+    fake_target,
+    live_requested,
+    live_target,
+    serve_world,
+    stand_in_env,
+)
+
+contract_app = typer.Typer(
+    help="Contract tests: the fakes held to the real APIs.", no_args_is_help=True
+)
+TESTS = RECORDINGS.parent
+
+ServiceOpt = Annotated[str, typer.Option("--service", "-s", help="github, slack, linear, or all.")]
+RecordingsOpt = Annotated[Path, typer.Option(help="Directory of recordings.")]
+
+
+def known_gaps(tests: Path = TESTS) -> list[Gap]:
+    """The known gaps, read from the ``GAPS`` list of each ``contract_tests/test_<service>.py``
+    (they live next to the tests that print them)."""
+    out: list[Gap] = []
+    for service in SERVICES:
+        path = tests / f"test_{service}.py"
+        if path.exists():
+            gaps: Any = runpy.run_path(str(path)).get("GAPS", [])
+            out += [g for g in gaps if isinstance(g, Gap)]
+    return out
+
+
+def _services(service: str) -> list[str]:
+    if service == "all":
+        return list(SERVICES)
+    if service not in SERVICES:
+        raise ContractSetupError(
+            f"--service: unknown service {service!r}; known: all, {', '.join(SERVICES)}"
+        )
+    return [service]
+
+
+def _report(outcomes: list[Outcome]) -> bool:
+    for outcome in outcomes:
+        for line in outcome.lines():
+            typer.echo(line)
+    return all(o.ok or o.skipped for o in outcomes)
+
+
+def _run(targets: dict[str, Target], recordings: Path, record: bool) -> bool:
+    gaps = known_gaps()
+    outcomes = [
+        check(target, scenario, gaps, recordings, record=record)
+        for service, target in targets.items()
+        for scenario in all_scenarios(service)
+    ]
+    return _report(outcomes)
+
+
+def _fail(exc: ContractSetupError) -> None:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(2) from exc
+
+
+@contract_app.command("run")
+def run_cmd(
+    service: ServiceOpt = "all",
+    target: Annotated[str, typer.Option(help="fake (default) or live.")] = "fake",
+    snapshot: Annotated[Path, typer.Option(help="Snapshot the fake serves.")] = DEFAULT_SNAPSHOT,
+    recordings: RecordingsOpt = RECORDINGS,
+) -> None:
+    """Run the scenarios and compare each with its recording; exit 1 on a difference."""
+    try:
+        names = _services(service)
+        if target not in ("fake", "live"):
+            raise ContractSetupError(f"--target: {target!r} is neither fake nor live")
+        with ExitStack() as stack:
+            if target == "fake":
+                served = stack.enter_context(serve_world(snapshot))
+                targets = {name: fake_target(served) for name in names}
+            else:
+                if not live_requested():
+                    raise ContractSetupError("--target live needs REPLAY_CONTRACT_LIVE=1")
+                targets = {name: live_target(name) for name in names}
+            ok = _run(targets, recordings, record=False)
+    except ContractSetupError as exc:
+        _fail(exc)
+        return
+    raise typer.Exit(0 if ok else 1)
+
+
+@contract_app.command("record")
+def record_cmd(
+    service: ServiceOpt = "all",
+    recordings: RecordingsOpt = RECORDINGS,
+    stand_in: Annotated[
+        bool,
+        typer.Option(
+            "--stand-in",
+            help="Serve this project's fake on a loopback port and record it as the live "
+            "service (the recordings then say recorded_against: stand-in).",
+        ),
+    ] = False,
+    snapshot: Annotated[Path, typer.Option(help="Snapshot of the stand-in.")] = DEFAULT_SNAPSHOT,
+) -> None:
+    """Record the scenarios against the live services named by the environment."""
+    try:
+        names = _services(service)
+        with ExitStack() as stack:
+            env: dict[str, str] = dict(os.environ)
+            if stand_in:
+                env.update(stand_in_env(stack.enter_context(serve_world(snapshot))))
+            elif not live_requested(env):
+                raise ContractSetupError("recording needs REPLAY_CONTRACT_LIVE=1 (or --stand-in)")
+            targets = {name: live_target(name, env) for name in names}
+            ok = _run(targets, recordings, record=True)
+    except ContractSetupError as exc:
+        _fail(exc)
+        return
+    raise typer.Exit(0 if ok else 1)
+
+
+@contract_app.command("coverage")
+def coverage_cmd(
+    out: Annotated[Path, typer.Option(help="Markdown file to write.")] = COVERAGE_FILE,
+    recordings: RecordingsOpt = RECORDINGS,
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Only check that OUT is up to date.")
+    ] = False,
+) -> None:
+    """Write the coverage table of every fake (implemented, called, expected, missing)."""
+    text = render(load_recordings(recordings))
+    if check_only:
+        if not out.exists() or out.read_text() != text:
+            typer.echo(f"{out} is out of date: run `replay contract coverage`", err=True)
+            raise typer.Exit(1)
+        typer.echo(f"{out} is up to date")
+        return
+    out.write_text(text)
+    typer.echo(f"wrote {out}")

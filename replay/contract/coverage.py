@@ -1,0 +1,258 @@
+"""The coverage table: per service, what the fake implements (introspected: the FastAPI
+routes of GitHub's REST app, Slack's method table, the GraphQL schemas' root fields), what
+the recorded runs were seen calling, and what agents are known to call (field notes, §1-4);
+anything called or expected but not implemented is *missing*. Generated, never hand-written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from graphql import GraphQLObjectType, OperationDefinitionNode, parse
+
+from replay.contract.recording import Recording
+from replay.contract.schema import graphql_schema
+
+COVERAGE_FILE = Path(__file__).resolve().parents[2] / "contract_tests" / "COVERAGE.md"
+
+GIT_ENDPOINTS = {
+    "git GET /{}/{}.git/info/refs": "/o/r.git/info/refs",
+    "git POST /{}/{}.git/git-upload-pack": "/o/r.git/git-upload-pack",
+    "git POST /{}/{}.git/git-receive-pack": "/o/r.git/git-receive-pack",
+}
+"""Smart HTTP's endpoints (field notes §2), each with a path the fake's router is asked about."""
+
+EXPECTED: dict[str, tuple[str, ...]] = {
+    # Field notes §1 (gh's REST calls) and §2 (the GitHub MCP server's tools).
+    "github": (
+        "GET /",
+        "GET /user",
+        "GET /repos/{}/{}/readme",
+        "POST /repos/{}/{}/forks",
+        "GET /repos/{}/{}/issues",
+        "POST /repos/{}/{}/issues",
+        "GET /repos/{}/{}/issues/{}",
+        "PATCH /repos/{}/{}/issues/{}",
+        "GET /repos/{}/{}/issues/{}/comments",
+        "POST /repos/{}/{}/issues/{}/comments",
+        "GET /search/issues",
+        "GET /search/code",
+        "GET /repos/{}/{}/pulls/{}",
+        "POST /repos/{}/{}/pulls",
+        "GET /repos/{}/{}/pulls/{}/files",
+        "GET /repos/{}/{}/pulls/{}/reviews",
+        "POST /repos/{}/{}/pulls/{}/reviews",
+        "PUT /repos/{}/{}/pulls/{}/merge",
+        "GET /repos/{}/{}/commits",
+        "GET /repos/{}/{}/contents/{}",
+        "PUT /repos/{}/{}/contents/{}",
+        "GET /repos/{}/{}/branches",
+        "GET /repos/{}/{}/git/ref/{}",
+        "graphql query repository",
+        "graphql query node",
+        "graphql query search",
+        "graphql mutation createPullRequest",
+        "graphql mutation addComment",
+        *GIT_ENDPOINTS,
+    ),
+    # Field notes §3: the methods whose behaviour the notes describe.
+    "slack": (
+        "chat.postMessage",
+        "chat.update",
+        "conversations.history",
+        "conversations.replies",
+        "reactions.add",
+        "search.messages",
+    ),
+    # Field notes §4: Linear's queries and mutations agents use.
+    "linear": (
+        "graphql query issue",
+        "graphql query issues",
+        "graphql query searchIssues",
+        "graphql query viewer",
+        "graphql query team",
+        "graphql query teams",
+        "graphql query workflowStates",
+        "graphql query users",
+        "graphql query issueLabels",
+        "graphql mutation issueCreate",
+        "graphql mutation issueUpdate",
+        "graphql mutation commentCreate",
+    ),
+}
+
+
+def _template(path: str) -> str:
+    return re.sub(r"\{[^}]*\}", "{}", path)
+
+
+def _fastapi(app: Any) -> FastAPI:
+    seen = 0
+    while not isinstance(app, FastAPI):
+        app = app.app
+        seen += 1
+        if seen > 10:
+            raise TypeError("no FastAPI app inside the GitHub REST app")
+    return app
+
+
+def github_rest_routes() -> dict[str, re.Pattern[str]]:
+    """``METHOD /template`` -> a pattern of its paths, for every REST route (root and
+    ``/api/v3`` as one). Read through FastAPI's public OpenAPI generator, which sees every
+    included router."""
+    from fakes.core.world import World
+    from fakes.github.backend import GitHubBackend
+    from fakes.github.routes import make_rest_app
+    from replay.contract.targets import DEFAULT_SNAPSHOT
+    from replay.snapshot.load import load_snapshot
+
+    world = World(load_snapshot(DEFAULT_SNAPSHOT))
+    backend = GitHubBackend(world)
+    try:
+        app = _fastapi(make_rest_app(backend))
+    finally:
+        close: Any = getattr(backend, "close", None)
+        if callable(close):
+            close()
+        world.engine.dispose()
+    paths = get_openapi(title="github", version="0", routes=app.routes)["paths"]
+    out: dict[str, re.Pattern[str]] = {}
+    for path, ops in paths.items():
+        if path.startswith("/api/v3"):
+            continue
+        pattern = re.compile("^" + re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(path)) + "$")
+        if path.endswith("}") and ("{path" in path or "{ref" in path):
+            pattern = re.compile(pattern.pattern.removesuffix("[^/]+$") + ".+$")
+        for method in sorted(ops):
+            out[f"{method.upper()} {_template(path)}"] = pattern
+    return out
+
+
+def graphql_roots(service: str) -> list[str]:
+    schema = graphql_schema(service)
+    out = []
+    for kind, root in (("query", schema.query_type), ("mutation", schema.mutation_type)):
+        if isinstance(root, GraphQLObjectType):
+            out += [f"graphql {kind} {name}" for name in root.fields]
+    return out
+
+
+def git_endpoints() -> list[str]:
+    """The smart HTTP endpoints the GitHub app hands to git (asked of its own dispatcher)."""
+    from fakes.github.git_http import is_git_path
+
+    return [name for name, path in GIT_ENDPOINTS.items() if is_git_path(path)]
+
+
+def implemented(service: str) -> list[str]:
+    """What the fake serves, introspected from the running code."""
+    if service == "github":
+        return sorted(github_rest_routes()) + graphql_roots("github") + git_endpoints()
+    if service == "slack":
+        from fakes.slack import METHODS
+
+        return sorted(METHODS)
+    return graphql_roots("linear")
+
+
+def called(recording: Recording) -> list[str]:
+    """The operations a recording shows, named as :func:`implemented` names them."""
+    routes = github_rest_routes() if recording.service == "github" else {}
+    out = []
+    for ex in recording.exchanges:
+        if ex.query:
+            doc = parse(ex.query)
+            for op in doc.definitions:
+                if isinstance(op, OperationDefinitionNode):
+                    for sel in op.selection_set.selections:
+                        name = getattr(sel, "name", None)
+                        if name is not None:
+                            out.append(f"graphql {op.operation.value} {name.value}")
+        elif recording.service == "slack":
+            out.append(ex.operation or ex.path.rsplit("/", 1)[-1])
+        else:
+            concrete = re.sub(r"<repo>", "o/r", ex.path.split("?")[0])
+            concrete = re.sub(r"<[^>]+>", "1", concrete)
+            for key, route in routes.items():
+                if key.split(" ", 1)[0] == ex.method and route.match(concrete):
+                    out.append(key)
+                    break
+            else:
+                out.append(f"{ex.method} {ex.path.split('?')[0]}")
+    return out
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    implemented: bool
+    calls: int
+    expected: bool
+
+    @property
+    def status(self) -> str:
+        if not self.implemented and (self.calls or self.expected):
+            return "**missing**"
+        if not self.implemented:
+            return ""
+        return "covered" if self.calls else "not exercised"
+
+
+def table(service: str, recordings: list[Recording]) -> list[Row]:
+    have = set(implemented(service))
+    counts: Counter[str] = Counter()
+    for rec in recordings:
+        if rec.service == service:
+            counts.update(called(rec))
+    expected = set(EXPECTED[service])
+    names = sorted(have | set(counts) | expected)
+    return [Row(n, n in have, counts[n], n in expected) for n in names]
+
+
+def render(recordings: list[Recording]) -> str:
+    """The whole markdown file (deterministic: a test compares it with the committed one)."""
+    sources = sorted({f"{r.service}/{r.scenario} ({r.recorded_against})" for r in recordings})
+    lines = [
+        "# Contract coverage of the fakes",
+        "",
+        "Generated by `replay contract coverage`; do not edit by hand.",
+        "",
+        "- *implemented*: introspected from the fake (FastAPI routes, Slack's method table,",
+        "  the GraphQL schema's root fields).",
+        "- *calls*: how often the recorded runs called it "
+        f"({len(recordings)} recordings under `contract_tests/recordings`).",
+        "- *expected*: agents are known to call it (field notes, sections 1 to 4).",
+        "- *missing*: called or expected, but the fake does not implement it.",
+        "",
+    ]
+    for service in ("github", "slack", "linear"):
+        rows = table(service, recordings)
+        missing = sum(1 for r in rows if r.status == "**missing**")
+        done = sum(1 for r in rows if r.implemented)
+        lines += [
+            f"## {service}",
+            "",
+            f"{done} implemented, {sum(1 for r in rows if r.calls)} called in recordings, "
+            f"{missing} missing.",
+            "",
+            "| endpoint or field | implemented | calls | expected | status |",
+            "|---|---|---|---|---|",
+        ]
+        for r in rows:
+            lines.append(
+                f"| `{r.name}` | {'yes' if r.implemented else 'no'} | {r.calls or ''} "
+                f"| {'yes' if r.expected else ''} | {r.status} |"
+            )
+        lines.append("")
+    lines += ["Recordings read:", ""] + [f"- {s}" for s in sources] + [""]
+    return "\n".join(lines)
+
+
+def load_recordings(root: Path) -> list[Recording]:
+    return [Recording.model_validate_json(p.read_text()) for p in sorted(root.glob("*/*.json"))]

@@ -1,0 +1,129 @@
+"""Linear scenarios as raw GraphQL over httpx (what Linear's SDK and agents' tools send):
+read an issue, move it to another state, comment on it; the error answers."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from replay.contract.recording import Raw
+from replay.contract.scenarios import Ctx, scenario
+from replay.contract.scenarios.github import _root_fields
+
+
+def post(ctx: Ctx, step: str, query: str, variables: dict[str, Any], key: str | None = None) -> Any:
+    headers = {"Authorization": key if key is not None else ctx.target.linear_key}
+    with httpx.Client(timeout=30) as http:
+        resp = http.post(
+            ctx.target.linear_url, json={"query": query, "variables": variables}, headers=headers
+        )
+    try:
+        body: Any = resp.json()
+    except ValueError:
+        body = {"raw": resp.text}
+    ctx.rec.add(
+        step,
+        "POST",
+        urlsplit(ctx.target.linear_url).path,
+        Raw(resp.status_code, dict(resp.headers), body),
+        operation="graphql " + _root_fields(query),
+        query=query,
+    )
+    return body
+
+
+TEAM = """
+query($key: String!) {
+  teams(filter: {key: {eq: $key}}) {
+    nodes { id key name states { nodes { id name type } } }
+  }
+}
+"""
+
+CREATE = """
+mutation($input: IssueCreateInput!) {
+  issueCreate(input: $input) {
+    success
+    issue { id identifier number title priority state { name type } team { key } }
+  }
+}
+"""
+
+READ = """
+query($id: String!) {
+  issue(id: $id) {
+    id identifier title description priority url branchName
+    state { name type }
+    team { key }
+    labels { nodes { name } }
+    comments { nodes { body } }
+    createdAt updatedAt completedAt
+  }
+}
+"""
+
+MOVE = """
+mutation($id: String!, $input: IssueUpdateInput!) {
+  issueUpdate(id: $id, input: $input) {
+    success
+    issue { identifier state { name type } startedAt }
+  }
+}
+"""
+
+COMMENT = """
+mutation($input: CommentCreateInput!) {
+  commentCreate(input: $input) {
+    success
+    comment { id body createdAt user { id } issue { identifier } }
+  }
+}
+"""
+
+
+def team(ctx: Ctx) -> dict[str, Any]:
+    ctx.norm.alias(ctx.target.team, "team")
+    found = post(ctx, "team", TEAM, {"key": ctx.target.team})
+    nodes: list[dict[str, Any]] = found["data"]["teams"]["nodes"]
+    return nodes[0]
+
+
+@scenario("linear")
+def issue_read_move_comment(ctx: Ctx) -> None:
+    """Create an issue, read it, move it to a started state, comment, read it back."""
+    eng = team(ctx)
+    started = next(s for s in eng["states"]["nodes"] if s["type"] == "started")
+    created = post(
+        ctx,
+        "create issue",
+        CREATE,
+        {"input": {"teamId": eng["id"], "title": "Contract: a ticket", "priority": 3}},
+    )
+    issue_id = created["data"]["issueCreate"]["issue"]["id"]
+    post(ctx, "read issue", READ, {"id": issue_id})
+    post(
+        ctx,
+        "read by identifier",
+        READ,
+        {"id": created["data"]["issueCreate"]["issue"]["identifier"]},
+    )
+    post(ctx, "move issue", MOVE, {"id": issue_id, "input": {"stateId": started["id"]}})
+    post(ctx, "comment", COMMENT, {"input": {"issueId": issue_id, "body": "Working on it."}})
+    post(ctx, "read back", READ, {"id": issue_id})
+
+
+@scenario("linear")
+def errors(ctx: Ctx) -> None:
+    """Unknown issue, invalid input, a missing required input field, a bad key."""
+    eng = team(ctx)
+    post(ctx, "unknown issue", READ, {"id": "ENG-987654"})
+    post(
+        ctx,
+        "invalid input",
+        MOVE,
+        {"id": "ENG-987654", "input": {"stateId": "not-a-state-id"}},
+    )
+    post(ctx, "missing title", CREATE, {"input": {"teamId": eng["id"]}})
+    post(ctx, "bad key", READ, {"id": "ENG-1"}, key="lin_api_not_a_real_key_000")
