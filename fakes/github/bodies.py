@@ -86,3 +86,13 @@ class ContentsPut(Body):
     content: str
     sha: str | None = None
     branch: str | None = None
+
+
+class RefCreate(Body):
+    ref: str
+    sha: str
+
+
+class RefPatch(Body):
+    sha: str
+    force: bool = False

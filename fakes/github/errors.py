@@ -82,7 +82,7 @@ class Unprocessable(GitHubError):
     graphql_type = "UNPROCESSABLE"
 
     def __init__(self, *errors: str, message: str = "Unprocessable Entity") -> None:
-        super().__init__(message, errors=list(errors))
+        super().__init__(message, errors=list(errors) or None)
 
 
 class ValidationFailed(GitHubError):

@@ -148,6 +148,49 @@ class RefOps(BackendCore):
                 },
             )
 
+    def write_ref(
+        self,
+        s: Session,
+        actor: str,
+        repo: Repo | str,
+        ref: str,
+        sha: str | None,
+        *,
+        create: bool = False,
+        force: bool = False,
+    ) -> str | None:
+        """Create, move or (``sha`` None) delete a branch or tag through the API.
+
+        It changes refs exactly as a push would, so it is recorded as one: a ``git.push``
+        event with the actor, and branches and pull request heads follow. Returns the SHA
+        the ref had before.
+        """
+        r = self.repo(s, repo)
+        self._actor(s, actor)
+        if not r.has_git:
+            raise NotFound("Git Repository is empty.")
+        if not ref.startswith(("refs/heads/", "refs/tags/")) or ref.count("/") < 2:
+            raise Unprocessable(message="Reference name is invalid")
+        if sha is not None and self.git.resolve(r.full_name, sha) != sha:
+            raise Unprocessable(message="Object does not exist")
+        with self.push_lock:
+            before = self.git.heads(r.full_name).get(ref)
+            if create and before is not None:
+                raise Unprocessable(message="Reference already exists")
+            if not create and before is None:
+                raise Unprocessable(message="Reference does not exist")
+            if sha is None:
+                if ref == f"refs/heads/{r.default_branch}":
+                    raise Unprocessable(message="Cannot delete the default branch")
+                self.git.git(r.full_name, "update-ref", "-d", ref, before or ZERO)
+            else:
+                behind = before is not None and not self.git.is_ancestor(r.full_name, before, sha)
+                if behind and not force:
+                    raise Unprocessable(message="Update is not a fast forward")
+                self.git.update_ref(r.full_name, ref, sha, before)
+        self.apply_push(s, actor, r, [RefUpdate(ref, before or ZERO, sha or ZERO)])
+        return before
+
     def pull_ref(self, r: Repo, number: int, sha: str) -> None:
         """Keep ``refs/pull/N/head`` (fetchable, never pushable) on a pull request's head."""
         if r.has_git and self.git.resolve(r.full_name, sha) == sha:

@@ -208,6 +208,32 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
             raise NotFound()
         return wire(matching)
 
+    @router.post("/repos/{owner}/{repo}/git/refs")
+    def create_ref(owner: str, repo: str, body: bodies.RefCreate, ctx: Auth) -> Response:
+        def go(s: Session) -> w.GitRef:
+            r = ctx.backend.repo(s, owner, repo)
+            ctx.backend.write_ref(s, ctx.login, r, body.ref, body.sha, create=True)
+            return ref_row(r, body.ref, body.sha)
+
+        out = ctx.run(go)
+        return wire(out, status=201, headers={"Location": out.url})
+
+    @router.patch("/repos/{owner}/{repo}/git/refs/{ref:path}")
+    def update_ref(owner: str, repo: str, ref: str, body: bodies.RefPatch, ctx: Auth) -> Response:
+        def go(s: Session) -> w.GitRef:
+            r = ctx.backend.repo(s, owner, repo)
+            ctx.backend.write_ref(s, ctx.login, r, f"refs/{ref}", body.sha, force=body.force)
+            return ref_row(r, f"refs/{ref}", body.sha)
+
+        return wire(ctx.run(go))
+
+    @router.delete("/repos/{owner}/{repo}/git/refs/{ref:path}")
+    def delete_ref(owner: str, repo: str, ref: str, ctx: Auth) -> Response:
+        ctx.run(
+            lambda s: ctx.backend.write_ref(s, ctx.login, f"{owner}/{repo}", f"refs/{ref}", None)
+        )
+        return Response(status_code=204)
+
     @router.get("/repos/{owner}/{repo}/git/matching-refs/{ref:path}")
     def matching_refs(owner: str, repo: str, ref: str, ctx: Auth) -> Response:
         r, heads = refs(owner, repo, ctx)

@@ -320,3 +320,36 @@ def test_commit_pages_link_to_the_next(served: Served) -> None:
             )
         ]
     assert messages == ["Add tests", "Initial commit"]
+
+
+def test_refs_through_the_api_count_as_pushes(served: Served, tmp_path: Path) -> None:
+    with client(served) as gh:
+        commits = checked(gh.rest.repos.list_commits(OWNER, NAME))
+        tip, older = commits[0].sha, commits[1].sha
+        made = checked(gh.rest.git.create_ref(OWNER, NAME, ref="refs/heads/topic", sha=older))
+        assert made.ref == "refs/heads/topic" and made.object_.sha == older
+        with pytest.raises(RequestFailed) as exists:
+            gh.rest.git.create_ref(OWNER, NAME, ref="refs/heads/topic", sha=tip)
+        assert exists.value.response.status_code == 422
+        assert exists.value.response.json()["message"] == "Reference already exists"
+        checked(gh.rest.git.update_ref(OWNER, NAME, "heads/topic", sha=tip))
+        with pytest.raises(RequestFailed) as back:
+            gh.rest.git.update_ref(OWNER, NAME, "heads/topic", sha=older)
+        assert back.value.response.json()["message"] == "Update is not a fast forward"
+        checked(gh.rest.git.update_ref(OWNER, NAME, "heads/topic", sha=older, force=True))
+        assert [b.name for b in checked(gh.rest.repos.list_branches(OWNER, NAME))] == [
+            "main",
+            "topic",
+        ]
+        assert gh.rest.git.delete_ref(OWNER, NAME, "heads/topic").status_code == 204
+        with pytest.raises(RequestFailed) as main:
+            gh.rest.git.delete_ref(OWNER, NAME, "heads/main")
+        assert main.value.response.status_code == 422
+    pushes = [e["data"] for e in events(served, "git.push")]
+    assert [(p["created"], p["forced"], p["deleted"]) for p in pushes] == [
+        (True, False, False),
+        (False, False, False),
+        (False, True, False),
+        (False, False, True),
+    ]
+    assert "topic" not in git(served, tmp_path, "ls-remote", f"{GITHUB}{REPO}.git").stdout
