@@ -72,6 +72,9 @@ def serve(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        # Listen before printing the URL: a client that reads it and connects at once waits
+        # in the backlog until uvicorn accepts, instead of being refused.
+        sock.listen(2048)
     except OSError as exc:
         raise InputError("--port", f"cannot listen on {host}:{port}: {exc.strerror}") from exc
     bound = sock.getsockname()[1]
