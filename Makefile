@@ -20,10 +20,14 @@ $(GATEWAY): pyproject.toml
 	.venv-gateway/bin/pip install -q -e '.[gateway]' mypy types-PyYAML
 	touch $@
 
-demo: $(BIN)/replay
-	$(BIN)/replay snapshot inspect snapshots/demo
-	$(BIN)/replay snapshot audit snapshots/demo
+# The main job: each demo case replayed end to end with the reference harness against the
+# built-in stub model playing the real fix (embedded defaults: SQLite in .replay/, Docker).
+demo: $(BIN)/replay $(GATEWAY)
 	$(BIN)/replay case validate cases/*/case.yaml
+	for case in cases/*/case.yaml; do \
+	  $(BIN)/replay run $$case --harness reference --stub gold --expect pass || exit 1; \
+	done
+	$(BIN)/replay results list
 
 # mypy runs in the gateway venv: it has every runtime dependency, mitmproxy included.
 lint: $(BIN)/replay $(GATEWAY)
