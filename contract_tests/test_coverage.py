@@ -3,6 +3,7 @@ fakes actually serve (asked of the served fakes themselves, not of the table's o
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx
@@ -81,3 +82,25 @@ def test_coverage_check_flags_a_stale_table(tmp_path: Path) -> None:
     written = runner.invoke(contract_app, ["coverage", "--out", str(stale)])
     assert written.exit_code == 0
     assert stale.read_text() == COVERAGE_FILE.read_text()
+
+
+def test_agent_event_logs_are_counted(served: Served, tmp_path: Path) -> None:
+    """An event log as the world writes it (here: after the Slack thread scenario) shows up
+    in the *agent runs* column under the operation that made each event."""
+    from replay.contract.coverage import event_calls
+    from replay.contract.runner import run_scenario
+    from replay.contract.scenarios import SCENARIOS, all_scenarios
+
+    all_scenarios()
+    target = fake_target(served)
+    run_scenario(target, SCENARIOS["slack"]["thread_and_reactions"])
+    log = tmp_path / "events.jsonl"
+    log.write_text(httpx.get(f"{target.control}/events").text)
+    counts = event_calls([log])
+    assert counts[("slack", "chat.postMessage")] == 3
+    assert counts[("slack", "reactions.add")] == 1
+    assert counts[("slack", "chat.update")] == 1
+    rows = {r.name: r for r in table("slack", [], counts)}
+    assert rows["chat.postMessage"].agent_calls == 3
+    text = render(load_recordings(RECORDINGS), [log])
+    assert re.search(r"\| `chat.postMessage` \| yes \| \d+ \| 3 \| yes \| covered \|", text)

@@ -148,9 +148,13 @@ def coverage_cmd(
     check_only: Annotated[
         bool, typer.Option("--check", help="Only check that OUT is up to date.")
     ] = False,
+    events: Annotated[
+        list[Path] | None,
+        typer.Option("--events", help="An agent run's event log (events.jsonl); may be repeated."),
+    ] = None,
 ) -> None:
     """Write the coverage table of every fake (implemented, called, expected, missing)."""
-    text = render(load_recordings(recordings))
+    text = render(load_recordings(recordings), events or [])
     if check_only:
         if not out.exists() or out.read_text() != text:
             typer.echo(f"{out} is out of date: run `replay contract coverage`", err=True)

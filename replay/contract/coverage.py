@@ -6,6 +6,7 @@ anything called or expected but not implemented is *missing*. Generated, never h
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -86,6 +87,46 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "graphql mutation commentCreate",
     ),
 }
+
+
+EVENT_OPERATIONS: dict[str, tuple[str, str]] = {
+    "github.issue.opened": ("github", "POST /repos/{}/{}/issues"),
+    "github.issue.updated": ("github", "PATCH /repos/{}/{}/issues/{}"),
+    "github.issue_comment.created": ("github", "POST /repos/{}/{}/issues/{}/comments"),
+    "github.pull_request.opened": ("github", "POST /repos/{}/{}/pulls"),
+    "github.pull_request.updated": ("github", "PATCH /repos/{}/{}/pulls/{}"),
+    "github.pull_request.merged": ("github", "PUT /repos/{}/{}/pulls/{}/merge"),
+    "github.pull_request_review.submitted": ("github", "POST /repos/{}/{}/pulls/{}/reviews"),
+    "github.review_comment.created": ("github", "POST /repos/{}/{}/pulls/{}/comments"),
+    "github.contents.updated": ("github", "PUT /repos/{}/{}/contents/{}"),
+    "github.label.added": ("github", "POST /repos/{}/{}/issues/{}/labels"),
+    "github.label.removed": ("github", "DELETE /repos/{}/{}/issues/{}/labels/{}"),
+    "git.push": ("github", "git POST /{}/{}.git/git-receive-pack"),
+    "slack.message.posted": ("slack", "chat.postMessage"),
+    "slack.message.updated": ("slack", "chat.update"),
+    "slack.message.deleted": ("slack", "chat.delete"),
+    "slack.reaction.added": ("slack", "reactions.add"),
+    "slack.reaction.removed": ("slack", "reactions.remove"),
+    "slack.channel.joined": ("slack", "conversations.join"),
+    "linear.issue.created": ("linear", "graphql mutation issueCreate"),
+    "linear.issue.updated": ("linear", "graphql mutation issueUpdate"),
+    "linear.comment.created": ("linear", "graphql mutation commentCreate"),
+}
+"""An agent run's event kinds (fakes/README.md) -> the operation that makes them. Events are
+mutations only, and say nothing of the route: a GitHub write is counted under its REST
+endpoint even when the agent went through GraphQL (``gh pr create``)."""
+
+
+def event_calls(paths: list[Path]) -> Counter[tuple[str, str]]:
+    """(service, operation) counts from event logs (``events.jsonl``, one event a line)."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for path in paths:
+        for line in path.read_text().splitlines():
+            if line.strip():
+                kind = json.loads(line).get("kind", "")
+                if kind in EVENT_OPERATIONS:
+                    counts[EVENT_OPERATIONS[kind]] += 1
+    return counts
 
 
 def _template(path: str) -> str:
@@ -194,28 +235,35 @@ class Row:
     implemented: bool
     calls: int
     expected: bool
+    agent_calls: int = 0
+    """Seen in agent runs' event logs."""
 
     @property
     def status(self) -> str:
-        if not self.implemented and (self.calls or self.expected):
+        if not self.implemented and (self.calls or self.expected or self.agent_calls):
             return "**missing**"
         if not self.implemented:
             return ""
         return "covered" if self.calls else "not exercised"
 
 
-def table(service: str, recordings: list[Recording]) -> list[Row]:
+def table(
+    service: str,
+    recordings: list[Recording],
+    events: Counter[tuple[str, str]] | None = None,
+) -> list[Row]:
     have = set(implemented(service))
     counts: Counter[str] = Counter()
     for rec in recordings:
         if rec.service == service:
             counts.update(called(rec))
+    agents = Counter({op: n for (svc, op), n in (events or Counter()).items() if svc == service})
     expected = set(EXPECTED[service])
-    names = sorted(have | set(counts) | expected)
-    return [Row(n, n in have, counts[n], n in expected) for n in names]
+    names = sorted(have | set(counts) | expected | set(agents))
+    return [Row(n, n in have, counts[n], n in expected, agents[n]) for n in names]
 
 
-def render(recordings: list[Recording]) -> str:
+def render(recordings: list[Recording], events: list[Path] | None = None) -> str:
     """The whole markdown file (deterministic: a test compares it with the committed one)."""
     sources = sorted({f"{r.service}/{r.scenario} ({r.recorded_against})" for r in recordings})
     lines = [
@@ -228,11 +276,14 @@ def render(recordings: list[Recording]) -> str:
         "- *calls*: how often the recorded runs called it "
         f"({len(recordings)} recordings under `contract_tests/recordings`).",
         "- *expected*: agents are known to call it (field notes, sections 1 to 4).",
+        "- *agent runs*: mutations seen in agent runs' event logs "
+        f"({len(events or [])} logs given; writes only, GitHub writes named by REST endpoint).",
         "- *missing*: called or expected, but the fake does not implement it.",
         "",
     ]
+    seen = event_calls(events or [])
     for service in ("github", "slack", "linear"):
-        rows = table(service, recordings)
+        rows = table(service, recordings, seen)
         missing = sum(1 for r in rows if r.status == "**missing**")
         done = sum(1 for r in rows if r.implemented)
         lines += [
@@ -241,13 +292,13 @@ def render(recordings: list[Recording]) -> str:
             f"{done} implemented, {sum(1 for r in rows if r.calls)} called in recordings, "
             f"{missing} missing.",
             "",
-            "| endpoint or field | implemented | calls | expected | status |",
-            "|---|---|---|---|---|",
+            "| endpoint or field | implemented | calls | agent runs | expected | status |",
+            "|---|---|---|---|---|---|",
         ]
         for r in rows:
             lines.append(
                 f"| `{r.name}` | {'yes' if r.implemented else 'no'} | {r.calls or ''} "
-                f"| {'yes' if r.expected else ''} | {r.status} |"
+                f"| {r.agent_calls or ''} | {'yes' if r.expected else ''} | {r.status} |"
             )
         lines.append("")
     lines += ["Recordings read:", ""] + [f"- {s}" for s in sources] + [""]

@@ -42,6 +42,10 @@ ID_KEYS = frozenset(
         "creator",
         "user_id",
         "gravatar_id",
+        "cursor",
+        "next_cursor",
+        "endCursor",
+        "startCursor",
     }
 )
 """Keys whose value is an identity: replaced by a reference (``<id:N>``)."""

@@ -78,9 +78,25 @@ def thread_and_reactions(ctx: Ctx) -> None:
     )
     call(
         ctx,
-        "read channel page",
+        "post again",
+        "chat.postMessage",
+        lambda: web.chat_postMessage(channel=channel, text="Contract: a second message."),
+    )
+    # Only this run's messages (oldest = the first), one per page: a next_cursor is due.
+    page = call(
+        ctx,
+        "read channel page 1",
         "conversations.history",
-        lambda: web.conversations_history(channel=channel, limit=2),
+        lambda: web.conversations_history(channel=channel, oldest=ts, inclusive=True, limit=1),
+    )
+    cursor = str(page.get("response_metadata", {}).get("next_cursor", ""))
+    call(
+        ctx,
+        "read channel page 2",
+        "conversations.history",
+        lambda: web.conversations_history(
+            channel=channel, oldest=ts, inclusive=True, limit=1, cursor=cursor
+        ),
     )
     call(
         ctx,
