@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
+import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -62,7 +63,8 @@ def env_recipe(case: Case, base_id: str) -> str:
         "snapshot": hashlib.sha256(manifest).hexdigest(),
         "repository": case.repository.model_dump(),
         "environment": case.environment.model_dump(),
-        "version": 2,  # 2: restores carry no ORIG_HEAD
+        # 2: restores carry no ORIG_HEAD; 3: nor FETCH_HEAD nor a reflog.
+        "version": 3,
     }
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -127,6 +129,7 @@ def build_env_image(
         checkout_from_bundle(
             snapshot.bundle(repo.name), repo.base_commit, local, part.default_branch
         )
+        _strip_history_pointers(local)
         assert box.container is not None
         box.container.copy_in(local, posixpath.dirname(workdir))
         _check(box.sh(TRUST, timeout=60), "trusting the gateway's CA")
@@ -144,6 +147,14 @@ def build_env_image(
             ],
         )
     return EnvImage(ref, image, case.id, recipe, built=True)
+
+
+def _strip_history_pointers(repo: Path) -> None:
+    """No ORIG_HEAD, FETCH_HEAD or reflog in the image, whatever the restore left behind."""
+    git = repo / ".git"
+    for name in ("ORIG_HEAD", "FETCH_HEAD"):
+        (git / name).unlink(missing_ok=True)
+    shutil.rmtree(git / "logs", ignore_errors=True)
 
 
 def _check(result: Any, what: str) -> None:
