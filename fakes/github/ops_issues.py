@@ -264,3 +264,51 @@ class IssueOps(RefOps):
             },
         )
         return comment
+
+    def edit_comment(
+        self, s: Session, actor: str, repo: Repo | str, comment_id: int, body: str
+    ) -> Comment:
+        """Change a comment's text. The viewer has admin rights (as the repository says), so
+        it may edit anyone's comment, as on GitHub; the event keeps the text it replaced."""
+        comment = self.comment(s, repo, comment_id)
+        self._actor(s, actor)
+        if not body or not body.strip():
+            raise ValidationFailed("IssueComment", "body", "missing_field")
+        previous = comment.body
+        comment.body = body
+        comment.updated_at = self.now()
+        issue = comment.issue
+        self._event(
+            s,
+            actor,
+            "github.issue_comment.updated",
+            ("comment", f"{issue.key}/{comment.id}"),
+            {
+                "repo": issue.repo.full_name,
+                "number": issue.number,
+                "comment_id": comment.id,
+                "body": body,
+                "previous_body": previous,
+            },
+        )
+        s.flush()
+        return comment
+
+    def delete_comment(self, s: Session, actor: str, repo: Repo | str, comment_id: int) -> None:
+        comment = self.comment(s, repo, comment_id)
+        self._actor(s, actor)
+        issue = comment.issue
+        self._event(
+            s,
+            actor,
+            "github.issue_comment.deleted",
+            ("comment", f"{issue.key}/{comment.id}"),
+            {
+                "repo": issue.repo.full_name,
+                "number": issue.number,
+                "comment_id": comment.id,
+                "body": comment.body,
+            },
+        )
+        s.delete(comment)
+        s.flush()

@@ -103,6 +103,21 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
             ctx.run(lambda s: render.comment(ctx.backend.comment(s, f"{owner}/{repo}", comment_id)))
         )
 
+    @router.patch("/repos/{owner}/{repo}/issues/comments/{comment_id}")
+    def edit_comment(
+        owner: str, repo: str, comment_id: int, body: bodies.CommentCreate, ctx: Auth
+    ) -> Response:
+        def go(s: Session) -> w.IssueComment:
+            c = ctx.backend.edit_comment(s, ctx.login, f"{owner}/{repo}", comment_id, body.body)
+            return render.comment(c)
+
+        return wire(ctx.run(go))
+
+    @router.delete("/repos/{owner}/{repo}/issues/comments/{comment_id}")
+    def delete_comment(owner: str, repo: str, comment_id: int, ctx: Auth) -> Response:
+        ctx.run(lambda s: ctx.backend.delete_comment(s, ctx.login, f"{owner}/{repo}", comment_id))
+        return Response(status_code=204)
+
     @router.get("/repos/{owner}/{repo}/issues/{number}")
     def get_issue(owner: str, repo: str, number: int, ctx: Auth) -> Response:
         return wire(

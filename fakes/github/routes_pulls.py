@@ -221,6 +221,19 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         items, headers = paginate(request, ctx.run(go), per_page, page)
         return wire(items, headers=headers)
 
+    @router.get("/repos/{owner}/{repo}/pulls/{number}/reviews/{review_id}")
+    def get_review(owner: str, repo: str, number: int, review_id: int, ctx: Auth) -> Response:
+        def go(s: Session) -> w.Review:
+            issue = ctx.backend.pull(s, f"{owner}/{repo}", number)
+            assert issue.pull is not None
+            for rv in issue.pull.reviews:
+                mine = rv.author.login.lower() == ctx.login.lower()
+                if rv.id == review_id and (rv.state != "PENDING" or mine):
+                    return render.review(rv)
+            raise NotFound()
+
+        return wire(ctx.run(go))
+
     @router.post("/repos/{owner}/{repo}/pulls/{number}/reviews")
     def create_review(
         owner: str, repo: str, number: int, body: bodies.ReviewCreate, ctx: Auth

@@ -353,3 +353,40 @@ def test_refs_through_the_api_count_as_pushes(served: Served, tmp_path: Path) ->
         (False, False, True),
     ]
     assert "topic" not in git(served, tmp_path, "ls-remote", f"{GITHUB}{REPO}.git").stdout
+
+
+def test_comments_can_be_edited_and_deleted_and_both_are_logged(served: Served) -> None:
+    with client(served) as gh:
+        mine = checked(gh.rest.issues.create_comment(OWNER, NAME, 1, body="first try"))
+        edited = checked(gh.rest.issues.update_comment(OWNER, NAME, mine.id, body="second try"))
+        assert edited.body == "second try" and edited.updated_at >= edited.created_at
+        assert gh.rest.issues.delete_comment(OWNER, NAME, mine.id).status_code == 204
+        with pytest.raises(RequestFailed) as gone:
+            gh.rest.issues.get_comment(OWNER, NAME, mine.id)
+        assert gone.value.response.status_code == 404
+        assert [c.body for c in checked(gh.rest.issues.list_comments(OWNER, NAME, 1))] == [
+            "still broken"
+        ]
+    log = events(served)
+    assert [e["kind"] for e in log] == [
+        "github.issue_comment.created",
+        "github.issue_comment.updated",
+        "github.issue_comment.deleted",
+    ]
+    assert log[1]["data"]["previous_body"] == "first try"
+    assert log[2]["data"]["body"] == "second try"
+
+
+def test_a_single_review_reads_back(served: Served, tmp_path: Path) -> None:
+    work = clone(served, tmp_path)
+    git(served, work, "checkout", "-q", "-b", "r")
+    commit_file(served, work, "r.txt", "r\n", "R")
+    git(served, work, "push", "-q", "origin", "r")
+    with client(served) as gh:
+        pr = checked(gh.rest.pulls.create(OWNER, NAME, title="r", head="r", base="main"))
+        review = checked(gh.rest.pulls.create_review(OWNER, NAME, pr.number, body="hmm"))
+        assert review.state == "PENDING" and review.submitted_at is None
+        again = checked(gh.rest.pulls.get_review(OWNER, NAME, pr.number, review.id))
+        assert again.id == review.id and again.body == "hmm"
+        with pytest.raises(RequestFailed):
+            gh.rest.pulls.get_review(OWNER, NAME, pr.number, review.id + 100)
