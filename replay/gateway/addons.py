@@ -33,7 +33,7 @@ from fakes.core.server import CONTROL_PREFIX
 from fakes.core.world import World
 from replay.gateway.asgi import serve
 from replay.gateway.config import GatewayConfig, Route
-from replay.gateway.modelcalls import ModelCall, ModelCallObserver, TransportKind
+from replay.gateway.modelcalls import ModelCall, ModelCallObserver, transport_kind
 
 log = logging.getLogger("replay.gateway")
 
@@ -301,6 +301,9 @@ class ModelRoute(Guarded):
             flow.request.headers[header] = value
             if header != "authorization":
                 flow.request.headers.pop("authorization", None)
+        if "accept-encoding" in flow.request.headers:
+            # Only encodings the observer can read, so every answer's usage is counted.
+            flow.request.headers["accept-encoding"] = "gzip, deflate"
         flow.metadata["replay.model_url"] = flow.request.pretty_url
         upstream = self.gate.config.model_upstream
         if upstream:
@@ -364,7 +367,8 @@ class ModelRoute(Guarded):
         observer: ModelCallObserver | None = flow.metadata.pop("replay.observer", None)
         if observer is None or flow.error is None:
             return
-        call = observer.error(_transport_kind(flow), flow.error.msg, flow.error.timestamp)
+        kind = transport_kind(flow.error.msg, answered=flow.response is not None)
+        call = observer.error(kind, flow.error.msg, flow.error.timestamp)
         self._log(call)
 
     def _log(self, call: ModelCall) -> None:
@@ -388,23 +392,6 @@ class ModelRoute(Guarded):
 
 def _pairs(headers: http.Headers) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers.fields]
-
-
-def _transport_kind(flow: http.HTTPFlow) -> TransportKind:
-    """Name a failed exchange from mitmproxy's error text (it carries no error codes)."""
-    msg = (flow.error.msg if flow.error else "").lower()
-    if "tls" in msg or "ssl" in msg or "certificate" in msg:
-        return "tls"
-    if "timed out" in msg or "timeout" in msg:
-        return "timeout"
-    if "client disconnected" in msg:
-        # The client gave up before the provider answered: from the wire's side, no answer.
-        return "timeout" if flow.response is None else "reset"
-    if "reset" in msg or "disconnect" in msg or "closed" in msg or "broken pipe" in msg:
-        return "reset"
-    if flow.response is None and ("connect" in msg or "refused" in msg or "resolve" in msg):
-        return "connect"
-    return "reset"
 
 
 def addons(gate: Gate, secrets: dict[str, tuple[str, str]]) -> list[Guarded]:

@@ -378,6 +378,9 @@ def _grade(
     crashed = [e["data"]["error"] for e in events if e["kind"] == "gateway.addon_failed"]
     infra += [f"gateway: {c}" for c in crashed]
     protocol = wire.protocol_failed
+    if wire.quota_stop:
+        # An exhausted spend limit says nothing about the model; the run cannot count.
+        infra.append("the provider refused for quota (spend limit or credits)")
     if harness_exit == 4 and wire.healthy and not infra:
         infra.append("the harness reported a transport failure the gateway never saw")
     if harness_exit == 5 and protocol == 0:
