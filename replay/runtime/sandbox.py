@@ -17,6 +17,9 @@ Design (the network lock):
   ``REQUESTS_CA_BUNDLE``, ``PIP_CERT``, ``GIT_SSL_CAINFO``, ``NODE_EXTRA_CA_CERTS``...).
 - With ``clock_at`` set, libfaketime shifts every process's clock so that it reads T plus the
   time elapsed since the sandbox started (an offset fixed at start, so all processes agree).
+  Statically linked programs (``gh``, Go) keep the real clock. Known gap: the gateway mints
+  its certificates valid from "now - 2 days", so OpenSSL clients under a clock at T reject
+  them until the gateway backdates them (a strict xfail in tests/runtime records it).
 
 Every resource is labelled with the run (see :mod:`replay.runtime.base`); a sandbox whose
 runner died is removed by ``replay gc`` or by the next sandbox's start.
