@@ -26,16 +26,29 @@ class Pair:
     """Override the runner's rounds for slow pairs."""
 
 
-SUITES: dict[str, Callable[[], list[Pair]]] = {}
+@dataclass(frozen=True)
+class Measured:
+    """Two parts of one operation, timed by the operation itself (e.g. a run's own clocks)."""
+
+    name: str
+    subject: float
+    """Seconds."""
+    baseline: float
+    """Seconds."""
 
 
-def suite(fn: Callable[[], list[Pair]]) -> Callable[[], list[Pair]]:
+SUITES: dict[str, Callable[[], list[Pair | Measured]]] = {}
+
+
+def suite(fn: Callable[[], list[Pair | Measured]]) -> Callable[[], list[Pair | Measured]]:
     SUITES[fn.__name__] = fn
     return fn
 
 
-def measure(pair: Pair, rounds: int) -> tuple[float, float]:
+def measure(pair: Pair | Measured, rounds: int) -> tuple[float, float]:
     """Median seconds per call of subject and baseline, interleaved round by round."""
+    if isinstance(pair, Measured):
+        return pair.subject, pair.baseline
     subject: list[float] = []
     baseline: list[float] = []
     for _ in range(pair.rounds or rounds):

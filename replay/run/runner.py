@@ -269,7 +269,7 @@ def run_once(
         harness_exit,
         stopped_by,
         harness_seconds,
-        time.monotonic() - clock,
+        clock,
         store,
     )
 
@@ -367,7 +367,7 @@ def _grade(
     harness_exit: int | None,
     stopped_by: str | None,
     harness_seconds: float,
-    total_seconds: float,
+    started_clock: float,
     store: Store,
 ) -> RunResult:
     calls = [ModelCall.model_validate(e["data"]) for e in events if e["kind"] == "model.call"]
@@ -446,9 +446,12 @@ def _grade(
         "harness_exit": harness_exit,
         "stopped_by": stopped_by,
         "infra_errors": infra,
-        "seconds": {"harness": round(harness_seconds, 3), "total": round(total_seconds, 3)},
+        "seconds": {"harness": round(harness_seconds, 3)},
         "diff_bytes": len(diff.encode()),
     }
+    # The whole run, grading included: what a run costs besides the harness's own time.
+    total_seconds = time.monotonic() - started_clock
+    grade["seconds"]["total"] = round(total_seconds, 3)
     (run_dir / "grade.json").write_text(json.dumps(grade, indent=2) + "\n")
     store.record_grade(
         GradeRow(
