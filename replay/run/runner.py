@@ -414,7 +414,7 @@ def _grade(
             (tests_dir / f"output-{i + 1}.txt").write_text(out)
             if report is not None:
                 (tests_dir / f"junit-{i + 1}.xml").write_bytes(report)
-    grade = {
+    grade: dict[str, Any] = {
         "schema": GRADE_SCHEMA,
         "run_id": run_id,
         "case_id": case.id,
