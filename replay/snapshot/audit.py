@@ -1,21 +1,62 @@
-"""Checks that a snapshot holds nothing from after its T.
+"""The leak audit: proof that a snapshot holds nothing from after its T, nor the answer.
 
-This is the part of the leak audit that needs no services: every timestamp in the world
-state, every commit in every bundle, and the refs the bundles carry.
+Two layers. :func:`dated_after` needs nothing but the snapshot: every timestamp in the world
+state, every commit reachable in every bundle, the refs the bundles carry. :func:`audit` adds
+what only a deeper look finds: every git object in every bundle (unreachable ones included),
+the refs, reflogs and ``ORIG_HEAD``-style pointers of the repository a restore produces, and,
+given the case, the answer itself (the gold diff's added lines, the hidden tests' new names,
+the fix pull request) in the repository, the fake states and the docs cache, and any release of
+the package under test that T did not know. :func:`audit_cached` memoises by snapshot hash.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import re
+import subprocess
 import tempfile
-from collections.abc import Iterator
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
 from replay import gitrepo
-from replay.snapshot.load import Snapshot
+from replay.case import Case, load_case
+from replay.errors import ToolError
+from replay.registry.blobs import BlobStore
+from replay.snapshot.load import Snapshot, load_snapshot, sha256_file
+from replay.snapshot.manifest import MANIFEST, RepositoryPart
+
+AUDIT_VERSION = 1
+"""Bumped whenever the audit learns a new check, so cached verdicts are recomputed."""
+CACHE_ENV = "REPLAY_AUDIT_CACHE"
+MIN_MARKER = 16
+"""Added lines shorter than this (``return x``, ``}``) are too common to prove a leak."""
+_POINTERS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD")
 
 _STAMP_KEYS = ("_at", "_time")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One leak: where it is, and what was found there."""
+
+    location: str
+    """A part of the snapshot (``github.json:issues[2].comments[1].body``, a bundle, a blob)."""
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.problem}"
+
+
+# ----------------------------------------------------------------------------- timestamps
 
 
 def _walk(value: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
@@ -72,3 +113,405 @@ def dated_after(snapshot: Snapshot) -> list[str]:
                 if when > at:
                     found.append(f"{repo.bundle}: commit {sha[:12]} dated {when} is after T")
     return found
+
+
+# ----------------------------------------------------------------------------- the answer
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a leak of this case's answer would look like."""
+
+    markers: tuple[str, ...]
+    """Gold added lines and new hidden-test names that the base tree does not already hold."""
+    fix_pr: int | None
+    """The fix pull request's number on the fake GitHub, if the gold says one was opened."""
+    fix_title: str | None
+    fix_branch: str | None
+
+
+def _added(patch: str) -> list[str]:
+    return [
+        line[1:].strip()
+        for line in patch.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
+
+
+_DEF = re.compile(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)")
+
+
+def answer_of(case: Case, base_text: str) -> Answer:
+    """The case's answer, minus whatever the base tree (``base_text``) already contains."""
+    gold = case.gold.patch.read_text(encoding="utf-8", errors="replace")
+    tests = case.hidden_tests.patch.read_text(encoding="utf-8", errors="replace")
+    markers: set[str] = {line for line in _added(gold) if len(line) >= MIN_MARKER}
+    for line in _added(tests):
+        m = _DEF.match(line)
+        name = m and (m.group(1) or m.group(2))
+        if name and len(name) >= 8:
+            markers.add(name)
+    markers = {m for m in markers if m not in base_text}
+    pr = title = branch = None
+    for effect in case.gold.side_effects:
+        if effect.kind == "github.pull_request.opened":
+            number = effect.data.get("number")
+            pr = number if isinstance(number, int) else None
+            title = str(effect.data["title"]) if effect.data.get("title") else None
+            branch = str(effect.data["head_ref"]) if effect.data.get("head_ref") else None
+    return Answer(tuple(sorted(markers)), pr, title, branch)
+
+
+def _hits(text: str, markers: Iterable[str]) -> list[str]:
+    return [m for m in markers if m in text]
+
+
+def _quote(marker: str) -> str:
+    return marker if len(marker) <= 60 else marker[:57] + "..."
+
+
+# ----------------------------------------------------------------------------- git
+
+
+def _git(repo: Path, *args: str, data: bytes | None = None) -> bytes:
+    done = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env=gitrepo.clean_env(),
+        input=data,
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise ToolError(f"git {' '.join(args)} failed in {repo}: {done.stderr!r}")
+    return done.stdout
+
+
+def all_objects(repo: Path) -> dict[str, str]:
+    """Every object in the repository, loose or packed, reachable or not: ``{sha: type}``."""
+    out = _git(
+        repo,
+        "cat-file",
+        "--batch-all-objects",
+        "--unordered",
+        "--batch-check=%(objectname) %(objecttype)",
+    )
+    objects: dict[str, str] = {}
+    for line in out.decode().splitlines():
+        sha, _, kind = line.partition(" ")
+        objects[sha] = kind
+    return objects
+
+
+def reachable(repo: Path, *revs: str) -> set[str]:
+    if not revs:
+        return set()
+    out = _git(repo, "rev-list", "--objects", *revs, "--")
+    return {line.split(" ", 1)[0] for line in out.decode().splitlines() if line}
+
+
+def read_objects(repo: Path, shas: Iterable[str]) -> Iterator[tuple[str, str, bytes]]:
+    """``(sha, type, content)`` for each object, through one ``cat-file --batch``."""
+    wanted = list(shas)
+    if not wanted:
+        return
+    out = _git(repo, "cat-file", "--batch", data="".join(f"{s}\n" for s in wanted).encode())
+    pos = 0
+    for _ in wanted:
+        header_end = out.index(b"\n", pos)
+        sha, kind, size = out[pos:header_end].decode().split(" ")
+        start = header_end + 1
+        yield sha, kind, out[start : start + int(size)]
+        pos = start + int(size) + 1
+
+
+def _commit_time(content: bytes) -> datetime | None:
+    for line in content.split(b"\n"):
+        if line.startswith(b"committer "):
+            stamp = line.rsplit(b" ", 2)[-2]
+            return datetime.fromtimestamp(int(stamp), tz=UTC)
+        if not line:
+            break
+    return None
+
+
+def _tree_text(repo: Path, commit: str) -> str:
+    out = _git(repo, "ls-tree", "-r", commit).decode()
+    blobs = [line.split()[2] for line in out.splitlines() if line.split()[1] == "blob"]
+    return "\n".join(c.decode("utf-8", "replace") for _, _, c in read_objects(repo, blobs))
+
+
+def audit_objects(
+    repo: Path, base: str, at: datetime, where: str, answer: Answer | None
+) -> list[Finding]:
+    """Objects beyond ``base``'s history in ``repo``: later commits, anything unreachable."""
+    found: list[Finding] = []
+    objects = all_objects(repo)
+    keep = reachable(repo, base) if base in objects else set()
+    if base not in objects:
+        found.append(Finding(where, f"does not hold the base commit {base}"))
+    extra = sorted(set(objects) - keep)
+    for sha, kind, content in read_objects(repo, extra):
+        detail = f"{kind} {sha[:12]} is not in the base commit's history"
+        if kind == "commit":
+            when = _commit_time(content)
+            if when is not None and when > at:
+                detail += f" (committed {when.isoformat()}, after T)"
+        if answer is not None:
+            hits = _hits(content.decode("utf-8", "replace"), answer.markers)
+            if hits:
+                detail += f"; holds the answer: {_quote(hits[0])!r}"
+        found.append(Finding(where, detail))
+    for sha, kind, content in read_objects(repo, sorted(keep)):
+        if kind == "commit":
+            when = _commit_time(content)
+            if when is not None and when > at:
+                found.append(Finding(where, f"commit {sha[:12]} committed {when}, after T"))
+    return found
+
+
+def audit_repository(
+    repo: Path, base: str, branch: str, at: datetime, answer: Answer | None = None
+) -> list[Finding]:
+    """Audit a working repository as an agent would get it (a restore, an image's checkout).
+
+    Checks refs (tags, remotes, notes, stash, anything but ``branch``), reflogs, the
+    ``ORIG_HEAD`` family, ``packed-refs`` and every object in the object store.
+    """
+    found: list[Finding] = []
+    gitdir = Path(_git(repo, "rev-parse", "--absolute-git-dir").decode().strip())
+    refs = _git(repo, "for-each-ref", "--format=%(refname) %(objectname)").decode()
+    for line in refs.splitlines():
+        name, _, sha = line.partition(" ")
+        if name != f"refs/heads/{branch}" or sha != base:
+            found.append(
+                Finding(f"{gitdir}:{name}", f"ref names {sha[:12]}; only {branch} at base")
+            )
+    for name in _POINTERS:
+        if (gitdir / name).exists():
+            text = (gitdir / name).read_text(errors="replace").strip()
+            found.append(Finding(f"{gitdir}/{name}", f"present ({text[:60]})"))
+    logs = gitdir / "logs"
+    keep = reachable(repo, base)
+    for log in sorted(p for p in logs.rglob("*") if p.is_file()) if logs.is_dir() else []:
+        for line in log.read_text(errors="replace").splitlines():
+            parts = line.split(" ", 2)
+            for sha in parts[:2]:
+                if sha.strip("0") and sha not in keep:
+                    found.append(Finding(f"{log.relative_to(gitdir)}", f"reflog names {sha[:12]}"))
+    found += audit_objects(repo, base, at, str(gitdir), answer)
+    return found
+
+
+def audit_bundle(
+    bundle: Path, part: RepositoryPart, at: datetime, scratch: Path, answer: Answer | None
+) -> tuple[list[Finding], str]:
+    """Unbundle into a scratch repository and list every object the bundle's pack holds."""
+    found: list[Finding] = []
+    heads = gitrepo.bundle_heads(bundle)
+    wanted = {f"refs/heads/{part.default_branch}": part.base_commit}
+    for ref, sha in sorted(heads.items()):
+        if wanted.get(ref) != sha:
+            found.append(Finding(f"{part.bundle}:{ref}", f"bundle carries ref -> {sha[:12]}"))
+    repo = gitrepo.init(scratch / "unbundled" / part.name, bare=True)
+    _git(repo, "bundle", "unbundle", str(bundle))
+    base_text = ""
+    if part.base_commit in all_objects(repo):
+        base_text = _tree_text(repo, part.base_commit)
+    found += audit_objects(repo, part.base_commit, at, part.bundle, answer)
+    restored = scratch / "restored" / part.name
+    gitrepo.checkout_from_bundle(bundle, part.base_commit, restored, part.default_branch)
+    found += [
+        Finding(f"restore of {part.bundle}: {f.location}", f.problem)
+        for f in audit_repository(restored, part.base_commit, part.default_branch, at)
+        if "is not in the base commit's history" not in f.problem
+    ]
+    return found, base_text
+
+
+# ----------------------------------------------------------------------------- the rest
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, f"{path}[{i}]")
+
+
+def audit_states(snapshot: Snapshot, answer: Answer) -> list[Finding]:
+    found: list[Finding] = []
+    for svc, name in sorted(snapshot.manifest.services.items()):
+        state = getattr(snapshot, svc).model_dump(mode="json")
+        for path, text in _strings(state, name):
+            for marker in _hits(text, answer.markers):
+                found.append(Finding(path, f"quotes the answer: {_quote(marker)!r}"))
+    for i, pull in enumerate(snapshot.github.pulls):
+        same = (
+            pull.number == answer.fix_pr
+            or (answer.fix_title is not None and pull.title == answer.fix_title)
+            or (answer.fix_branch is not None and pull.head_ref == answer.fix_branch)
+        )
+        if same:
+            found.append(
+                Finding(f"{snapshot.manifest.services['github']}:pulls[{i}]", "is the fix PR")
+            )
+    return found
+
+
+def _project_of(base_text_files: dict[str, str]) -> tuple[str, Version | None] | None:
+    text = base_text_files.get("pyproject.toml")
+    if text is None:
+        return None
+    try:
+        project = tomllib.loads(text).get("project", {})
+    except tomllib.TOMLDecodeError:
+        return None
+    name = project.get("name")
+    if not isinstance(name, str):
+        return None
+    try:
+        version = Version(str(project["version"])) if "version" in project else None
+    except InvalidVersion:
+        version = None
+    return canonicalize_name(name), version
+
+
+def audit_registry(snapshot: Snapshot, project: tuple[str, Version | None] | None) -> list[Finding]:
+    """Releases of the package under test that T did not know (newer, or uploaded after T)."""
+    if project is None:
+        return []
+    name, version = project
+    found: list[Finding] = []
+    where = snapshot.manifest.registry or "registry"
+    for f in snapshot.registry.python:
+        if canonicalize_name(f.project) != name:
+            continue
+        try:
+            newer = version is not None and Version(f.version) > version
+        except InvalidVersion:
+            newer = False
+        if f.upload_time > snapshot.at or newer:
+            found.append(
+                Finding(
+                    f"{where}:{f.filename}",
+                    f"a release of the package under test ({name} {f.version}, uploaded "
+                    f"{f.upload_time.isoformat()}) that the base commit ({version}) predates",
+                )
+            )
+    return found
+
+
+def audit_docs(snapshot: Snapshot, answer: Answer, blobs: BlobStore) -> list[Finding]:
+    found: list[Finding] = []
+    for page in snapshot.docs.pages:
+        path = blobs.path(page.sha256)
+        if not path.is_file():
+            continue
+        text = path.read_bytes().decode("utf-8", "replace")
+        for marker in _hits(text, answer.markers):
+            found.append(Finding(f"docs:{page.url}", f"quotes the answer: {_quote(marker)!r}"))
+    return found
+
+
+def audit(
+    snapshot: Snapshot, case: Case | None = None, blobs: BlobStore | None = None
+) -> list[Finding]:
+    """Every leak in ``snapshot`` (empty: clean); with ``case``, the answer is looked for too."""
+    found = [Finding("snapshot", line) for line in dated_after(snapshot)]
+    answer = Answer((), None, None, None)
+    project = None
+    with tempfile.TemporaryDirectory(prefix="replay-audit-") as tmp:
+        for part in snapshot.manifest.repositories:
+            bundle = snapshot.part(part.bundle)
+            if case is not None and part.name == case.repository.name:
+                # The answer is what the base tree does not hold yet: read the base first.
+                probe = gitrepo.init(Path(tmp) / "probe" / part.name, bare=True)
+                _git(probe, "bundle", "unbundle", str(bundle))
+                if part.base_commit in all_objects(probe):
+                    answer = answer_of(case, _tree_text(probe, part.base_commit))
+                    files = _files_at(probe, part.base_commit, ("pyproject.toml",))
+                    project = _project_of(files)
+            more, _ = audit_bundle(bundle, part, snapshot.at, Path(tmp), answer)
+            found += more
+    if case is not None:
+        found += audit_states(snapshot, answer)
+        found += audit_registry(snapshot, project)
+        found += audit_docs(snapshot, answer, blobs or BlobStore())
+    return found
+
+
+def _files_at(repo: Path, commit: str, names: tuple[str, ...]) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for name in names:
+        done = subprocess.run(
+            ["git", "show", f"{commit}:{name}"],
+            cwd=repo,
+            env=gitrepo.clean_env(),
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode == 0:
+            files[name] = done.stdout.decode("utf-8", "replace")
+    return files
+
+
+# ----------------------------------------------------------------------------- caching
+
+
+def _cache_dir() -> Path:
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "replay" / "audit"
+
+
+def audit_key(snapshot_path: Path, case_path: Path | None) -> str:
+    """The snapshot's hash (its manifest hashes every part) plus the case's answer files."""
+    digest = hashlib.sha256(f"audit-v{AUDIT_VERSION}\n".encode())
+    digest.update(sha256_file(Path(snapshot_path) / MANIFEST).encode())
+    if case_path is not None:
+        case = load_case(case_path)
+        for path in (case.gold.patch, case.hidden_tests.patch):
+            digest.update(sha256_file(path).encode())
+        digest.update(
+            json.dumps([e.model_dump(mode="json") for e in case.gold.side_effects]).encode()
+        )
+        digest.update(case.repository.name.encode())
+    return digest.hexdigest()
+
+
+def audit_cached(snapshot: Path | str, case: Path | str | None = None) -> list[Finding]:
+    """:func:`audit`, remembered by snapshot hash (and case answer): runs call this first."""
+    snap_path = Path(snapshot)
+    case_path = Path(case) if case is not None else None
+    key = audit_key(snap_path, case_path)
+    cache = _cache_dir() / f"{key}.json"
+    if cache.is_file():
+        try:
+            rows = json.loads(cache.read_text())
+            return [Finding(**row) for row in rows]
+        except (ValueError, TypeError):
+            pass  # a damaged cache entry is recomputed
+    loaded = load_snapshot(snap_path)
+    found = audit(loaded, load_case(case_path) if case_path is not None else None)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_name(cache.name + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps([asdict(f) for f in found]))
+    tmp.replace(cache)
+    return found
+
+
+__all__ = [
+    "Answer",
+    "Finding",
+    "answer_of",
+    "audit",
+    "audit_cached",
+    "audit_repository",
+    "dated_after",
+]
