@@ -180,6 +180,23 @@ class GitStore:
             entries.append(TreeEntry(mode, kind, sha, 0 if size == "-" else int(size), path))
         return entries
 
+    def grep(self, full_name: str, commit: str, terms: list[str]) -> list[str]:
+        """Paths in ``commit`` whose text holds every term (case-insensitive, fixed strings)."""
+        args = ["grep", "-l", "-I", "-i", "-F", "--full-name"]
+        for i, term in enumerate(terms):
+            args += (["--and"] if i else []) + ["-e", term]
+        done = subprocess.run(
+            ["git", *args, commit, "--"],
+            cwd=self.path(full_name),
+            env=clean_env(),
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode not in (0, 1):  # 1: nothing matched
+            raise GitFailed(done.stderr.decode(errors="replace"))
+        prefix = f"{commit}:"
+        return [line.removeprefix(prefix) for line in done.stdout.decode().splitlines()]
+
     def blob(self, full_name: str, sha: str) -> bytes:
         return self.git(full_name, "cat-file", "blob", sha)
 

@@ -22,11 +22,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from fakes.core.world import World
-from fakes.github.errors import (
-    GitHubError,
-    NotFound,
-)
-from fakes.github.gitstore import GitStore
+from fakes.github.errors import GitHubError, NotFound, ValidationFailed
+from fakes.github.gitstore import GitStore, TreeEntry
 from fakes.github.models import (
     Branch,
     CheckRun,
@@ -315,6 +312,56 @@ class BackendCore:
                 continue
             out.append(i)
         return out
+
+    def search_code(self, s: Session, query: str) -> list[tuple[Repo, TreeEntry]]:
+        """GitHub's code search over the default branches: ``repo:``, ``user:``/``org:``,
+        ``path:``, ``filename:``, ``extension:`` and words that must all appear."""
+        terms: list[str] = []
+        repos = select(Repo).where(Repo.has_git.is_(True))
+        paths: list[str] = []
+        names: list[str] = []
+        extensions: list[str] = []
+        for token in split_query(query):
+            key, sep, value = token.partition(":")
+            key, value = key.lower(), value.strip('"')
+            if not sep:
+                terms.append(token.strip('"'))
+            elif key == "repo":
+                owner, _, name = value.partition("/")
+                repos = repos.where(
+                    func.lower(Repo.owner) == owner.lower(), func.lower(Repo.name) == name.lower()
+                )
+            elif key in ("user", "org", "owner"):
+                repos = repos.where(func.lower(Repo.owner) == value.lower())
+            elif key == "path":
+                paths.append(value.strip("/"))
+            elif key == "filename":
+                names.append(value)
+            elif key == "extension":
+                extensions.append(value.lstrip("."))
+            elif key in ("in", "language", "lang", "size", "fork"):
+                continue
+            else:
+                terms.append(token)
+        if not terms:
+            raise ValidationFailed("Search", "q", "invalid")
+        found: list[tuple[Repo, TreeEntry]] = []
+        for r in s.scalars(repos.order_by(Repo.id)):
+            tip = self.git.resolve(r.full_name, r.default_branch)
+            if tip is None:
+                continue
+            for path in self.git.grep(r.full_name, tip, terms):
+                name = path.rsplit("/", 1)[-1]
+                if paths and not any(path == p or path.startswith(p + "/") for p in paths):
+                    continue
+                if names and name not in names:
+                    continue
+                if extensions and name.rsplit(".", 1)[-1] not in extensions:
+                    continue
+                entry = self.git.entry(r.full_name, tip, path)
+                if entry is not None:
+                    found.append((r, entry))
+        return found
 
     def _actor(self, s: Session, actor: str) -> User:
         try:

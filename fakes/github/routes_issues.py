@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from fakes.github import bodies, render
 from fakes.github import schemas as w
 from fakes.github.errors import ValidationFailed
-from fakes.github.routes import Ctx, Page, PerPage, paginate, wire
+from fakes.github.routes import Ctx, Page, PerPage, open_issue_count, paginate, wire
 
 
 def label_names(labels: list[str | dict[str, Any]]) -> list[str]:
@@ -240,3 +240,33 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         rows = ctx.run(go)
         items, headers = paginate(request, rows, per_page, page)
         return wire(w.SearchIssues(total_count=len(rows), items=items), headers=headers)
+
+    @router.get("/search/code")
+    def search_code(
+        request: Request, ctx: Auth, q: str | None = None, per_page: PerPage = 30, page: Page = 1
+    ) -> Response:
+        if not q:
+            raise ValidationFailed("Search", "q", "missing")
+
+        def go(s: Session) -> tuple[list[w.CodeSearchItem], int, dict[str, str]]:
+            found = ctx.backend.search_code(s, q)
+            chunk, headers = paginate(request, found, per_page, page)
+            items = []
+            for r, entry in chunk:
+                api = f"{render.API}/repos/{r.full_name}"
+                items.append(
+                    w.CodeSearchItem(
+                        name=entry.path.rsplit("/", 1)[-1],
+                        path=entry.path,
+                        sha=entry.sha,
+                        url=f"{api}/contents/{entry.path}?ref={r.default_branch}",
+                        git_url=f"{api}/git/blobs/{entry.sha}",
+                        html_url=f"{render.WEB}/{r.full_name}/blob/{r.default_branch}/{entry.path}",
+                        repository=render.repository(r, open_issue_count(s, r), minimal=True),
+                        file_size=entry.size,
+                    )
+                )
+            return items, len(found), headers
+
+        items, total, headers = ctx.run(go)
+        return wire(w.SearchCode(total_count=total, items=items), headers=headers)

@@ -701,3 +701,21 @@ class CheckRun(Wire):
 class CheckRuns(Wire):
     total_count: int
     check_runs: list[CheckRun]
+
+
+class CodeSearchItem(Wire):
+    name: str
+    path: str
+    sha: str
+    url: str
+    git_url: str
+    html_url: str
+    repository: MinimalRepository
+    score: float = 1.0
+    file_size: int | None = None
+
+
+class SearchCode(Wire):
+    total_count: int
+    incomplete_results: bool = False
+    items: list[CodeSearchItem]

@@ -390,3 +390,25 @@ def test_a_single_review_reads_back(served: Served, tmp_path: Path) -> None:
         assert again.id == review.id and again.body == "hmm"
         with pytest.raises(RequestFailed):
             gh.rest.pulls.get_review(OWNER, NAME, pr.number, review.id + 100)
+
+
+def test_code_search_reads_the_default_branch_at_t(served: Served) -> None:
+    with client(served) as gh:
+
+        def paths(q: str) -> list[str]:
+            return sorted(item.path for item in checked(gh.rest.search.code(q=q)).items)
+
+        assert paths("add repo:acme/tiny extension:py") == ["lib.py", "test_lib.py"]
+        assert paths("def add") == ["lib.py"]
+        assert paths("ADD filename:test_lib.py") == ["test_lib.py"]
+        assert paths("return a + b") == []  # the fix exists only after T
+        with pytest.raises(RequestFailed) as bare:
+            gh.rest.search.code(q="repo:acme/tiny")
+        assert bare.value.response.status_code == 422
+        content = base64.b64encode(b"def sub(a, b):\n    return a - b\n").decode()
+        checked(
+            gh.rest.repos.create_or_update_file_contents(
+                OWNER, NAME, "pkg/sub.py", message="sub", content=content
+            )
+        )
+        assert paths("return a - b path:pkg") == ["pkg/sub.py"]
