@@ -14,6 +14,7 @@ from pydantic import Field, field_validator
 
 from replay.errors import InputError, ReplayError
 from replay.formats import Strict, load_model
+from replay.harness.stub.script import Script, Step
 
 BUILTIN = Path(__file__).with_name("builtin")
 PREFIX = "/opt/harness"
@@ -29,6 +30,27 @@ class Install(Strict):
     """Requirements installed from today's package index into ``/opt/harness/venv``."""
 
 
+class StubHints(Strict):
+    """How the stub model's trajectories are played to this harness (its conventions)."""
+
+    finish_bash: str | None = None
+    """The harness ends its run on this command rather than on a text-only answer (e.g.
+    mini-swe-agent's ``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``): played as the last turn."""
+    text_action: str | None = None
+    """How a bash step is written into the text when the harness offers no tools (must
+    contain ``{command}``); the stub's default fenced block otherwise."""
+
+    def apply(self, script: Script) -> Script:
+        """``script`` as this harness needs it played."""
+        update: dict[str, object] = {}
+        if self.finish_bash is not None:
+            finish = Step(say="Submitting.", bash=self.finish_bash)
+            update["steps"] = [*script.steps, finish]
+        if self.text_action is not None:
+            update["text_action"] = self.text_action
+        return Script.model_validate({**script.model_dump(), **update}) if update else script
+
+
 class HarnessSpec(Strict):
     """One candidate harness."""
 
@@ -42,6 +64,10 @@ class HarnessSpec(Strict):
     """argv; ``{task}``, ``{workdir}``, ``{transcript}`` and ``{model}`` are filled in."""
     env: dict[str, str] = Field(default_factory=dict)
     """Variables for the harness; ``{model}`` is filled in here too."""
+    transcript: str = Field(default="transcript.jsonl", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    """File name of the harness's transcript in the run's files (``{transcript}``); copied out
+    into the run directory."""
+    stub: StubHints = Field(default_factory=StubHints)
 
     model_config = Strict.model_config | {"populate_by_name": True}
 

@@ -27,6 +27,7 @@ from replay.case import Case, load_case
 from replay.errors import ReplayError
 from replay.gateway.modelcalls import ModelCall, summarize_wire
 from replay.grade import Evidence, classify, judge_side_effects
+from replay.harness.install import HarnessImage, ensure_harness_image, needs_image
 from replay.harness.spec import PREFIX, HarnessSpec, load_harness
 from replay.images.base import ensure_base_image
 from replay.images.env import EnvImage, build_env_image
@@ -95,8 +96,6 @@ def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
     if leaks:
         raise RunError(f"{case.snapshot}: the snapshot leaks what came after T: {leaks[0]}")
     spec, spec_dir = load_harness(options.harness)
-    if spec.install.pip:
-        raise RunError(f"harness {spec.name}: pip installs into {PREFIX} are not supported yet")
     runtime = get_runtime(options.runtime)
     store = Store.open(options.db)
     results: list[RunResult] = []
@@ -104,9 +103,13 @@ def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
         ensure_base_image(runtime)
         with ExitStack() as stack:
             env = _env_image(case_path, case, runtime, stack)
+            # The harness as it is today, in its own prefix on top of the env image.
+            harness = (
+                ensure_harness_image(runtime, spec, spec_dir, env.id) if needs_image(spec) else None
+            )
             upstream = options.model_upstream
             if options.stub is not None:
-                upstream = stack.enter_context(_stub_model(case, snapshot, options))
+                upstream = stack.enter_context(_stub_model(case, snapshot, spec, options))
             for attempt in range(1, options.runs + 1):
                 results.append(
                     run_once(
@@ -121,6 +124,7 @@ def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
                         options,
                         upstream,
                         attempt,
+                        harness,
                     )
                 )
     finally:
@@ -137,7 +141,9 @@ def _env_image(case_path: Path, case: Case, runtime: Runtime, stack: ExitStack) 
 
 
 @contextmanager
-def _stub_model(case: Case, snapshot: Snapshot, options: RunOptions) -> Iterator[str]:
+def _stub_model(
+    case: Case, snapshot: Snapshot, spec: HarnessSpec, options: RunOptions
+) -> Iterator[str]:
     import socket
 
     import uvicorn
@@ -146,7 +152,7 @@ def _stub_model(case: Case, snapshot: Snapshot, options: RunOptions) -> Iterator
     from replay.harness.stub.faults import Fault
     from replay.run.trajectories import build_script
 
-    script = build_script(case, snapshot, options.stub or "gold")
+    script = spec.stub.apply(build_script(case, snapshot, options.stub or "gold"))
     config = StubConfig(
         script=script,
         faults=[Fault.parse(f) for f in options.stub_faults],
@@ -184,6 +190,7 @@ def run_once(
     options: RunOptions,
     upstream: str | None,
     attempt: int,
+    harness: HarnessImage | None = None,
 ) -> RunResult:
     run_id = uuid.uuid4().hex
     run_dir = (options.out / case.id / run_id).resolve()
@@ -221,7 +228,7 @@ def run_once(
         gateway_dir.mkdir()
         with running_world(case.snapshot, gateway_dir, *world_args) as gateway:
             config = SandboxConfig(
-                image=env.id,
+                image=harness.id if harness else env.id,
                 run_id=run_id,
                 workdir=case.environment.workdir,
                 limits=Limits(wall_time=case.budgets.wall_time_s + 120),
@@ -229,11 +236,11 @@ def run_once(
                 labels={"replay.case": case.id},
             )
             with Sandbox(runtime, gateway, config) as box:
-                _prepare(box, case, snapshot, spec, spec_dir, run_dir)
+                _prepare(box, case, snapshot, spec, spec_dir, run_dir, copy_files=harness is None)
                 argv = spec.argv(
                     task=f"{RUN_FILES}/task.md",
                     workdir=case.environment.workdir,
-                    transcript=f"{RUN_FILES}/transcript.jsonl",
+                    transcript=f"{RUN_FILES}/{spec.transcript}",
                     model=options.model,
                 )
                 started_harness = time.monotonic()
@@ -248,7 +255,7 @@ def run_once(
                 (run_dir / "stdout.txt").write_bytes(result.stdout)
                 (run_dir / "stderr.txt").write_bytes(result.stderr)
                 stopped_by = result.limit or ("wall_time" if result.timed_out else None)
-                _copy_out(box, f"{RUN_FILES}/transcript.jsonl", run_dir)
+                _copy_out(box, f"{RUN_FILES}/{spec.transcript}", run_dir)
                 diff = _final_diff(box, case)
                 (run_dir / "diff.patch").write_text(diff)
     except ReplayError as exc:
@@ -275,7 +282,14 @@ def run_once(
 
 
 def _prepare(
-    box: Sandbox, case: Case, snapshot: Snapshot, spec: HarnessSpec, spec_dir: Path, run_dir: Path
+    box: Sandbox,
+    case: Case,
+    snapshot: Snapshot,
+    spec: HarnessSpec,
+    spec_dir: Path,
+    run_dir: Path,
+    *,
+    copy_files: bool = True,
 ) -> None:
     """The workspace as a teammate's clone, the harness in its prefix, the task on disk."""
     assert box.container is not None
@@ -301,6 +315,8 @@ def _prepare(
         files.mkdir()
         (files / "task.md").write_text(task)
         box.container.copy_in(files, posixpath.dirname(RUN_FILES))
+        if not copy_files:
+            return  # the harness image has them
         prefix = stage / posixpath.basename(PREFIX)
         prefix.mkdir()
         for dest, src in spec.install.files.items():
