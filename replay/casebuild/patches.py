@@ -1,0 +1,64 @@
+"""Splitting a fix into the hidden tests and the gold patch, and reading test names off it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec)/"
+    r"|(^|/)test_[^/]*\.py$|_tests?\.(py|go|rs)$|\.(test|spec)\.[jt]sx?$|(^|/)conftest\.py$"
+)
+_DEF = re.compile(r"^\+\s*(?:async\s+)?def\s+(test\w*)\s*\(")
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` holds tests (pytest, Go, Rust, JS conventions)."""
+    return _TEST_PATH.search(path) is not None
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    path: str
+    text: str
+    """The file's whole section of the diff, ``diff --git`` line included."""
+
+
+def file_diffs(patch: str) -> list[FileDiff]:
+    """The per-file sections of a ``git diff`` output, in order."""
+    sections: list[FileDiff] = []
+    current: list[str] = []
+    path = ""
+    for line in patch.splitlines(keepends=True):
+        m = re.match(r"^diff --git a/(.+?) b/(.+)$", line.rstrip("\n"))
+        if m:
+            if current:
+                sections.append(FileDiff(path, "".join(current)))
+            current, path = [line], m.group(2)
+        elif current:
+            current.append(line)
+    if current:
+        sections.append(FileDiff(path, "".join(current)))
+    return sections
+
+
+def split_fix(patch: str) -> tuple[str, str]:
+    """``(gold, tests)``: the fix without its test changes, and the test changes alone."""
+    gold = [d.text for d in file_diffs(patch) if not is_test_path(d.path)]
+    tests = [d.text for d in file_diffs(patch) if is_test_path(d.path)]
+    return "".join(gold), "".join(tests)
+
+
+def test_files(patch: str) -> list[str]:
+    """The test files a patch adds or changes (what the test command should run)."""
+    return [d.path for d in file_diffs(patch) if is_test_path(d.path) and d.path.endswith(".py")]
+
+
+def added_test_names(patch: str) -> list[str]:
+    """Names of the test functions a patch adds (``def test_...`` on added lines)."""
+    names = []
+    for line in patch.splitlines():
+        m = _DEF.match(line)
+        if m and m.group(1) not in names:
+            names.append(m.group(1))
+    return names

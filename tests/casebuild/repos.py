@@ -1,0 +1,75 @@
+"""Test repositories with a real bug and the fix that shipped (tests included)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay import gitrepo
+
+ROOT = Path(__file__).resolve().parents[2]
+REGISTRY = ROOT / "snapshots" / "sources" / "demo" / "registry" / "index.json"
+"""The demo's recorded index: pytest 8.3.5 and its dependencies, as of the demo's T."""
+SETUP = ["python -m pip install pytest==8.3.5"]
+
+BUGGY = '''\
+def area(width, height):
+    """The area of a width x height rectangle."""
+    return width + height
+
+
+def perimeter(width, height):
+    return 2 * (width + height)
+'''
+FIXED = BUGGY.replace("return width + height", "return width * height")
+TESTS = """\
+from shapes import perimeter
+
+
+def test_perimeter():
+    assert perimeter(2, 3) == 10
+"""
+MORE_TESTS = (
+    TESTS.replace("import perimeter", "import area, perimeter")
+    + """
+
+def test_area_multiplies():
+    assert area(2, 3) == 6
+    assert area(1, 7) == 7
+"""
+)
+
+
+def commit(repo: Path, when: str, subject: str, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    gitrepo.run(repo, "add", "-A")
+    env = {
+        "GIT_AUTHOR_DATE": when,
+        "GIT_COMMITTER_DATE": when,
+        "GIT_AUTHOR_NAME": "Alice",
+        "GIT_AUTHOR_EMAIL": "alice@example.test",
+    }
+    gitrepo.run(repo, "commit", "-q", "-m", subject, env=env)
+    return gitrepo.run(repo, "rev-parse", "HEAD")
+
+
+def shapes_repo(path: Path) -> tuple[Path, str, str]:
+    """``(repo, base, fix)``: area() adds instead of multiplying; the fix adds its test."""
+    gitrepo.init(path)
+    commit(path, "2026-03-01T10:00:00Z", "Initial commit", {"README.md": "# shapes\n"})
+    base = commit(
+        path,
+        "2026-03-02T10:00:00Z",
+        "Add area and perimeter",
+        {"shapes.py": BUGGY, "tests/test_shapes.py": TESTS},
+    )
+    fix = commit(
+        path,
+        "2026-03-11T10:00:00Z",
+        "Fix area: multiply the sides (#2)",
+        {"shapes.py": FIXED, "tests/test_shapes.py": MORE_TESTS},
+    )
+    # Work after the fix, which no case may see.
+    commit(path, "2026-03-12T10:00:00Z", "Release 0.2.0", {"CHANGES": "0.2.0: area fixed\n"})
+    return path, base, fix

@@ -1,0 +1,84 @@
+"""``case create`` from a fix commit in a repository made here: the case calibrates (gold
+passes, the idle run fails), its test lists are measured, and its snapshot is clean."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from replay.case import load_case
+from replay.casebuild.create import FixSource, create_case, spec_from_fix
+from replay.casebuild.testlists import classify
+from replay.errors import InputError
+from replay.run.runner import RunOptions, run_case
+from replay.runtime.base import get_runtime
+from replay.snapshot import load_snapshot
+from replay.snapshot.audit import audit
+from replay.validate import validate_case
+from tests.casebuild.repos import REGISTRY, SETUP, shapes_repo
+
+
+def _source(repo: Path, fix: str) -> FixSource:
+    return FixSource(
+        repo=repo,
+        fix=fix,
+        repo_name="acme/shapes",
+        ticket_title="area() adds the sides",
+        ticket_body="area(2, 3) returns 5, it should be 6.",
+        issue_number=1,
+        ticket_created=datetime.fromisoformat("2026-03-11T09:00:00Z"),
+        setup=SETUP,
+        registry_index=REGISTRY,
+    )
+
+
+def test_spec_splits_the_fix_and_picks_t(tmp_path: Path) -> None:
+    repo, base, fix = shapes_repo(tmp_path / "shapes")
+    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    assert spec.base == base
+    assert "shapes.py" in spec.gold and "tests/" not in spec.gold
+    assert "test_area_multiplies" in spec.tests and "shapes.py b/shapes.py" not in spec.tests
+    # The ticket (09:00) came before the fix's first commit (10:00).
+    assert spec.at == datetime.fromisoformat("2026-03-11T09:00:00Z")
+    assert spec.command.endswith("tests/test_shapes.py")
+    later = _source(repo, fix)
+    object.__setattr__(later, "ticket_created", datetime.fromisoformat("2026-03-11T11:00:00Z"))
+    assert spec_from_fix("x", later).at == datetime.fromisoformat("2026-03-11T09:59:59Z")
+
+
+def test_a_fix_without_tests_is_refused(tmp_path: Path) -> None:
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    with pytest.raises(InputError, match="changes no test file"):
+        spec_from_fix("x", _source(repo, "HEAD"))  # the release commit has no tests
+    assert fix
+
+
+def test_classify_drops_flips() -> None:
+    before = [{"a": "failed", "b": "passed", "c": "passed"}, {"a": "failed", "b": "passed"}]
+    after = [{"a": "passed", "b": "passed", "c": "passed"}] * 2
+    lists = classify(before, after)  # type: ignore[arg-type]
+    assert lists.fail_to_pass == ["a"] and lists.pass_to_pass == ["b"] and lists.flaky == ["c"]
+
+
+def test_create_measures_and_calibrates(tmp_path: Path) -> None:
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    runtime = get_runtime("docker")
+    try:
+        path, lists = create_case("shapes-area", _source(repo, fix), tmp_path / "case", runtime)
+    finally:
+        runtime.close()
+    assert lists.fail_to_pass == ["tests/test_shapes.py::test_area_multiplies"]
+    assert lists.pass_to_pass == ["tests/test_shapes.py::test_perimeter"]
+    case = load_case(path)
+    assert case.hidden_tests.fail_to_pass == lists.fail_to_pass
+    validate_case(path)
+    snapshot = load_snapshot(case.snapshot)
+    assert audit(snapshot, case) == []
+    assert [i.number for i in snapshot.github.issues] == [1] and snapshot.github.pulls == []
+    opts = {"out": tmp_path / "runs", "db": str(tmp_path / "results.db")}
+    (gold,) = run_case(path, RunOptions(stub="gold", **opts))  # type: ignore[arg-type]
+    assert gold.outcome == "pass", gold.reason
+    (idle,) = run_case(path, RunOptions(stub="idle", **opts))  # type: ignore[arg-type]
+    assert idle.outcome == "model_fail", idle.reason
