@@ -1,0 +1,85 @@
+"""``case import-swebench``: a hand-written instance over a test repository becomes a case
+that validates, holds the ticket as a GitHub issue, audits clean and calibrates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replay import gitrepo
+from replay.case import load_case
+from replay.casebuild.swebench import import_instances, load_instances
+from replay.errors import InputError
+from replay.run.runner import RunOptions, run_case
+from replay.snapshot import load_snapshot
+from replay.snapshot.audit import audit
+from replay.validate import validate_case
+from tests.casebuild.repos import REGISTRY, SETUP, shapes_repo
+
+
+def _instance(clone: Path, base: str, fix: str) -> dict[str, object]:
+    diff = gitrepo.run(clone, "diff", base, fix, "--", "shapes.py") + "\n"
+    tests = gitrepo.run(clone, "diff", base, fix, "--", "tests") + "\n"
+    return {
+        "instance_id": "acme__shapes-42",
+        "repo": "acme/shapes",
+        "base_commit": base,
+        "patch": diff,
+        "test_patch": tests,
+        "problem_statement": "area() adds the sides\n\narea(2, 3) returns 5; it should be 6.\n",
+        "created_at": "2026-03-11T09:00:00",
+        # As in the published datasets: the lists are JSON text.
+        "FAIL_TO_PASS": json.dumps(["tests/test_shapes.py::test_area_multiplies"]),
+        "PASS_TO_PASS": json.dumps(["tests/test_shapes.py::test_perimeter"]),
+        "version": "0.1",
+        "environment_setup_commit": base,
+    }
+
+
+@pytest.fixture()
+def imported(tmp_path: Path) -> Path:
+    clones = tmp_path / "clones"
+    clone, base, fix = shapes_repo(clones / "acme__shapes")
+    file = tmp_path / "instances.jsonl"
+    file.write_text(json.dumps(_instance(clone, base, fix)) + "\n")
+    (path,) = import_instances(
+        file, clones, tmp_path / "cases", setup=SETUP, registry_index=REGISTRY
+    )
+    return path
+
+
+def test_import_validates_and_audits_clean(imported: Path) -> None:
+    assert imported.parent.name == "acme__shapes-42"
+    validate_case(imported)
+    case = load_case(imported)
+    assert case.ticket.ref == "acme/shapes#42"
+    assert case.hidden_tests.fail_to_pass == ["tests/test_shapes.py::test_area_multiplies"]
+    snapshot = load_snapshot(case.snapshot)
+    (issue,) = snapshot.github.issues
+    assert issue.title == "area() adds the sides" and "should be 6" in (issue.body or "")
+    assert audit(snapshot, case) == []
+    bundle = snapshot.manifest.repositories[0]
+    assert gitrepo.bundle_heads(snapshot.part(bundle.bundle)) == {
+        "refs/heads/main": case.repository.base_commit
+    }
+
+
+def test_import_calibrates(imported: Path, tmp_path: Path) -> None:
+    opts = {"out": tmp_path / "runs", "db": str(tmp_path / "results.db")}
+    (gold,) = run_case(imported, RunOptions(stub="gold", **opts))  # type: ignore[arg-type]
+    assert gold.outcome == "pass", gold.reason
+    (idle,) = run_case(imported, RunOptions(stub="idle", **opts))  # type: ignore[arg-type]
+    assert idle.outcome == "model_fail", idle.reason
+
+
+def test_bad_instances_name_the_problem(tmp_path: Path) -> None:
+    file = tmp_path / "bad.json"
+    file.write_text(json.dumps([{"instance_id": "x", "repo": "a/b"}]))
+    with pytest.raises(InputError, match="base_commit"):
+        load_instances(file)
+    clone, base, fix = shapes_repo(tmp_path / "elsewhere" / "shapes")
+    file.write_text(json.dumps([_instance(clone, base, fix)]))
+    with pytest.raises(InputError, match="no clone of acme/shapes"):
+        import_instances(file, tmp_path / "nowhere", tmp_path / "out")
