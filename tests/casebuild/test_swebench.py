@@ -83,3 +83,20 @@ def test_bad_instances_name_the_problem(tmp_path: Path) -> None:
     file.write_text(json.dumps([_instance(clone, base, fix)]))
     with pytest.raises(InputError, match="no clone of acme/shapes"):
         import_instances(file, tmp_path / "nowhere", tmp_path / "out")
+
+
+def test_cli_import(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from replay.casebuild.cli import app
+
+    clones = tmp_path / "clones"
+    clone, base, fix = shapes_repo(clones / "shapes")
+    file = tmp_path / "instances.json"
+    file.write_text(json.dumps([_instance(clone, base, fix)]))
+    args = ["import-swebench", str(file), "--clones", str(clones), "--out", str(tmp_path / "c")]
+    args += ["--setup", SETUP[0], "--registry-index", str(REGISTRY)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "acme__shapes-42/case.yaml" in result.output
+    validate_case(tmp_path / "c" / "acme__shapes-42" / "case.yaml")
