@@ -42,11 +42,17 @@ app.add_typer(docs_cli, name="docs")
 
 def _mount_subcommands() -> None:
     # Sub-apps that live beside what they drive; imported here, they stay light to load.
+    from replay.contract.cli import contract_app
     from replay.harness.cli import stub_model_app
+    from replay.images.cli import app as image_app
     from replay.registry.cli import app as registry_app
+    from replay.runtime.cli import app as gc_app
 
     app.add_typer(registry_app, name="registry")
     app.add_typer(stub_model_app, name="stub-model")
+    app.add_typer(contract_app, name="contract")
+    app.add_typer(image_app, name="image")
+    app.add_typer(gc_app, name="gc")
 
 
 _mount_subcommands()
