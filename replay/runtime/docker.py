@@ -118,6 +118,12 @@ class DockerRuntime(Runtime):
         return dict(image.labels or {})
 
     def gc(self, *, everything: bool = False, runs: Collection[str] | None = None) -> GcReport:
+        try:
+            return self._gc(everything, runs)
+        except APIError as exc:
+            raise SandboxError(f"garbage collection failed: {exc}") from exc
+
+    def _gc(self, everything: bool, runs: Collection[str] | None) -> GcReport:
         report = GcReport()
         dead: dict[str, bool] = {}
 
@@ -135,7 +141,8 @@ class DockerRuntime(Runtime):
             return dead[run]
 
         flt = {"label": RUN_LABEL}
-        for c in self.client.containers.list(all=True, filters=flt):
+        # ignore_removed: another gc (or a run's own cleanup) may remove one while we list.
+        for c in self.client.containers.list(all=True, filters=flt, ignore_removed=True):
             if gone(c.labels):
                 _quietly(lambda c=c: c.remove(force=True, v=True))
                 report.containers.append(c.name)
@@ -158,9 +165,14 @@ class DockerRuntime(Runtime):
 
 
 def _quietly(fn: Any) -> None:
-    # NotFound: another gc (or the engine) removed it first.
-    with contextlib.suppress(NotFound):
+    """Remove something that someone else (another gc, the run itself) may be removing too."""
+    try:
         fn()
+    except NotFound:
+        pass
+    except APIError as exc:
+        if exc.status_code != 409:  # 409: its removal is already in progress
+            raise
 
 
 class DockerContainer(Container):

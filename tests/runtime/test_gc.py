@@ -118,3 +118,23 @@ def test_next_sandbox_start_collects_a_dead_runs_leftovers(
     finally:
         ca.unlink()
         ghost.remove()
+
+
+def test_a_removal_already_under_way_elsewhere_is_not_an_error() -> None:
+    """Two collectors (or a run and a collector) may remove the same container at once."""
+    import pytest
+    import requests
+    from docker.errors import APIError, NotFound
+
+    from replay.runtime.docker import _quietly
+
+    def failing(status: int) -> None:
+        response = requests.Response()
+        response.status_code = status
+        cls = NotFound if status == 404 else APIError
+        raise cls(f"status {status}", response=response)
+
+    _quietly(lambda: failing(404))
+    _quietly(lambda: failing(409))
+    with pytest.raises(APIError):
+        _quietly(lambda: failing(500))
