@@ -1,0 +1,238 @@
+"""``replay snapshot capture``: a snapshot from real services as they stood at T.
+
+The GitHub repository is cut at the base commit exactly as generated snapshots are: a fresh
+bundle holding only the base commit's history (:func:`replay.gitrepo.bundle_create`), no tags,
+no other refs. The state of each service is cut at T by its module; what no API let us roll
+back is listed in the snapshot's ``capture.json``. Registry and docs caches are recorded at
+T with the existing recorders when requirements or URLs are given.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from replay import __version__, gitrepo
+from replay.capture.common import CaptureError, Ledger
+from replay.capture.github import GitHubReader, capture_github
+from replay.capture.linear import LinearReader, capture_linear
+from replay.capture.report import CAPTURE_REPORT, CaptureReport
+from replay.capture.slack import capture_slack
+from replay.formats import dump_json, validate_data
+from replay.snapshot.load import list_files, load_snapshot, sha256_file
+from replay.snapshot.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
+from replay.snapshot.state import SERVICE_MODELS
+
+
+@dataclass(frozen=True)
+class GitHubSource:
+    repo: str
+    token: str
+    api_url: str = "https://api.github.com"
+    git_url: str = "https://github.com"
+    """Where ``<git_url>/<owner>/<name>.git`` is cloned from."""
+    base: str | None = None
+    """The base commit; default: the newest commit on the default branch dated at or before T."""
+    exclude: frozenset[int] = frozenset()
+    """Issue and pull request numbers to leave out whatever their date (the fix PR)."""
+
+
+@dataclass(frozen=True)
+class LinearSource:
+    team: str
+    key: str
+    url: str = "https://api.linear.app/graphql"
+    exclude: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class SlackSource:
+    token: str
+    url: str = "https://slack.com/api/"
+    channels: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class CaptureConfig:
+    at: datetime
+    github: GitHubSource
+    linear: LinearSource | None = None
+    slack: SlackSource | None = None
+    requirements: list[str] = field(default_factory=list)
+    """Python requirements to record in the registry cache as of T."""
+    docs: list[str] = field(default_factory=list)
+    """Documentation URLs to record (through ``docs_archive`` when given)."""
+    docs_archive: str | None = None
+
+
+EMPTY_LINEAR = {
+    "viewer": "u-agent",
+    "organization": {"id": "org-0", "name": "none", "url_key": "none"},
+    "teams": [],
+    "users": [
+        {
+            "id": "u-agent",
+            "name": "Agent",
+            "display_name": "agent",
+            "email": "agent@replay.invalid",
+            "created_at": "2000-01-01T00:00:00Z",
+        }
+    ],
+    "workflow_states": [],
+}
+EMPTY_SLACK = {
+    "team": {"id": "T0NONE", "name": "none", "domain": "none"},
+    "bot_user": "U0AGENT",
+    "users": [{"id": "U0AGENT", "name": "agent", "real_name": "Agent", "is_bot": True}],
+    "channels": [],
+}
+
+
+def _cut_repository(src: GitHubSource, at: datetime, branch: str, stage: Path) -> tuple[str, str]:
+    """Clone, pick the base commit, bundle only its history; ``(bundle part, base)``."""
+    with tempfile.TemporaryDirectory(prefix="replay-capture-") as tmp:
+        clone = Path(tmp) / "clone"
+        url = f"{src.git_url.rstrip('/')}/{src.repo}.git"
+        basic = base64.b64encode(f"x-access-token:{src.token}".encode()).decode()
+        header = f"http.extraHeader=Authorization: Basic {basic}"
+        gitrepo.run(
+            Path(tmp), "-c", header, "clone", "-q", "--bare", "--no-tags", "--single-branch",
+            "--branch", branch, url, str(clone),
+        )  # fmt: skip
+        if src.base is not None:
+            base = gitrepo.run(clone, "rev-parse", "--verify", f"{src.base}^{{commit}}")
+        else:
+            base = next(
+                (sha for sha, date in gitrepo.commit_dates(clone, branch) if date <= at), ""
+            )
+            if not base:
+                raise CaptureError(f"{src.repo}: no commit on {branch} is dated at or before T")
+        owner, name = src.repo.split("/")
+        part = f"repos/{owner}/{name}.bundle"
+        gitrepo.bundle_create(clone, stage / part, base, branch)
+    return part, base
+
+
+def capture_snapshot(config: CaptureConfig, out: Path) -> tuple[Manifest, CaptureReport]:
+    """Capture the world at ``config.at`` into the snapshot directory ``out``."""
+    at = config.at
+    if at.tzinfo is None:
+        raise CaptureError("T needs a timezone")
+    led = Ledger()
+    origins = {"github": config.github.api_url}
+    reader = GitHubReader(config.github.api_url, config.github.token)
+    try:
+        states = {}
+        gh_state, branch = capture_github(
+            reader, config.github.repo, at, set(config.github.exclude), led
+        )
+        states["github"] = gh_state
+    finally:
+        reader.close()
+    states["linear"] = EMPTY_LINEAR
+    if config.linear is not None:
+        lr = LinearReader(config.linear.url, config.linear.key)
+        try:
+            states["linear"] = capture_linear(
+                lr, config.linear.team, at, set(config.linear.exclude), led
+            )
+        finally:
+            lr.close()
+        origins["linear"] = config.linear.url
+    states["slack"] = EMPTY_SLACK
+    if config.slack is not None:
+        from slack_sdk import WebClient
+
+        client = WebClient(token=config.slack.token, base_url=config.slack.url)
+        states["slack"] = capture_slack(client, at, config.slack.channels, led)
+        origins["slack"] = config.slack.url
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        part, base = _cut_repository(config.github, at, branch, stage)
+        services: dict[str, str] = {}
+        for svc, raw in states.items():
+            where = stage / f"{svc}.json"
+            model = validate_data(where, raw, SERVICE_MODELS[svc])
+            where.write_text(dump_json(model.model_dump(mode="json", by_alias=True)))
+            services[svc] = where.name
+        for name, index in (
+            ("registry/index.json", RegistryIndex(schema=1)),
+            ("docs/index.json", DocsIndex(schema=1)),
+        ):
+            (stage / name).parent.mkdir()
+            (stage / name).write_text(dump_json(index.model_dump(mode="json", by_alias=True)))
+        report = CaptureReport(
+            schema=1,
+            at=at,
+            origins=origins,
+            dropped=dict(sorted(led.dropped.items())),
+            rolled_back=led.rolled_back,
+            flags=led.flags,
+        )
+        (stage / CAPTURE_REPORT).write_text(
+            dump_json(report.model_dump(mode="json", by_alias=True))
+        )
+        manifest = Manifest.model_validate(
+            {
+                "schema": 1,
+                "at": at,
+                "source": {
+                    "kind": "captured",
+                    "origin": " ".join(f"{k}={v}" for k, v in sorted(origins.items())),
+                    "tool": f"replay {__version__}",
+                },
+                "repositories": [
+                    {
+                        "name": config.github.repo,
+                        "bundle": part,
+                        "base_commit": base,
+                        "default_branch": branch,
+                    }
+                ],
+                "services": services,
+                "registry": "registry/index.json",
+                "docs": "docs/index.json",
+                "parts": {p: sha256_file(stage / p) for p in list_files(stage)},
+            }
+        )
+        (stage / MANIFEST).write_text(dump_json(manifest.model_dump(mode="json", by_alias=True)))
+        if out.exists():
+            shutil.rmtree(out)
+        stage.replace(out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    _record_caches(config, out)
+    load_snapshot(out)
+    return manifest, report
+
+
+def _record_caches(config: CaptureConfig, out: Path) -> None:
+    if config.requirements:
+        from replay.registry.record import merge_python, record_python
+        from replay.snapshot.edit import write_part
+
+        files = record_python(config.requirements, config.at)
+        old = load_snapshot(out).registry
+        index = old.model_copy(update={"python": merge_python(old.python, files)})
+        data = dump_json(index.model_dump(mode="json", by_alias=True)).encode()
+        write_part(out, "registry/index.json", data, slot="registry")
+    if config.docs:
+        from replay.docs.cache import record_pages
+
+        record_pages(out, config.docs, archive=config.docs_archive)
+
+
+__all__ = [
+    "CaptureConfig",
+    "GitHubSource",
+    "LinearSource",
+    "SlackSource",
+    "capture_snapshot",
+]

@@ -1,0 +1,252 @@
+"""Capture end to end against the project's own fakes, over HTTP.
+
+The fakes serve a world cut at a LATER time than the capture's T, so they hold activity after
+T (a new issue, the fix pull request, late comments, a ticket closed, a Linear issue moved to
+Done, a late thread reply, a late reaction). The captured snapshot must hold exactly what
+existed at T: the same items as the same sources cut at T, with state rolled back where the
+API dates it, and flags in capture.json where it does not (the fakes serve neither GitHub's
+issue events nor Linear's Issue.history)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+import yaml
+
+from fakes.core import build_world
+from replay import gitrepo
+from replay.capture.github import undo_events
+from replay.capture.linear import undo_history
+from replay.capture.snapshot import (
+    CaptureConfig,
+    GitHubSource,
+    LinearSource,
+    SlackSource,
+    capture_snapshot,
+)
+from replay.snapshot import build_snapshot, load_snapshot
+from replay.snapshot.audit import audit
+from tests import worlds
+
+T = datetime.fromisoformat(worlds.T)
+LATER = datetime.fromisoformat("2026-03-20T00:00:00Z")
+GH_TOKEN = "ghp_capturetoken0000000000000000000000"
+SLACK_TOKEN = "xoxb-1-agent"
+LINEAR_KEY = "lin_api_0123456789abcdefABCDEF"
+
+
+def _world() -> dict[str, Any]:
+    w = worlds.world()
+    gh = w["github"]
+    gh["users"].append({"login": "bob", "id": 4, "created_at": "2021-01-01T00:00:00Z"})
+    gh["issues"] += [
+        {
+            "repo": "acme/tiny", "number": 2, "id": 102, "title": "Document add()",
+            "body": "say what it does", "state": "open", "author": "bob",
+            "labels": ["bug"], "created_at": "2026-03-11T08:00:00Z",
+        },
+        {
+            "repo": "acme/tiny", "number": 4, "id": 104, "title": "Filed after T",
+            "state": "open", "author": "bob", "created_at": "2026-03-14T00:00:00Z",
+        },
+    ]  # fmt: skip
+    gh["pulls"].append(
+        {
+            "repo": "acme/tiny", "number": 5, "id": 105, "title": "Add tests", "body": "",
+            "state": "closed", "author": "bob", "head_ref": "tests", "base_ref": "main",
+            "head_sha": "@commit:Add tests", "base_sha": "@commit:Initial commit",
+            "merged_at": "2026-03-05T10:00:00Z", "closed_at": "2026-03-05T10:00:00Z",
+            "merged_by": "alice", "created_at": "2026-03-04T10:00:00Z",
+            "reviews": [
+                {"id": 501, "author": "alice", "state": "APPROVED",
+                 "commit_id": "@commit:Add tests", "submitted_at": "2026-03-04T12:00:00Z"},
+            ],
+        }
+    )  # fmt: skip
+    lin = w["linear"]
+    lin["issues"][0]["comments"] = [
+        {"id": "c-1", "user": "u-agent", "body": "looking", "created_at": "2026-03-11T00:00:00Z"},
+        {"id": "c-2", "user": "u-agent", "body": "done", "created_at": "2026-03-13T00:00:00Z"},
+    ]
+    lin["issues"].append(
+        {
+            "id": "i-2", "team": "ENG", "number": 2, "title": "later", "state": "s-todo",
+            "creator": "u-agent", "created_at": "2026-03-15T00:00:00Z",
+        }
+    )  # fmt: skip
+    return w
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = tmp_path_factory.mktemp("capture") / "sources"
+    src.mkdir()
+    worlds.write_history(src / "history")
+    (src / "world.yaml").write_text(yaml.safe_dump(_world(), sort_keys=False))
+    return src
+
+
+class _HostAs:
+    """Presents every request to the world under one service's host name."""
+
+    def __init__(self, app: Any, host: str) -> None:
+        self.app, self.host = app, host.encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = [(k, v) for k, v in scope["headers"] if k != b"host"]
+            scope = {**scope, "headers": [*headers, (b"host", self.host)]}
+        await self.app(scope, receive, send)
+
+
+@contextmanager
+def _serve(app: Any) -> Iterator[str]:
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def captured(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("served")
+    later = root / "later"
+    build_snapshot(sources, later, LATER)
+    world = build_world(load_snapshot(later))
+    out = root / "captured"
+    with ExitStack() as stack:
+        gh = stack.enter_context(_serve(_HostAs(world, "api.github.com")))
+        slack = stack.enter_context(_serve(_HostAs(world, "slack.com")))
+        linear = stack.enter_context(_serve(_HostAs(world, "api.linear.app")))
+        config = CaptureConfig(
+            at=T,
+            github=GitHubSource(
+                "acme/tiny", GH_TOKEN, api_url=gh, git_url=gh, exclude=frozenset({3})
+            ),
+            linear=LinearSource("ENG", LINEAR_KEY, url=f"{linear}/graphql"),
+            slack=SlackSource(SLACK_TOKEN, url=f"{slack}/api/"),
+        )
+        capture_snapshot(config, out)
+    for fake in world.world.fakes.values():
+        close = getattr(fake, "close", None)
+        if close is not None:
+            close()
+    world.world.engine.dispose()
+    return out
+
+
+@pytest.fixture(scope="module")
+def expected(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("expected") / "at-t"
+    build_snapshot(sources, out, T)
+    return out
+
+
+def test_captured_holds_exactly_the_items_of_t(captured: Path, expected: Path) -> None:
+    got, want = load_snapshot(captured), load_snapshot(expected)
+    assert got.manifest.source.kind == "captured" and got.at == T
+    assert [i.number for i in got.github.issues] == [i.number for i in want.github.issues]
+    assert sorted(p.number for p in got.github.pulls) == sorted(p.number for p in want.github.pulls)
+    for g, w in zip(
+        sorted(got.github.issues, key=lambda i: i.number),
+        sorted(want.github.issues, key=lambda i: i.number),
+        strict=True,
+    ):
+        assert [c.id for c in g.comments] == [c.id for c in w.comments]
+        assert (g.state, g.closed_at, g.title, g.labels) == (
+            w.state,
+            w.closed_at,
+            w.title,
+            w.labels,
+        )
+    (pr,) = got.github.pulls
+    assert [r.id for r in pr.reviews] == [501] and pr.merged_by == "alice"
+    assert [i.identifier for i in got.linear.issues] == ["ENG-1"]
+    assert [c.id for c in got.linear.issues[0].comments] == ["c-1"]
+    (eng,) = got.slack.channels
+    assert [m.ts for m in eng.messages] == [m.ts for m in want.slack.channels[0].messages]
+    # The repository is cut at the base commit: one ref, and that commit is T's.
+    part = got.manifest.repositories[0]
+    assert part.base_commit == want.manifest.repositories[0].base_commit
+    assert gitrepo.bundle_heads(got.part(part.bundle)) == {"refs/heads/main": part.base_commit}
+    assert audit(got) == []
+
+
+def test_state_rolled_back_where_dated_and_flagged_where_not(captured: Path) -> None:
+    got = load_snapshot(captured)
+    issue = next(i for i in got.github.issues if i.number == 1)
+    assert issue.state == "open" and issue.closed_at is None  # closed after T: rolled back
+    report = json.loads((captured / "capture.json").read_text())
+    assert "acme/tiny#1" in report["rolled_back"]
+    flags = {(f["service"], f["item"]): f["problem"] for f in report["flags"]}
+    assert "issues/1/events answered 404" in flags[("github", "acme/tiny#1")]
+    # Linear: moved to Done after T; without Issue.history the state cannot be rolled back.
+    assert "Issue.history is not served" in flags[("linear", "ENG-1")]
+    assert got.linear.issues[0].completed_at is None
+    # Slack: a reaction added after T cannot be dated by the Web API.
+    assert any(k[0] == "slack" and "reactions" in v for k, v in flags.items())
+    assert report["dropped"] == {
+        "github.comment": 1,
+        "github.issue": 1,
+        "github.pull": 1,
+        "linear.comment": 1,
+        "linear.issue": 1,
+        "slack.message": 1,
+    }
+
+
+def test_undo_events_rolls_back_labels_titles_and_state() -> None:
+    thread: dict[str, Any] = {
+        "title": "new", "labels": ["bug", "late"], "assignees": ["bob"], "state": "closed",
+        "closed_at": "2026-03-13T00:00:00Z", "state_reason": "completed",
+    }  # fmt: skip
+    events = [
+        {"event": "labeled", "label": {"name": "bug"}, "created_at": "2026-03-01T00:00:00Z"},
+        {"event": "labeled", "label": {"name": "late"}, "created_at": "2026-03-13T00:00:00Z"},
+        {"event": "renamed", "rename": {"from": "old", "to": "new"},
+         "created_at": "2026-03-13T01:00:00Z"},
+        {"event": "assigned", "assignee": {"login": "bob"}, "created_at": "2026-03-14T00:00:00Z"},
+        {"event": "closed", "created_at": "2026-03-13T00:00:00Z"},
+    ]  # fmt: skip
+    assert undo_events(thread, events, T)
+    assert thread == {
+        "title": "old", "labels": ["bug"], "assignees": [], "state": "open",
+        "closed_at": None, "state_reason": None,
+    }  # fmt: skip
+
+
+def test_undo_history_restores_the_linear_state() -> None:
+    issue: dict[str, Any] = {
+        "state": "s-done", "assignee": "u-2", "labels": ["l-1"], "title": "t",
+        "completed_at": "2026-03-13T00:00:00Z", "started_at": "2026-03-11T00:00:00Z",
+    }  # fmt: skip
+    history = [
+        {"createdAt": "2026-03-11T00:00:00Z", "fromState": {"id": "s-todo"},
+         "toState": {"id": "s-doing"}},
+        {"createdAt": "2026-03-13T00:00:00Z", "fromState": {"id": "s-doing"},
+         "toState": {"id": "s-done"}, "addedLabelIds": ["l-1"]},
+    ]  # fmt: skip
+    assert undo_history(issue, history, T)
+    assert issue["state"] == "s-doing" and issue["labels"] == [] and issue["completed_at"] is None
+    assert issue["started_at"] == "2026-03-11T00:00:00Z"
