@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shlex
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -152,7 +153,8 @@ def _write_state(
     host, port = address
     proxy_url = f"http://{host}:{port}"
     ca = config.confdir / CA_FILE
-    state = {
+    env = client_env(proxy_url, ca)
+    state: dict[str, Any] = {
         "proxy": proxy_url,
         "pid": os.getpid(),
         "ca_bundle": str(ca),
@@ -161,9 +163,17 @@ def _write_state(
         "at": gate.world.snapshot.at.isoformat(),
         "fake_hosts": sorted(gate.fake_hosts),
         "model_hosts": list(config.model_hosts),
-        "env": client_env(proxy_url, ca),
+        "env": env,
     }
     tmp = config.state_file.with_suffix(".tmp")
     config.state_file.parent.mkdir(parents=True, exist_ok=True)
     tmp.write_text(json.dumps(state, indent=2) + "\n")
     tmp.replace(config.state_file)
+    # What a client needs, for the person who started the world (also: replay world env).
+    lines = [
+        f"# world at T {state['at']}: {', '.join(sorted(gate.fake_hosts))}",
+        f"# proxy {proxy_url}   CA bundle {ca}   control plane unix:{control_sock}",
+        f"# state {config.state_file}",
+        *(f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())),
+    ]
+    print("\n".join(lines), flush=True)

@@ -184,6 +184,8 @@ def test_event_log_file_and_printed_environment(gateway_factory, tmp_path, capsy
     db = tmp_path / "run" / "events.db"
     db.parent.mkdir()
     gw = gateway_factory(str(DEMO), "--service", "slack", "--events-db", f"sqlite:///{db}")
+    printed = gw.log.read_text()
+    assert f"export HTTPS_PROXY={gw.proxy}" in printed and "# proxy " in printed
     exports = run_cli(capsys, "world", "env", "--state", str(tmp_path / "world.json"))
     assert exports.code == 0, exports.err
     assert f"export HTTPS_PROXY={gw.proxy}" in exports.out
