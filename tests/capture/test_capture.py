@@ -250,3 +250,31 @@ def test_undo_history_restores_the_linear_state() -> None:
     assert undo_history(issue, history, T)
     assert issue["state"] == "s-doing" and issue["labels"] == [] and issue["completed_at"] is None
     assert issue["started_at"] == "2026-03-11T00:00:00Z"
+
+
+def test_cli_capture_github_only(
+    sources: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from replay.capture.cli import app
+
+    later = tmp_path / "later"
+    build_snapshot(sources, later, LATER)
+    world = build_world(load_snapshot(later), services=("github",))
+    monkeypatch.setenv("GITHUB_TOKEN", GH_TOKEN)
+    try:
+        with _serve(_HostAs(world, "api.github.com")) as gh:
+            args = [
+                "capture", str(tmp_path / "snap"), "--at", worlds.T, "--repo", "acme/tiny",
+                "--exclude", "3", "--github-api", gh, "--github-git", gh,
+            ]  # fmt: skip
+            result = CliRunner().invoke(app, args)
+    finally:
+        world.world.engine.dispose()
+    assert result.exit_code == 0, result.output
+    assert "FLAG  github acme/tiny#1" in result.output
+    snap = load_snapshot(tmp_path / "snap")
+    assert [i.number for i in snap.github.issues] == [1, 2] and snap.slack.channels == []
+    monkeypatch.delenv("GITHUB_TOKEN")
+    assert CliRunner().invoke(app, args).exit_code != 0

@@ -1,0 +1,111 @@
+"""``replay snapshot capture`` (mounted on the ``snapshot`` app)."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from replay.errors import InputError
+
+app = typer.Typer(help="Capturing snapshots from real services.", no_args_is_help=True)
+out = Console(highlight=False, soft_wrap=True)
+
+
+@app.callback()
+def _group() -> None:
+    """Capturing snapshots from real services."""
+
+
+def _token(env: str) -> str:
+    value = os.environ.get(env, "")
+    if not value:
+        raise InputError(Path(env), f"set {env} to a token for this service")
+    return value
+
+
+@app.command("capture")
+def capture(
+    output: Annotated[Path, typer.Argument(help="The snapshot directory to write.")],
+    at: Annotated[datetime, typer.Option(help="T, ISO 8601 with a timezone.")],
+    repo: Annotated[str, typer.Option(help="owner/name of the GitHub repository.")],
+    base: Annotated[
+        str | None, typer.Option(help="Base commit (default: the last one at or before T).")
+    ] = None,
+    exclude: Annotated[
+        list[int] | None, typer.Option(help="Issue/PR number to leave out (the fix PR).")
+    ] = None,
+    github_api: Annotated[str, typer.Option(help="GitHub REST base URL.")] = (
+        "https://api.github.com"
+    ),
+    github_git: Annotated[str, typer.Option(help="Git base URL.")] = "https://github.com",
+    linear_team: Annotated[str | None, typer.Option(help="Linear team key, e.g. ENG.")] = None,
+    linear_url: Annotated[str, typer.Option(help="Linear GraphQL URL.")] = (
+        "https://api.linear.app/graphql"
+    ),
+    linear_exclude: Annotated[
+        list[str] | None, typer.Option(help="Linear identifier to leave out.")
+    ] = None,
+    slack_url: Annotated[str | None, typer.Option(help="Slack Web API base URL.")] = None,
+    slack_channel: Annotated[
+        list[str] | None, typer.Option(help="Slack channel (name or id) to capture; all if none.")
+    ] = None,
+    requirement: Annotated[
+        list[str] | None, typer.Option(help="Python requirement to record in the registry at T.")
+    ] = None,
+    docs: Annotated[list[str] | None, typer.Option(help="Docs URL to record.")] = None,
+    docs_archive: Annotated[
+        str | None, typer.Option(help="Archive template with {stamp} and {url}.")
+    ] = None,
+) -> None:
+    """Capture GitHub (GITHUB_TOKEN), and Linear (LINEAR_API_KEY) and Slack (SLACK_TOKEN) when
+    asked, as of T; what could not be rolled back is listed in the snapshot's capture.json."""
+    from replay.capture.snapshot import (
+        CaptureConfig,
+        GitHubSource,
+        LinearSource,
+        SlackSource,
+        capture_snapshot,
+    )
+
+    if at.tzinfo is None:
+        raise InputError(Path("--at"), "T needs a timezone (e.g. ...Z)", "at")
+    config = CaptureConfig(
+        at=at,
+        github=GitHubSource(
+            repo,
+            _token("GITHUB_TOKEN"),
+            api_url=github_api,
+            git_url=github_git,
+            base=base,
+            exclude=frozenset(exclude or []),
+        ),
+        linear=LinearSource(
+            linear_team, _token("LINEAR_API_KEY"), linear_url, frozenset(linear_exclude or [])
+        )
+        if linear_team
+        else None,
+        slack=SlackSource(
+            _token("SLACK_TOKEN"),
+            slack_url or "https://slack.com/api/",
+            frozenset(slack_channel) if slack_channel else None,
+        )
+        if slack_url or slack_channel
+        else None,
+        requirements=list(requirement or []),
+        docs=list(docs or []),
+        docs_archive=docs_archive,
+    )
+    manifest, report = capture_snapshot(config, output)
+    base_commit = manifest.repositories[0].base_commit
+    out.print(
+        f"captured {output} at {manifest.at.isoformat()}: base {base_commit[:12]}, "
+        f"dropped {sum(report.dropped.values())}, rolled back {len(report.rolled_back)}, "
+        f"{len(report.flags)} flags (see capture.json)"
+    )
+    for flag in report.flags:
+        out.print(f"FLAG  {flag.service} {flag.item}: {flag.problem}")
