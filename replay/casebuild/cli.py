@@ -24,10 +24,22 @@ def _aware(value: datetime | None, name: str) -> datetime | None:
 @app.command("create")
 def create(
     case_id: Annotated[str, typer.Argument(help="The new case's id (lower-case, - and .).")],
-    repo: Annotated[Path, typer.Option(help="Local clone holding the fix.")],
-    fix: Annotated[str, typer.Option(help="The fix commit (the PR's merge or squash commit).")],
-    name: Annotated[str, typer.Option(help="owner/name of the repository on the fake GitHub.")],
-    title: Annotated[str, typer.Option(help="The ticket's title.")],
+    repo: Annotated[Path | None, typer.Option(help="Local clone holding the fix.")] = None,
+    fix: Annotated[
+        str | None, typer.Option(help="The fix commit (the PR's merge or squash commit).")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option(help="owner/name of the repository on the fake GitHub.")
+    ] = None,
+    title: Annotated[str, typer.Option(help="The ticket's title.")] = "",
+    pr: Annotated[
+        str | None,
+        typer.Option(help="A merged PR, owner/name#N, read from GitHub (GITHUB_TOKEN)."),
+    ] = None,
+    github_api: Annotated[str, typer.Option(help="GitHub REST base URL.")] = (
+        "https://api.github.com"
+    ),
+    github_git: Annotated[str, typer.Option(help="Git base URL.")] = "https://github.com",
     body: Annotated[str, typer.Option(help="The ticket's body.")] = "",
     issue: Annotated[int, typer.Option(help="The ticket's issue number.")] = 1,
     ticket_created: Annotated[
@@ -55,13 +67,20 @@ def create(
 ) -> None:
     """A case from a fix commit: hidden tests = its test changes, gold = the rest, test lists
     measured before and after the gold in the environment image."""
-    from replay.casebuild.create import FixSource, create_case
+    import dataclasses
+    import os
+    import tempfile
+
+    from replay.capture.github import GitHubReader
+    from replay.casebuild.create import FixSource, create_case, fix_source_from_pr
     from replay.runtime.base import get_runtime
 
+    if pr is None and (repo is None or fix is None or name is None or not title):
+        raise InputError(Path(case_id), "give --pr, or --repo, --fix, --name and --title")
     src = FixSource(
-        repo=repo,
-        fix=fix,
-        repo_name=name,
+        repo=repo or Path("."),
+        fix=fix or "HEAD",
+        repo_name=name or "",
         ticket_title=title,
         ticket_body=body,
         issue_number=issue,
@@ -73,10 +92,28 @@ def create(
         registry_index=registry_index,
     )
     rt = get_runtime(runtime)
-    try:
-        path, lists = create_case(case_id, src, output / case_id, rt, repeats)
-    finally:
-        rt.close()
+    with tempfile.TemporaryDirectory(prefix="replay-pr-") as tmp:
+        try:
+            if pr is not None:
+                repo_name, _, number = pr.partition("#")
+                token = os.environ.get("GITHUB_TOKEN", "")
+                reader = GitHubReader(github_api, token)
+                try:
+                    found = fix_source_from_pr(
+                        reader, github_git, token, repo_name, int(number), Path(tmp) / "clone"
+                    )
+                finally:
+                    reader.close()
+                src = dataclasses.replace(
+                    found,
+                    at=src.at,
+                    setup=src.setup,
+                    command=src.command,
+                    registry_index=src.registry_index,
+                )
+            path, lists = create_case(case_id, src, output / case_id, rt, repeats)
+        finally:
+            rt.close()
     out.print(
         f"wrote {path}: {len(lists.fail_to_pass)} FAIL_TO_PASS, {len(lists.pass_to_pass)} "
         f"PASS_TO_PASS, {len(lists.flaky)} flaky dropped"

@@ -9,11 +9,14 @@ FAIL_TO_PASS and PASS_TO_PASS are then measured in the environment image
 
 from __future__ import annotations
 
+import base64
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from replay import gitrepo
+from replay.capture.github import GitHubReader
 from replay.casebuild.patches import split_fix, test_files
 from replay.casebuild.testlists import MIN_REPEATS, TestLists, measure, write_lists
 from replay.casebuild.world import (
@@ -108,4 +111,40 @@ def create_case(
     return path, lists
 
 
-__all__ = ["FixSource", "create_case", "spec_from_fix"]
+_CLOSES = re.compile(r"(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)")
+
+
+def fix_source_from_pr(
+    reader: GitHubReader, git_url: str, token: str, repo: str, number: int, clone: Path
+) -> FixSource:
+    """A merged pull request on GitHub as a fix: base = the merge base of its base and head,
+    fix = its head; the ticket is the issue its body closes (else the PR itself). The first
+    commit's date (for T) is read from the clone by :func:`spec_from_fix`."""
+    pr = reader.get(f"/repos/{repo}/pulls/{number}")
+    if not pr.get("merged_at"):
+        raise InputError(Path(f"{repo}#{number}"), "the pull request was not merged")
+    m = _CLOSES.search(pr.get("body") or "")
+    ticket = reader.get(f"/repos/{repo}/issues/{m.group(1)}") if m else pr
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    gitrepo.run(
+        clone.parent, "-c", f"http.extraHeader=Authorization: Basic {basic}", "clone", "-q",
+        "--no-tags", f"{git_url.rstrip('/')}/{repo}.git", str(clone),
+    )  # fmt: skip
+    head = pr["head"]["sha"]
+    gitrepo.run(clone, "cat-file", "-e", f"{head}^{{commit}}")
+    base = gitrepo.run(clone, "merge-base", pr["base"]["sha"], head)
+    created = datetime.fromisoformat(ticket["created_at"].replace("Z", "+00:00"))
+    return FixSource(
+        repo=clone,
+        fix=head,
+        base=base,
+        repo_name=repo,
+        ticket_title=ticket["title"],
+        ticket_body=ticket.get("body") or "",
+        issue_number=int(ticket["number"]),
+        ticket_author=(ticket.get("user") or {}).get("login", "reporter"),
+        ticket_created=created,
+    )
+
+
+__all__ = ["FixSource", "create_case", "fix_source_from_pr", "spec_from_fix"]

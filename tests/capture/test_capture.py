@@ -10,16 +10,12 @@ issue events nor Linear's Issue.history)."""
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 import yaml
 
 from fakes.core import build_world
@@ -36,6 +32,7 @@ from replay.capture.snapshot import (
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.audit import audit
 from tests import worlds
+from tests.capture.serving import HostAs, serve
 
 T = datetime.fromisoformat(worlds.T)
 LATER = datetime.fromisoformat("2026-03-20T00:00:00Z")
@@ -95,39 +92,6 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return src
 
 
-class _HostAs:
-    """Presents every request to the world under one service's host name."""
-
-    def __init__(self, app: Any, host: str) -> None:
-        self.app, self.host = app, host.encode()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            headers = [(k, v) for k, v in scope["headers"] if k != b"host"]
-            scope = {**scope, "headers": [*headers, (b"host", self.host)]}
-        await self.app(scope, receive, send)
-
-
-@contextmanager
-def _serve(app: Any) -> Iterator[str]:
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def captured(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("served")
@@ -136,9 +100,9 @@ def captured(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     world = build_world(load_snapshot(later))
     out = root / "captured"
     with ExitStack() as stack:
-        gh = stack.enter_context(_serve(_HostAs(world, "api.github.com")))
-        slack = stack.enter_context(_serve(_HostAs(world, "slack.com")))
-        linear = stack.enter_context(_serve(_HostAs(world, "api.linear.app")))
+        gh = stack.enter_context(serve(HostAs(world, "api.github.com")))
+        slack = stack.enter_context(serve(HostAs(world, "slack.com")))
+        linear = stack.enter_context(serve(HostAs(world, "api.linear.app")))
         config = CaptureConfig(
             at=T,
             github=GitHubSource(
@@ -264,7 +228,7 @@ def test_cli_capture_github_only(
     world = build_world(load_snapshot(later), services=("github",))
     monkeypatch.setenv("GITHUB_TOKEN", GH_TOKEN)
     try:
-        with _serve(_HostAs(world, "api.github.com")) as gh:
+        with serve(HostAs(world, "api.github.com")) as gh:
             args = [
                 "capture", str(tmp_path / "snap"), "--at", worlds.T, "--repo", "acme/tiny",
                 "--exclude", "3", "--github-api", gh, "--github-git", gh,
