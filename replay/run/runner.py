@@ -278,6 +278,7 @@ def run_once(
         harness_seconds,
         clock,
         store,
+        harness_image=harness.id if harness else None,
     )
 
 
@@ -385,6 +386,8 @@ def _grade(
     harness_seconds: float,
     started_clock: float,
     store: Store,
+    *,
+    harness_image: str | None = None,
 ) -> RunResult:
     calls = [ModelCall.model_validate(e["data"]) for e in events if e["kind"] == "model.call"]
     with (run_dir / "model_calls.jsonl").open("w") as fh:
@@ -438,6 +441,7 @@ def _grade(
         "harness": spec.name,
         "model": options.model_label,
         "image": env.id,
+        "harness_image": harness_image,
         "outcome": outcome,
         "reason": reason,
         "tests": None
