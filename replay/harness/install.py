@@ -113,8 +113,13 @@ def download_wheels(
             f"pip download {' '.join(requirements)} failed: {(done.stdout + done.stderr)[-3000:]}"
         )
     (tmp / COMPLETE).write_text(json.dumps({"requirements": requirements}) + "\n")
-    shutil.rmtree(dest, ignore_errors=True)
-    tmp.rename(dest)
+    try:
+        tmp.rename(dest)  # atomic: a wheelhouse is there complete or not at all
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not (dest / COMPLETE).is_file():
+            raise
+        # Another process finished the same download first; its copy is as good.
     return dest
 
 

@@ -9,6 +9,7 @@ RECORDs, and neither the harness's packages nor the repository's (as of T) leak 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,15 @@ import pytest
 
 from replay.case import load_case
 from replay.harness.install import (
+    COMPLETE,
     HARNESS_REPOSITORY,
     VENV,
     HarnessImage,
+    HarnessInstallError,
     audit_wheel,
     download_wheels,
     ensure_harness_image,
+    wheelhouse_key,
     wheels,
 )
 from replay.harness.spec import HarnessSpec, StubHints, load_harness
@@ -115,6 +119,28 @@ def test_the_spec_pins_a_version_and_runs_the_cli_non_interactively(
 
 
 # ----------------------------------------------------------------------------- the layer
+
+
+def test_a_complete_wheelhouse_is_reused_and_a_failed_download_leaves_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[list[str]] = []
+
+    def pip(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution")
+
+    monkeypatch.setattr(subprocess, "run", pip)
+    done = tmp_path / wheelhouse_key(["x==1"])
+    done.mkdir()
+    (done / COMPLETE).write_text("{}")
+    assert download_wheels(["x==1"], tmp_path) == done
+    assert calls == []
+    with pytest.raises(HarnessInstallError, match="No matching distribution"):
+        download_wheels(["y==1"], tmp_path)
+    (cmd,) = calls
+    assert cmd[-1] == "y==1" and "--only-binary=:all:" in cmd and "--python-version" in cmd
+    assert sorted(p.name for p in tmp_path.iterdir()) == [done.name]
 
 
 def test_the_harness_image_is_cached_by_env_spec_and_wheels(
