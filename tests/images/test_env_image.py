@@ -29,13 +29,8 @@ def built(
     before = runtime.image_id("replay-env:demo-caret-zero")
     image = build_env_image(CASE, runtime, demo_gateway.state, force=True)
     assert image.built and image.id.startswith("sha256:")
-    if before is not None and before != image.id and runtime.image_id(before) is not None:
-        # Kept only because a container (another session's run, on a shared engine) uses it.
-        from replay.runtime.docker import DockerRuntime
-
-        assert isinstance(runtime, DockerRuntime)
-        users = runtime.client.containers.list(all=True, filters={"ancestor": before})
-        assert users, "the untagged previous build is removed unless in use"
+    if before is not None and before != image.id:
+        assert runtime.image_id(before) is None, "the untagged previous build is removed"
     yield image.id, demo_gateway
 
 
