@@ -111,7 +111,6 @@ def build_env_image(
         if cached is not None:
             return cached
 
-    previous = runtime.image_id(ref)
     snapshot = load_snapshot(case.snapshot)
     workdir = case.environment.workdir
     config = SandboxConfig(
@@ -147,9 +146,6 @@ def build_env_image(
                 f"LABEL {RUN_LABEL}= {OWNER_LABEL}= {OWNER_START_LABEL}=",
             ],
         )
-    if previous is not None and previous != image:
-        # The old build lost its tag; drop it unless a run still uses it.
-        runtime.remove_image(previous)
     return EnvImage(ref, image, case.id, recipe, built=True)
 
 

@@ -235,10 +235,6 @@ class Runtime(ABC):
         """The labels of a local image (empty if it does not exist)."""
 
     @abstractmethod
-    def remove_image(self, reference: str) -> bool:
-        """Remove a local image unless a container still uses it; whether it was removed."""
-
-    @abstractmethod
     def gc(self, *, everything: bool = False, runs: Collection[str] | None = None) -> GcReport:
         """Remove the resources of runs whose owner is gone (all of them with ``everything``).
 

@@ -117,17 +117,6 @@ class DockerRuntime(Runtime):
             return {}
         return dict(image.labels or {})
 
-    def remove_image(self, reference: str) -> bool:
-        try:
-            self.client.images.remove(reference, noprune=False)
-        except NotFound:
-            return False
-        except APIError as exc:
-            if exc.status_code == 409:  # in use by a container, or tagged elsewhere
-                return False
-            raise SandboxError(f"could not remove image {reference}: {exc}") from exc
-        return True
-
     def gc(self, *, everything: bool = False, runs: Collection[str] | None = None) -> GcReport:
         try:
             return self._gc(everything, runs)
