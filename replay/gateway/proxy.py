@@ -26,6 +26,7 @@ from replay.case import load_case
 from replay.docs import DocsCache, docs_app
 from replay.errors import ReplayError
 from replay.gateway.addons import Gate, addons
+from replay.gateway.certs import backdate_minted_certificates, ensure_ca
 from replay.gateway.config import CREDENTIALS, GatewayConfig, Route, client_env
 from replay.registry.serve import Registry, registry_app
 from replay.snapshot import load_snapshot
@@ -80,6 +81,9 @@ async def serve_forever(config: GatewayConfig) -> None:
     """Start the proxy, write the state file, and run until SIGINT or SIGTERM."""
     gate = build_gate(config)
     config.confdir.mkdir(parents=True, exist_ok=True)
+    # Certificates valid from long before T, for sandboxes whose clock is frozen there.
+    ensure_ca(config.confdir)
+    backdate_minted_certificates()
     opts = options.Options(
         listen_host=config.listen_host, listen_port=config.listen_port, confdir=str(config.confdir)
     )

@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-import pytest
-
 from replay.runtime import Runtime, Sandbox, SandboxConfig
 from replay.snapshot import load_snapshot
 from tests.gateway.conftest import DEMO, Gateway
@@ -80,11 +78,6 @@ def test_frozen_clock_reads_t_inside(
         assert year == str(datetime.now().year)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the gateway mints certificates valid from now - 2 days (mitmproxy's default), so "
-    "OpenSSL clients under a clock frozen at T reject them; the gateway must backdate them",
-)
 def test_tls_through_the_gateway_under_the_frozen_clock(
     runtime: Runtime, base_image: str, demo_gateway: Gateway, run_root: Path
 ) -> None:
