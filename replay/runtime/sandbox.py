@@ -73,8 +73,9 @@ def faketime_env(at: datetime, now: datetime | None = None) -> dict[str, str]:
     return {
         "LD_PRELOAD": f"/usr/lib/{triple}/faketime/libfaketime.so.1",
         "FAKETIME": f"{offset:+d}",
-        # Timers and timeouts keep real time; only the calendar is shifted.
-        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        # The monotonic clock is shifted by the same constant, so durations stay true. Leaving
+        # it unfaked breaks sleeping: Python's time.sleep waits on an absolute monotonic
+        # deadline, which libfaketime then reads as faked and answers EINVAL.
         "FAKETIME_DONT_RESET": "1",
     }
 

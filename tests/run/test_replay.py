@@ -174,3 +174,16 @@ def test_the_agent_sees_nothing_after_t_in_git(tmp_path: Path) -> None:
     assert "unreachable" not in lost and "dangling" not in lost
     assert all(code != 0 for code in probes), "no commit after T exists in the objects"
     assert "refs/tags" not in refs and "ORIG_HEAD" not in refs and "FETCH_HEAD" not in refs
+
+
+def test_gold_passes_with_the_sandbox_clock_frozen_at_t(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from replay.case import load_case
+
+    (run,) = replay(tmp_path, CARET, stub="gold", clock=True)
+    assert run.outcome == "pass", run.reason
+    first = json.loads((run.run_dir / "transcript.jsonl").read_text().splitlines()[0])
+    seen = datetime.fromtimestamp(first["t"], tz=UTC)
+    at = load_case(CARET).at
+    assert at <= seen < at.replace(day=at.day + 1), "the harness's own clock read T"
