@@ -7,6 +7,7 @@ file, the field and the problem).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -40,27 +41,19 @@ app.add_typer(world_app, name="world")
 app.add_typer(docs_cli, name="docs")
 
 
-def _mount_contract() -> None:
-    # The contract tests drive the services' real clients (githubkit, slack_sdk, gql, httpx),
-    # an extra that an environment such as the gateway's cannot have (see pyproject).
-    try:
-        from replay.contract.cli import contract_app
-    except ModuleNotFoundError as exc:
-        missing = exc.name
+def _needs_clients(missing: str | None) -> Callable[[], None]:
+    """A stand-in command for a feature whose clients (an extra) are not installed."""
 
-        @app.command(
-            "contract",
-            help="Contract tests (needs: pip install 'replay[contract]').",
-            context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    def unavailable() -> None:
+        raise ReplayError(
+            f"this command drives the services' real clients ({missing} is not installed): "
+            "pip install 'replay[clients]'"
         )
-        def unavailable() -> None:
-            raise ReplayError(
-                f"replay contract needs the services' clients ({missing} is not installed): "
-                "pip install 'replay[contract]'"
-            )
 
-        return
-    app.add_typer(contract_app, name="contract")
+    return unavailable
+
+
+_LOOSE = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
 def _mount_subcommands() -> None:
@@ -72,9 +65,31 @@ def _mount_subcommands() -> None:
 
     app.add_typer(registry_app, name="registry")
     app.add_typer(stub_model_app, name="stub-model")
-    _mount_contract()
     app.add_typer(image_app, name="image")
     app.add_typer(gc_app, name="gc")
+    # These drive the services' real clients (httpx, githubkit, slack_sdk, gql): an extra
+    # that an environment such as the gateway's cannot have (see pyproject).
+    try:
+        from replay.capture.cli import capture as snapshot_capture
+
+        snapshot_app.command("capture")(snapshot_capture)
+    except ModuleNotFoundError as exc:
+        snapshot_app.command("capture", context_settings=_LOOSE)(_needs_clients(exc.name))
+    try:
+        from replay.casebuild.cli import create as case_create
+        from replay.casebuild.cli import import_swebench
+
+        case_app.command("create")(case_create)
+        case_app.command("import-swebench")(import_swebench)
+    except ModuleNotFoundError as exc:
+        case_app.command("create", context_settings=_LOOSE)(_needs_clients(exc.name))
+        case_app.command("import-swebench", context_settings=_LOOSE)(_needs_clients(exc.name))
+    try:
+        from replay.contract.cli import contract_app
+
+        app.add_typer(contract_app, name="contract")
+    except ModuleNotFoundError as exc:
+        app.command("contract", context_settings=_LOOSE)(_needs_clients(exc.name))
 
 
 _mount_subcommands()
@@ -169,17 +184,29 @@ def snapshot_build(
 
 
 @snapshot_app.command("audit")
-def snapshot_audit(path: Annotated[Path, typer.Argument(help="Snapshot directory.")]) -> None:
-    """Fail if anything in the snapshot is dated after T or a bundle carries extra refs."""
+def snapshot_audit(
+    path: Annotated[Path, typer.Argument(help="Snapshot directory.")],
+    case: Annotated[
+        Path | None, typer.Option(help="Case file: also search for its answer.")
+    ] = None,
+    fresh: Annotated[bool, typer.Option(help="Ignore the cached verdict.")] = False,
+) -> None:
+    """Search every part of the snapshot for what came after T and, with --case, the answer."""
+    from replay.case import load_case
     from replay.snapshot import load_snapshot
-    from replay.snapshot.audit import dated_after
+    from replay.snapshot.audit import audit, audit_cached
 
-    findings = dated_after(load_snapshot(path))
-    for line in findings:
-        out.print(f"LEAK  {line}")
+    findings = (
+        audit(load_snapshot(path), load_case(case) if case else None)
+        if fresh
+        else audit_cached(path, case)
+    )
+    for f in findings:
+        out.print(f"LEAK  {f.location}: {f.problem}", markup=False)
     if findings:
         raise typer.Exit(1)
-    out.print(f"clean: nothing in {path} is dated after T")
+    answer = f" the answer of {case}" if case else ""
+    out.print(f"clean: nothing in {path} leaks{answer} (nothing dated after T)")
 
 
 # ----------------------------------------------------------------------------- fakes

@@ -38,7 +38,7 @@ from replay.run.task import render_task
 from replay.runtime.base import Limits, Runtime, get_runtime
 from replay.runtime.sandbox import Sandbox, SandboxConfig
 from replay.snapshot import load_snapshot
-from replay.snapshot.audit import dated_after
+from replay.snapshot.audit import audit_cached
 from replay.snapshot.load import Snapshot
 
 GRADE_SCHEMA = 1
@@ -92,9 +92,10 @@ def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
     """Replay ``case_path`` ``options.runs`` times; every run graded and stored."""
     case = load_case(case_path)
     snapshot = load_snapshot(case.snapshot)
-    leaks = dated_after(snapshot)
+    # The full audit, the answer included; cached by the snapshot's and case's hashes.
+    leaks = audit_cached(case.snapshot, case_path)
     if leaks:
-        raise RunError(f"{case.snapshot}: the snapshot leaks what came after T: {leaks[0]}")
+        raise RunError(f"{case.snapshot}: the snapshot leaks: {leaks[0]}")
     spec, spec_dir = load_harness(options.harness)
     runtime = get_runtime(options.runtime)
     store = Store.open(options.db)

@@ -32,3 +32,19 @@ def test_a_crashing_addon_kills_the_flow_and_marks_the_run_invalid() -> None:
         ["gateway.addon_failed", "Broken.request"],
         ["gateway.addon_failed", "Broken.response"],
     ]
+
+
+def test_the_gateway_venv_runs_the_cli_without_the_clients_extra() -> None:
+    """mitmproxy's venv cannot hold httpx; commands that need the clients say so clearly."""
+    for argv in (["contract", "run"], ["snapshot", "capture", "x"], ["case", "create", "x"]):
+        done = subprocess.run(
+            [str(GATEWAY_PYTHON), "-m", "replay", *argv],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=False,
+            timeout=120,
+        )
+        assert done.returncode == 1, done.stderr
+        assert "pip install 'replay[clients]'" in done.stderr
+        assert "Traceback" not in done.stderr
