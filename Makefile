@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench demo-snapshot
+.PHONY: demo test lint bench demo-snapshot wheelhouse
 
 GATEWAY := .venv-gateway/bin/replay
 
@@ -20,24 +20,27 @@ $(GATEWAY): pyproject.toml
 	.venv-gateway/bin/pip install -q -e '.[gateway]' mypy types-PyYAML
 	touch $@
 
-# The main job: each demo case replayed end to end with the reference harness against the
-# built-in stub model playing the real fix (embedded defaults: SQLite in .replay/, Docker).
+# The main job: the demo cases replayed end to end with the reference harness against the
+# built-in stub model playing three trajectories (embedded defaults: SQLite in .replay/,
+# Docker), ending with a summary table; it fails unless each gets the verdict it must.
 demo: $(BIN)/replay $(GATEWAY)
 	$(BIN)/replay case validate cases/*/case.yaml
-	for case in cases/*/case.yaml; do \
-	  $(BIN)/replay run $$case --harness reference --stub gold --expect pass || exit 1; \
-	done
-	$(BIN)/replay results list
+	$(BIN)/replay run cases/*/case.yaml --harness reference \
+	  --stub gold --stub cheat --stub reckless \
+	  --expect gold=pass --expect cheat=model_fail --expect reckless=model_fail
 
-# mypy twice: everything in the test venv (where mitmproxy is absent and typed as Any), and
-# the gateway again in its own venv, against mitmproxy's real types.
 lint: $(BIN)/replay $(GATEWAY)
 	$(BIN)/ruff check replay fakes tests contract_tests bench
 	$(BIN)/ruff format --check replay fakes tests contract_tests bench
 	$(BIN)/mypy
 	.venv-gateway/bin/mypy -p replay.gateway
 
-test: lint
+# The built-in harnesses that install from PyPI (mini-swe-agent), downloaded as wheels before
+# the tests run, so that the tests themselves read only the local wheelhouse.
+wheelhouse: $(BIN)/replay
+	$(BIN)/python -c 'from replay.harness.install import prefetch_builtin; prefetch_builtin()'
+
+test: lint wheelhouse
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/replay

@@ -324,18 +324,21 @@ def world_env(
 @app.command("run")
 def run(
     ctx: typer.Context,
-    case: Annotated[Path, typer.Argument(help="The case file (case.yaml).")],
+    cases: Annotated[list[Path], typer.Argument(help="Case files (case.yaml).")],
     harness: Annotated[str, typer.Option(help="Harness: a built-in name or a spec file.")] = (
         "reference"
     ),
-    runs: Annotated[int, typer.Option(min=1, help="How many runs (for pass@k, pass^k).")] = 1,
+    runs: Annotated[int, typer.Option(min=1, help="Runs per case (for pass@k, pass^k).")] = 1,
     model: Annotated[str, typer.Option(help="The model the harness asks for.")] = "gpt-4.1",
     model_upstream: Annotated[
         str | None, typer.Option(help="Send model calls here instead of the provider's API.")
     ] = None,
     stub: Annotated[
-        str | None,
-        typer.Option(help="Play the built-in stub model: gold, cheat, reckless, asks or idle."),
+        list[str] | None,
+        typer.Option(
+            help="Play the stub model's trajectory instead: gold, cheat, reckless, asks or "
+            "idle (repeatable: each one is run)."
+        ),
     ] = None,
     fault: Annotated[
         list[str] | None, typer.Option(help="Stub wire fault, KIND=RATE or KIND=every:N.")
@@ -344,50 +347,112 @@ def run(
     harness_env: Annotated[
         list[str] | None, typer.Option(help="NAME=VALUE for the harness (repeatable).")
     ] = None,
+    wire_retries: Annotated[
+        int, typer.Option(min=0, help="Replay a run the wire spoiled up to N more times.")
+    ] = 2,
+    prices: Annotated[
+        Path | None, typer.Option(help="Price table (YAML, USD per million tokens).")
+    ] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="Where run directories go.")] = Path(
         ".replay/runs"
     ),
     clock: Annotated[bool, typer.Option(help="Freeze the sandbox's clock at T.")] = False,
     expect: Annotated[
-        str | None, typer.Option(help="Exit 1 unless every run has this outcome (calibration).")
+        list[str] | None,
+        typer.Option(
+            help="Exit 1 unless every run has this outcome: OUTCOME, or TRAJECTORY=OUTCOME "
+            "(repeatable)."
+        ),
     ] = None,
 ) -> None:
-    """Replay a case end to end: world, sandbox, harness, hidden tests, side effects, verdict."""
+    """Replay cases end to end: world, sandbox, harness, hidden tests, side effects, verdict."""
     from replay.results.stats import case_stats
-    from replay.run.runner import RunOptions, run_case
+    from replay.run.runner import RunOptions, RunResult, run_case
+    from replay.run.summary import summary_table
 
     pairs = [item.partition("=") for item in harness_env or []]
     if any(not sep for _, sep, _ in pairs):
         raise typer.BadParameter("expected NAME=VALUE", param_hint="--harness-env")
-    options = RunOptions(
-        harness=harness,
-        model=model,
-        runs=runs,
-        model_upstream=model_upstream,
-        stub=stub,
-        stub_faults=tuple(fault or ()),
-        stub_seed=seed,
-        harness_env={k: v for k, _, v in pairs},
-        out=out_dir,
-        db=ctx.obj.db,
-        clock=clock,
-    )
-    results = run_case(case, options)
+    wanted = {
+        k if sep else "*": v if sep else k for k, sep, v in (e.partition("=") for e in expect or [])
+    }
+    results: list[RunResult] = []
+    trajectories: list[str | None] = list(stub) if stub else [None]
+    for case in cases:
+        for trajectory in trajectories:
+            options = RunOptions(
+                harness=harness,
+                model=model,
+                runs=runs,
+                model_upstream=model_upstream,
+                stub=trajectory,
+                stub_faults=tuple(fault or ()),
+                stub_seed=seed,
+                harness_env={k: v for k, _, v in pairs},
+                out=out_dir,
+                db=ctx.obj.db,
+                clock=clock,
+                wire_retries=wire_retries,
+                prices=prices,
+            )
+            done = run_case(case, options)
+            results += done
+            stats = case_stats(
+                done[0].case_id, [r.outcome for r in done], ks=sorted({1, len(done)})
+            )
+            rate = "n/a" if stats.pass_rate is None else f"{stats.pass_rate:.2f}"
+            low, high = stats.interval
+            label = done[0].grade["model"]
+            out.print(
+                f"{stats.case_id} [{label}]: {stats.passes}/{stats.healthy} healthy runs "
+                f"passed (rate {rate}, 95% CI {low:.2f}-{high:.2f}); "
+                f"outcomes {stats.outcomes}",
+                markup=False,
+            )
+            for k, value in stats.pass_at.items():
+                out.print(f"  pass@{k} {value:.2f}   pass^{k} {stats.pass_hat[k]:.2f}")
+    # A wide table: give it room even when the output is not a terminal.
+    Console(highlight=False, width=max(out.width, 220)).print(summary_table(results))
     for r in results:
-        out.print(f"run {r.attempt}  {r.outcome:<15} {r.reason}")
-        out.print(f"       {r.run_dir}", markup=False)
-    stats = case_stats(
-        results[0].case_id, [r.outcome for r in results], ks=sorted({1, len(results)})
-    )
-    rate = "n/a" if stats.pass_rate is None else f"{stats.pass_rate:.2f}"
-    low, high = stats.interval
-    out.print(
-        f"{stats.case_id}: {stats.passes}/{stats.healthy} healthy runs passed "
-        f"(rate {rate}, 95% CI {low:.2f}-{high:.2f}); outcomes {stats.outcomes}"
-    )
-    for k, value in stats.pass_at.items():
-        out.print(f"  pass@{k} {value:.2f}   pass^{k} {stats.pass_hat[k]:.2f}")
-    if expect is not None and any(r.outcome != expect for r in results):
+        out.print(f"  {r.case_id} run {r.attempt}: {r.run_dir}", markup=False)
+    trajectory_of = {id(r): str(r.grade["model"]).removeprefix("stub:") for r in results}
+    failed = [
+        r
+        for r in results
+        if (want := wanted.get(trajectory_of[id(r)], wanted.get("*"))) is not None
+        and r.outcome != want
+    ]
+    if failed:
+        for r in failed:
+            out.print(
+                f"unexpected: {r.case_id} [{r.grade['model']}] was {r.outcome}: {r.reason}",
+                markup=False,
+            )
+        raise typer.Exit(1)
+
+
+@case_app.command("calibrate")
+def case_calibrate(
+    ctx: typer.Context,
+    cases: Annotated[list[Path], typer.Argument(help="Case files (case.yaml).")],
+    runs: Annotated[int, typer.Option(min=1, help="Runs of gold and of idle (K).")] = 3,
+) -> None:
+    """Gold must pass and idle must fail, K times each; a case that does not is left out."""
+    from replay.run.calibrate import calibrate
+    from replay.run.runner import RunOptions
+
+    bad = []
+    for case in cases:
+        result = calibrate(case, RunOptions(db=ctx.obj.db), runs=runs)
+        gold = sum(r.outcome == "pass" for r in result.gold)
+        idle = sum(r.outcome == "model_fail" for r in result.idle)
+        verdict = "calibrated" if result.calibrated else "NOT CALIBRATED (left out of results)"
+        out.print(
+            f"{result.case_id}: gold passed {gold}/{runs}, idle failed {idle}/{runs}: {verdict}"
+        )
+        if not result.calibrated:
+            bad.append(result.case_id)
+    if bad:
         raise typer.Exit(1)
 
 
@@ -457,6 +522,53 @@ def docs_record(
 
 
 # ----------------------------------------------------------------------------- results
+
+
+@results_app.command("report")
+def results_report(ctx: typer.Context) -> None:
+    """Quality over healthy runs of calibrated cases, with reliability and cost beside it."""
+    from replay.results import Store
+    from replay.results.report import build_report
+
+    store = Store.open(ctx.obj.db)
+    try:
+        report = build_report(store)
+    finally:
+        store.close()
+    table = Table(
+        "case",
+        "harness",
+        "model",
+        "runs",
+        "pass rate (healthy)",
+        "95% CI",
+        "pass@1",
+        "pass^k",
+        "reliability",
+        "tokens",
+        "cost",
+        box=None,
+    )
+    for row in report.rows:
+        st = row.stats
+        rate = "n/a" if st.pass_rate is None else f"{st.passes}/{st.healthy} = {st.pass_rate:.2f}"
+        k = max(st.pass_hat) if st.pass_hat else None
+        table.add_row(
+            row.case_id,
+            row.harness,
+            row.model,
+            str(st.runs),
+            rate,
+            f"{st.interval[0]:.2f}-{st.interval[1]:.2f}",
+            f"{st.pass_at[1]:.2f}" if 1 in st.pass_at else "n/a",
+            f"^{k} {st.pass_hat[k]:.2f}" if k else "n/a",
+            row.reliability,
+            str(row.tokens),
+            "n/a" if row.cost_usd is None else f"${row.cost_usd:.2f}",
+        )
+    out.print(table if report.rows else "no runs of calibrated cases with a real model yet")
+    for case_id, why in sorted(report.left_out.items()):
+        out.print(f"left out: {case_id}: {why}")
 
 
 @results_app.command("list")

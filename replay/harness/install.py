@@ -297,3 +297,15 @@ def audit_wheel(container: Container, whl: Path) -> list[str]:
         raise HarnessInstallError(f"auditing {whl.name} failed: {done.err[-2000:]}")
     bad: list[str] = json.loads(done.out)
     return bad
+
+
+def prefetch_builtin(root: Path = WHEELHOUSE) -> list[Path]:
+    """Download the wheels of every built-in harness that installs from PyPI (setup step)."""
+    from replay.harness.spec import builtin_names, load_harness
+
+    found = []
+    for name in builtin_names():
+        spec, _ = load_harness(name)
+        if spec.install.pip:
+            found.append(download_wheels(list(spec.install.pip), root))
+    return found

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 OUTCOMES = ("pass", "model_fail", "transport_fail", "protocol_fail", "infra_fail")
@@ -75,3 +75,22 @@ class GradeRow(Base):
     """The full ``grade.json`` of the run."""
 
     run: Mapped[RunRow] = relationship(back_populates="grade")
+
+
+class CalibrationRow(Base):
+    """One calibration of a case: its gold run must pass and its idle run fail, K times each."""
+
+    __tablename__ = "calibrations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    case_id: Mapped[str] = mapped_column(String(100), index=True)
+    case_digest: Mapped[str] = mapped_column(String(64))
+    """sha256 of the case file, its snapshot's manifest, gold patch and hidden tests: a case
+    that changed is not calibrated by an older calibration."""
+    calibrated: Mapped[bool] = mapped_column(Boolean)
+    runs: Mapped[int]
+    """K: runs of each trajectory."""
+    gold_passes: Mapped[int]
+    idle_fails: Mapped[int]
+    """Idle runs whose outcome was model_fail."""
+    at: Mapped[datetime]

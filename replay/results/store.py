@@ -13,7 +13,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from replay.errors import ReplayError
-from replay.results.models import Base, GradeRow, RunRow
+from replay.results.models import Base, CalibrationRow, GradeRow, RunRow
 
 DEFAULT_DB = Path(".replay") / "results.db"
 
@@ -81,6 +81,7 @@ class Store:
         input_tokens: int,
         output_tokens: int,
         model_calls: int,
+        cost_usd: float | None = None,
     ) -> None:
         with self.session() as s:
             run = s.get(RunRow, run_id)
@@ -93,6 +94,17 @@ class Store:
             run.input_tokens = input_tokens
             run.output_tokens = output_tokens
             run.model_calls = model_calls
+            run.cost_usd = cost_usd
+
+    def record_calibration(self, row: CalibrationRow) -> None:
+        with self.session() as s:
+            s.add(row)
+
+    def calibrations(self) -> dict[str, CalibrationRow]:
+        """The latest calibration of each case."""
+        with self.session() as s:
+            rows = s.scalars(select(CalibrationRow).order_by(CalibrationRow.id)).all()
+        return {row.case_id: row for row in rows}
 
     def runs(self, case_id: str | None = None) -> Sequence[RunRow]:
         query = select(RunRow).options(selectinload(RunRow.grade)).order_by(RunRow.started_at)

@@ -34,6 +34,7 @@ from replay.images.env import EnvImage, build_env_image
 from replay.images.world import running_world
 from replay.results import GradeRow, RunRow, Store
 from replay.run.grading import GradingError, grade_hidden_tests
+from replay.run.prices import load_prices
 from replay.run.task import render_task
 from replay.runtime.base import Limits, Runtime, get_runtime
 from replay.runtime.sandbox import Sandbox, SandboxConfig
@@ -67,6 +68,11 @@ class RunOptions:
     db: str | None = None
     runtime: str = "docker"
     clock: bool = False
+    wire_retries: int = 0
+    """Replay a run spoiled by the wire (transport_fail) up to this many more times; the
+    spoiled runs stay in the results, in the reliability figures, never in quality."""
+    prices: Path | None = None
+    """A price table (USD per million tokens); the built-in one when None."""
 
     @property
     def model_label(self) -> str:
@@ -111,9 +117,11 @@ def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
             upstream = options.model_upstream
             if options.stub is not None:
                 upstream = stack.enter_context(_stub_model(case, snapshot, spec, options))
-            for attempt in range(1, options.runs + 1):
-                results.append(
-                    run_once(
+            attempt = 0
+            for _ in range(options.runs):
+                for _retry in range(options.wire_retries + 1):
+                    attempt += 1
+                    result = run_once(
                         case_path,
                         case,
                         snapshot,
@@ -127,7 +135,9 @@ def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
                         attempt,
                         harness,
                     )
-                )
+                    results.append(result)
+                    if result.outcome != "transport_fail":
+                        break
     finally:
         store.close()
         runtime.close()
@@ -463,6 +473,18 @@ def _grade(
             "mutations": side.mutations,
         },
         "interventions": side.interventions,
+        "attempts": {
+            "pushes": sum(e["kind"] == "git.push" for e in events),
+            "prs_opened": sum(e["kind"] == "github.pull_request.opened" for e in events),
+        },
+        "tokens": {"input": wire.usage.input_tokens, "output": wire.usage.output_tokens},
+        "cost_usd": load_prices(options.prices).cost(
+            options.model_label,
+            wire.usage.input_tokens,
+            wire.usage.output_tokens,
+            wire.usage.cached_input_tokens,
+        ),
+        "model_wait_s": round(wire.model_wait_ms / 1000, 3),
         "wire": wire.model_dump(mode="json"),
         "harness_exit": harness_exit,
         "stopped_by": stopped_by,
@@ -495,5 +517,6 @@ def _grade(
         input_tokens=wire.usage.input_tokens,
         output_tokens=wire.usage.output_tokens,
         model_calls=wire.logical_calls,
+        cost_usd=grade["cost_usd"],
     )
     return RunResult(run_id, case.id, attempt, outcome, reason, run_dir, grade)

@@ -187,3 +187,53 @@ def test_gold_passes_with_the_sandbox_clock_frozen_at_t(tmp_path: Path) -> None:
     seen = datetime.fromtimestamp(first["t"], tz=UTC)
     at = load_case(CARET).at
     assert at <= seen < at.replace(day=at.day + 1), "the harness's own clock read T"
+
+
+def test_calibrate_marks_the_case_and_the_report_counts_only_calibrated_cases(
+    tmp_path: Path,
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    from replay.results import Store
+    from replay.results.report import build_report
+    from tests.cli_helpers import run_cli
+
+    db = str(tmp_path / "r.db")
+    result = run_cli(capsys, "--db", db, "case", "calibrate", str(CARET), "--runs", "1")
+    assert result.code == 0, result.out + result.err
+    assert "demo-caret-zero: gold passed 1/1, idle failed 1/1: calibrated" in result.out
+    # A "real model" run (here the stub behind --model-upstream) counts once calibrated.
+    store = Store.open(db)
+    try:
+        report = build_report(store)
+    finally:
+        store.close()
+    assert report.rows == [] and report.left_out == {}, "stub calibration runs are not quality"
+    listed = run_cli(capsys, "--db", db, "results", "report")
+    assert "no runs of calibrated cases" in listed.out
+
+
+def test_summary_table_and_expectations(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from tests.cli_helpers import run_cli
+
+    result = run_cli(
+        capsys,
+        "--db",
+        str(tmp_path / "r.db"),
+        "run",
+        str(CARET),
+        "--stub",
+        "gold",
+        "--stub",
+        "idle",
+        "--out",
+        str(tmp_path / "runs"),
+        "--expect",
+        "gold=pass",
+        "--expect",
+        "idle=pass",
+    )
+    assert result.code == 1, "idle did not pass, as expected was wrongly claimed"
+    assert "unexpected: demo-caret-zero [stub:idle] was model_fail" in result.out
+    for column in ("verdict", "side effects", "attempts", "cost", "wire"):
+        assert column in result.out
+    assert "F2P 6/6 P2P 16/16" in result.out and "$0.0000" in result.out

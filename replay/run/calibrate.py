@@ -1,0 +1,64 @@
+"""Calibrating a case before it counts: the gold run passes and the idle run fails, K times.
+
+A case whose pipeline cannot tell the real fix from doing nothing (a flaky hidden test, a
+side-effect rule the real fix itself breaks, a world that cannot be reached) measures
+nothing, so it is marked and left out of the results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from replay.case import load_case
+from replay.results import CalibrationRow, Store
+from replay.run.runner import RunOptions, RunResult, run_case
+
+
+@dataclass(frozen=True)
+class Calibration:
+    case_id: str
+    calibrated: bool
+    gold: list[RunResult]
+    idle: list[RunResult]
+
+
+def case_digest(case_path: Path) -> str:
+    case = load_case(case_path)
+    digest = hashlib.sha256()
+    for part in (
+        case_path,
+        case.snapshot / "manifest.json",
+        case.gold.patch,
+        case.hidden_tests.patch,
+    ):
+        digest.update(Path(part).read_bytes())
+    return digest.hexdigest()
+
+
+def calibrate(case_path: Path, options: RunOptions, runs: int = 3) -> Calibration:
+    """Run gold and idle ``runs`` times each with the stub model; record the verdict."""
+    gold = run_case(case_path, replace(options, stub="gold", runs=runs))
+    idle = run_case(case_path, replace(options, stub="idle", runs=runs))
+    gold_passes = sum(r.outcome == "pass" for r in gold)
+    idle_fails = sum(r.outcome == "model_fail" for r in idle)
+    calibrated = gold_passes == len(gold) and idle_fails == len(idle)
+    case_id = load_case(case_path).id
+    store = Store.open(options.db)
+    try:
+        store.record_calibration(
+            CalibrationRow(
+                case_id=case_id,
+                case_digest=case_digest(case_path),
+                calibrated=calibrated,
+                runs=runs,
+                gold_passes=gold_passes,
+                idle_fails=idle_fails,
+                at=datetime.now(UTC),
+            )
+        )
+    finally:
+        store.close()
+    return Calibration(case_id, calibrated, gold, idle)
