@@ -1,4 +1,4 @@
-"""Servers the benchmark suites start: uvicorn in a thread, the gateway as a subprocess."""
+"""Servers the benchmark suites start, each in a process of its own (the gateway included)."""
 
 from __future__ import annotations
 
@@ -9,28 +9,13 @@ import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
 from bench.common import ROOT_DIR
 
 GATEWAY_PYTHON = ROOT_DIR / ".venv-gateway" / "bin" / "python"
-
-
-def serve_in_thread(app: Any) -> int:
-    """Serve ``app`` on 127.0.0.1 until the process exits; return the port."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = int(sock.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
-    while not server.started:
-        time.sleep(0.01)
-    return port
 
 
 def free_port() -> int:
