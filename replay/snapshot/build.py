@@ -6,8 +6,10 @@ and can be audited. The same sources give byte-identical snapshots.
 
 Sources layout::
 
-    world.yaml           at, repository {name, default_branch, history}, github, linear, slack
+    world.yaml           at, repository {name, default_branch, history | bundle, base}, github,
+                         linear, slack
     history/*.patch      the repository's commits, as ``git format-patch`` output, in order
+    *.bundle             or: the repository's history as a git bundle (merges and SHAs kept)
     registry/index.json  optional: package files recorded with their upload times
     docs/index.json      optional: documentation pages recorded with their fetch times
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,7 +39,12 @@ class RepositorySource(Strict):
     name: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
     default_branch: str = "main"
     history: str = "history"
-    """Directory of ``git format-patch`` files, relative to world.yaml."""
+    """Directory of ``git format-patch`` files, relative to world.yaml (replayed: new SHAs)."""
+    bundle: str | None = None
+    """Or a git bundle, relative to world.yaml, whose ``default_branch`` holds the history:
+    the commits are kept as they are (SHAs, merges), as a real repository's are."""
+    base: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
+    """The base commit; default: the newest commit on the branch dated at or before T."""
 
 
 class WorldSource(Strict):
@@ -65,8 +73,11 @@ def build_snapshot(sources: Path, out: Path, at: datetime | None = None) -> Mani
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="replay-build-") as tmp:
         work = Path(tmp)
-        repo = _replay_history(sources / world.repository.history, work / "full", world)
-        base = _base_commit(repo, world.repository.default_branch, cut_at, world_file)
+        if world.repository.bundle is not None:
+            repo = _from_bundle(sources / world.repository.bundle, work / "full", world)
+        else:
+            repo = _replay_history(sources / world.repository.history, work / "full", world)
+        base = _base_commit(repo, world.repository, cut_at, world_file)
         shas = _subjects(repo, world.repository.default_branch)
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
         try:
@@ -106,12 +117,44 @@ def _replay_history(history: Path, dest: Path, world: WorldSource) -> Path:
     return dest
 
 
-def _base_commit(repo: Path, branch: str, at: datetime, where: Path) -> str:
-    """The newest commit on ``branch`` committed at or before T."""
-    for sha, when in gitrepo.commit_dates(repo, branch):
+def _from_bundle(bundle: Path, dest: Path, world: WorldSource) -> Path:
+    branch = world.repository.default_branch
+    if not bundle.is_file():
+        raise SourcesError(bundle, "no such bundle", "repository.bundle")
+    gitrepo.init(dest, branch=branch)
+    try:
+        gitrepo.run(
+            dest, "fetch", "-q", "--no-tags", "--update-head-ok", str(bundle),
+            f"refs/heads/{branch}:refs/heads/{branch}",
+        )  # fmt: skip
+    except Exception as exc:
+        raise SourcesError(
+            bundle, f"not a bundle holding refs/heads/{branch}: {exc}", "repository.bundle"
+        ) from exc
+    return dest
+
+
+def _base_commit(repo: Path, source: RepositorySource, at: datetime, where: Path) -> str:
+    """The given base, or the newest commit on the branch committed at or before T."""
+    dates = gitrepo.commit_dates(repo, source.default_branch)
+    if source.base is not None:
+        if source.base not in {sha for sha, _ in dates}:
+            raise SourcesError(
+                where, f"{source.base} is not on {source.default_branch}", "repository.base"
+            )
+        late = [(sha, when) for sha, when in gitrepo.commit_dates(repo, source.base) if when > at]
+        if late:
+            sha, when = late[0]
+            raise SourcesError(
+                where, f"the base's history has {sha[:12]} committed {when}, after T ({at})", "at"
+            )
+        return source.base
+    for sha, when in dates:
         if when <= at:
             return sha
-    raise SourcesError(where, f"no commit on {branch} is dated at or before T ({at})", "at")
+    raise SourcesError(
+        where, f"no commit on {source.default_branch} is dated at or before T ({at})", "at"
+    )
 
 
 def _subjects(repo: Path, branch: str) -> dict[str, str]:
@@ -235,14 +278,91 @@ def _kept(items: list[dict[str, Any]] | None, at: datetime, key: str = "created_
     return [dict(i) for i in items or [] if _time(i[key]) <= at]
 
 
-def _apply_history(obj: dict[str, Any], at: datetime) -> list[datetime]:
+def _apply_history(obj: dict[str, Any], at: datetime, service: str) -> list[datetime]:
+    """Apply the ``history`` entries dated at or before T; record each as the service would.
+
+    GitHub lists a thread's changes as issue events, Linear an issue's as ``IssueHistory``
+    nodes; both are derived here from what each entry changed, so the fakes serve the same
+    history a real service would have recorded for this timeline.
+    """
     applied = []
+    record: list[dict[str, Any]] = []
     for entry in obj.pop("history", None) or []:
         when = _time(entry["at"])
-        if when <= at:
-            obj.update(entry["set"])
-            applied.append(when)
+        if when > at:
+            continue
+        before = dict(obj)
+        obj.update(entry["set"])
+        applied.append(when)
+        if service == "github":
+            record += _issue_events(before, obj, entry, len(record))
+        else:
+            record += _linear_history(before, obj, entry, len(record))
+    if record:
+        obj["events" if service == "github" else "history"] = [
+            *(obj.get("events" if service == "github" else "history") or []),
+            *record,
+        ]
     return applied
+
+
+def _issue_events(
+    before: dict[str, Any], after: dict[str, Any], entry: dict[str, Any], seq: int
+) -> list[dict[str, Any]]:
+    actor = entry.get("by") or after["author"]
+    at = entry["at"]
+    out: list[dict[str, Any]] = []
+
+    def add(event: str, **extra: Any) -> None:
+        who = extra.pop("actor", actor)
+        out.append(
+            {"id": int(after["id"]) * 1000 + seq + len(out) + 1, "event": event,
+             "actor": who, "created_at": at, **extra}
+        )  # fmt: skip
+
+    if after.get("merged_at") and not before.get("merged_at"):
+        add("merged", actor=after.get("merged_by") or actor,
+            commit_id=after.get("merge_commit_sha"))  # fmt: skip
+    if before.get("state") != after.get("state"):
+        if after["state"] == "closed":
+            reason = after.get("state_reason")
+            add("closed", actor=after.get("merged_by") or actor,
+                **({"state_reason": reason} if reason else {}))  # fmt: skip
+        else:
+            add("reopened")
+    if before.get("title") != after.get("title"):
+        add("renamed", rename_from=before.get("title"), rename_to=after.get("title"))
+    old, new = before.get("labels") or [], after.get("labels") or []
+    for name in [n for n in new if n not in old]:
+        add("labeled", label=name)
+    for name in [n for n in old if n not in new]:
+        add("unlabeled", label=name)
+    old, new = before.get("assignees") or [], after.get("assignees") or []
+    for login in [n for n in new if n not in old]:
+        add("assigned", assignee=login)
+    for login in [n for n in old if n not in new]:
+        add("unassigned", assignee=login)
+    if bool(before.get("draft")) != bool(after.get("draft")):
+        add("converted_to_draft" if after.get("draft") else "ready_for_review")
+    return out
+
+
+def _linear_history(
+    before: dict[str, Any], after: dict[str, Any], entry: dict[str, Any], seq: int
+) -> list[dict[str, Any]]:
+    node: dict[str, Any] = {
+        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"linear-history:{after['id']}:{seq}")),
+        "actor": entry.get("by") or after["creator"],
+        "created_at": entry["at"],
+    }
+    for key in ("state", "assignee", "title", "priority"):
+        if before.get(key) != after.get(key):
+            node[f"from_{key}"], node[f"to_{key}"] = before.get(key), after.get(key)
+    old, new = before.get("labels") or [], after.get("labels") or []
+    if old != new:
+        node["added_labels"] = [n for n in new if n not in old]
+        node["removed_labels"] = [n for n in old if n not in new]
+    return [node] if len(node) > 3 else []
 
 
 def _touch(obj: dict[str, Any], times: list[datetime]) -> None:
@@ -250,8 +370,10 @@ def _touch(obj: dict[str, Any], times: list[datetime]) -> None:
         obj["updated_at"] = _iso(max([_time(obj["created_at"]), *times]))
 
 
-def _cut_thread(obj: dict[str, Any], at: datetime, children: tuple[str, ...]) -> dict[str, Any]:
-    times = _apply_history(obj, at)
+def _cut_thread(
+    obj: dict[str, Any], at: datetime, children: tuple[str, ...], service: str
+) -> dict[str, Any]:
+    times = _apply_history(obj, at, service)
     for key in children:
         if key not in obj:
             continue
@@ -273,7 +395,9 @@ def _cut_github(raw: dict[str, Any], at: datetime) -> dict[str, Any]:
         if repo.get("pushed_at") and _time(repo["pushed_at"]) > at:
             repo["pushed_at"] = None
     for key in ("issues", "pulls"):
-        state[key] = [_cut_thread(t, at, ("comments", "reviews")) for t in _kept(raw.get(key), at)]
+        state[key] = [
+            _cut_thread(t, at, ("comments", "reviews"), "github") for t in _kept(raw.get(key), at)
+        ]
     return state
 
 
@@ -281,7 +405,9 @@ def _cut_linear(raw: dict[str, Any], at: datetime) -> dict[str, Any]:
     state = dict(raw)
     state["users"] = _kept(raw.get("users"), at)
     state["teams"] = _kept(raw.get("teams"), at)
-    state["issues"] = [_cut_thread(i, at, ("comments",)) for i in _kept(raw.get("issues"), at)]
+    state["issues"] = [
+        _cut_thread(i, at, ("comments",), "linear") for i in _kept(raw.get("issues"), at)
+    ]
     return state
 
 

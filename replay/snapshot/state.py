@@ -64,6 +64,31 @@ class GitHubReview(Strict):
     submitted_at: AwareDatetime
 
 
+class GitHubIssueEvent(Strict):
+    """One entry of a thread's history, as ``GET /repos/{o}/{r}/issues/{n}/events`` lists it.
+
+    Kept in the snapshot so that the fake serves the history an agent (or a capture) would
+    read; every entry is dated at or before T like everything else here.
+    """
+
+    id: int = Field(gt=0)
+    event: Literal[
+        "closed", "reopened", "merged", "labeled", "unlabeled", "renamed", "assigned",
+        "unassigned", "converted_to_draft", "ready_for_review",
+    ]  # fmt: skip
+    actor: str
+    created_at: AwareDatetime
+    label: str | None = None
+    """For ``labeled``/``unlabeled``: the label's name."""
+    assignee: str | None = None
+    """For ``assigned``/``unassigned``: the login."""
+    rename_from: str | None = None
+    rename_to: str | None = None
+    commit_id: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
+    """For ``merged`` (the merge commit) and ``closed`` by a commit."""
+    state_reason: Literal["completed", "not_planned", "reopened"] | None = None
+
+
 class _Thread(Strict):
     """What issues and pull requests share: one number space per repository."""
 
@@ -80,6 +105,8 @@ class _Thread(Strict):
     created_at: AwareDatetime
     updated_at: AwareDatetime
     closed_at: AwareDatetime | None = None
+    events: list[GitHubIssueEvent] = Field(default_factory=list)
+    """The thread's issue events, oldest first."""
 
     @model_validator(mode="after")
     def _closed_has_date(self) -> _Thread:
@@ -127,6 +154,8 @@ class GitHubState(Strict):
                 raise ValueError(f"{t.repo}#{t.number}: number used twice")
             numbers.add((t.repo, t.number))
             people = [t.author, *t.assignees, *(c.author for c in t.comments)]
+            people += [e.actor for e in t.events]
+            people += [e.assignee for e in t.events if e.assignee is not None]
             for login in people:
                 if login not in logins:
                     raise ValueError(f"{t.repo}#{t.number}: unknown user {login!r}")
@@ -192,6 +221,25 @@ class LinearComment(Strict):
     updated_at: AwareDatetime
 
 
+class LinearHistoryEntry(Strict):
+    """One ``IssueHistory`` node: what a single change did to an issue (empty sides unset)."""
+
+    id: str
+    actor: str | None = None
+    """The user who made the change; None for automations."""
+    created_at: AwareDatetime
+    from_state: str | None = None
+    to_state: str | None = None
+    from_assignee: str | None = None
+    to_assignee: str | None = None
+    from_title: str | None = None
+    to_title: str | None = None
+    from_priority: int | None = None
+    to_priority: int | None = None
+    added_labels: list[str] = Field(default_factory=list)
+    removed_labels: list[str] = Field(default_factory=list)
+
+
 class LinearIssue(Strict):
     id: str
     team: str
@@ -212,6 +260,8 @@ class LinearIssue(Strict):
     started_at: AwareDatetime | None = None
     completed_at: AwareDatetime | None = None
     canceled_at: AwareDatetime | None = None
+    history: list[LinearHistoryEntry] = Field(default_factory=list)
+    """``Issue.history``, oldest first."""
 
     @property
     def identifier(self) -> str:
@@ -248,7 +298,13 @@ class LinearState(Strict):
                 raise ValueError(f"{i.identifier}: unknown team {i.team!r}")
             if i.state not in states or states[i.state].team != i.team:
                 raise ValueError(f"{i.identifier}: state {i.state!r} is not one of its team's")
-            for uid in [i.creator, i.assignee, *(c.user for c in i.comments)]:
+            people = [i.creator, i.assignee, *(c.user for c in i.comments)]
+            for h in i.history:
+                people += [h.actor, h.from_assignee, h.to_assignee]
+                for sid in (h.from_state, h.to_state):
+                    if sid is not None and sid not in states:
+                        raise ValueError(f"{i.identifier}: history names unknown state {sid!r}")
+            for uid in people:
                 if uid is not None and uid not in users:
                     raise ValueError(f"{i.identifier}: unknown user {uid!r}")
             for lid in i.labels:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -249,3 +250,76 @@ def test_registry_and_docs_indexes_are_cut_at_t(tiny_sources: Path, tmp_path: Pa
     snap = load_snapshot(tmp_path / "out")
     assert [f.version for f in snap.registry.python] == ["1.0"]
     assert [p.url for p in snap.docs.pages] == ["https://docs.example.test/"]
+
+
+def test_history_becomes_issue_events_and_linear_history(
+    tiny_sources: Path, tmp_path: Path
+) -> None:
+    """The cut keeps, as the services' own history, exactly the changes made at or before T."""
+    from datetime import UTC, datetime
+
+    build_snapshot(tiny_sources, tmp_path / "t")
+    at_t = load_snapshot(tmp_path / "t")
+    assert at_t.github.issues[0].events == [] and at_t.linear.issues[0].history == []
+    build_snapshot(tiny_sources, tmp_path / "late", datetime(2026, 3, 20, tzinfo=UTC))
+    late = load_snapshot(tmp_path / "late")
+    (closed,) = late.github.issues[0].events
+    assert (closed.event, closed.actor, closed.state_reason) == ("closed", "alice", "completed")
+    assert closed.created_at == late.github.issues[0].closed_at
+    (moved,) = late.linear.issues[0].history
+    assert (moved.from_state, moved.to_state) == ("s-todo", "s-done")
+    assert dated_after(late) == []
+
+
+def _bundle_sources(tiny_sources: Path, tmp_path: Path) -> tuple[Path, str, str]:
+    """The tiny world with its repository given as a bundle holding a merge commit."""
+    from tests.casebuild.repos import commit, merge
+
+    repo = gitrepo.init(tmp_path / "repo")
+    commit(repo, "2026-03-01T10:00:00Z", "Initial commit", {"lib.py": "def add(a, b):\n"})
+    gitrepo.run(repo, "checkout", "-q", "-b", "side")
+    commit(repo, "2026-03-02T10:00:00Z", "Side work", {"side.py": "x = 1\n"})
+    gitrepo.run(repo, "checkout", "-q", "main")
+    commit(repo, "2026-03-03T10:00:00Z", "Add tests", {"test_lib.py": "y = 2\n"})
+    base = merge(repo, "2026-03-04T10:00:00Z", "side", "Merge side")
+    later = commit(repo, "2026-03-13T10:00:00Z", "Fix add (#3)", {"lib.py": "fixed\n"})
+    src = tmp_path / "sources"
+    shutil.copytree(tiny_sources, src)
+    shutil.rmtree(src / "history")
+    gitrepo.bundle_create(repo, src / "repo.bundle", later, "main")
+    world = (src / "world.yaml").read_text()
+    (src / "world.yaml").write_text(
+        world.replace("history: history", f"bundle: repo.bundle\n  base: {base}")
+    )
+    return src, base, later
+
+
+def test_bundle_sources_keep_shas_and_merges(tiny_sources: Path, tmp_path: Path) -> None:
+    src, base, later = _bundle_sources(tiny_sources, tmp_path)
+    manifest = build_snapshot(src, tmp_path / "snap")
+    (repo,) = manifest.repositories
+    assert repo.base_commit == base
+    snap = load_snapshot(tmp_path / "snap")
+    work = gitrepo.checkout_from_bundle(snap.part(repo.bundle), base, tmp_path / "w", "main")
+    assert gitrepo.run(work, "log", "--merges", "--format=%s") == "Merge side"
+    assert later not in gitrepo.run(work, "rev-list", "--all", "--reflog")
+    assert dated_after(snap) == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda w, base: w.replace(base, "a" * 40), "is not on main"),
+        (lambda w, base: w.replace("bundle: repo.bundle", "bundle: nope.bundle"), "no such bundle"),
+        (lambda w, base: re.sub(r"(?m)^at: .*$", "at: '2026-03-03T09:00:00Z'", w), "after T"),
+    ],
+)
+def test_bad_bundle_sources_are_sources_errors(
+    tiny_sources: Path, tmp_path: Path, edit, message: str
+) -> None:
+    src, base, _ = _bundle_sources(tiny_sources, tmp_path)
+    world = src / "world.yaml"
+    world.write_text(edit(world.read_text(), base))
+    with pytest.raises(SourcesError, match=message):
+        build_snapshot(src, tmp_path / "snap")
+    assert not (tmp_path / "snap").exists()
