@@ -57,9 +57,26 @@ def capture(
     requirement: Annotated[
         list[str] | None, typer.Option(help="Python requirement to record in the registry at T.")
     ] = None,
-    docs: Annotated[list[str] | None, typer.Option(help="Docs URL to record.")] = None,
+    index_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Simple index to record requirements from (replay registry record's "
+            "--upstream); default: pip's (PIP_INDEX_URL, pip config)."
+        ),
+    ] = None,
+    docs: Annotated[
+        list[str] | None, typer.Option(help="Docs URL to record as of T (needs --docs-archive).")
+    ] = None,
     docs_archive: Annotated[
-        str | None, typer.Option(help="Archive template with {stamp} and {url}.")
+        str | None,
+        typer.Option(
+            help="Web archive URL template with {stamp} and {url}, e.g. "
+            "https://web.archive.org/web/{stamp}id_/{url}."
+        ),
+    ] = None,
+    blobs: Annotated[
+        Path | None,
+        typer.Option(help="Blob store root for packages and pages; default $REPLAY_BLOBS."),
     ] = None,
 ) -> None:
     """Capture GitHub (GITHUB_TOKEN), and Linear (LINEAR_API_KEY) and Slack (SLACK_TOKEN) when
@@ -71,9 +88,17 @@ def capture(
         SlackSource,
         capture_snapshot,
     )
+    from replay.registry.blobs import BlobStore
 
     if at.tzinfo is None:
         raise InputError(Path("--at"), "T needs a timezone (e.g. ...Z)", "at")
+    if docs and not docs_archive:
+        raise InputError(
+            Path("--docs-archive"),
+            "--docs needs a web archive to read the pages as of T (a page fetched now is dated "
+            "after T and the snapshot would fail its audit), e.g. "
+            "--docs-archive 'https://web.archive.org/web/{stamp}id_/{url}'",
+        )
     config = CaptureConfig(
         at=at,
         github=GitHubSource(
@@ -97,8 +122,10 @@ def capture(
         if slack_url or slack_channel
         else None,
         requirements=list(requirement or []),
+        registry_upstream=index_url,
         docs=list(docs or []),
         docs_archive=docs_archive,
+        blobs=BlobStore(blobs) if blobs is not None else None,
     )
     manifest, report = capture_snapshot(config, output)
     base_commit = manifest.repositories[0].base_commit
@@ -107,5 +134,14 @@ def capture(
         f"dropped {sum(report.dropped.values())}, rolled back {len(report.rolled_back)}, "
         f"{len(report.flags)} flags (see capture.json)"
     )
+    if requirement or docs:
+        from replay.snapshot import load_snapshot
+
+        snap = load_snapshot(output)
+        store = config.blobs or BlobStore()
+        out.print(
+            f"recorded {len(snap.registry.python)} registry files and "
+            f"{len(snap.docs.pages)} docs pages as of T into {store.root}"
+        )
     for flag in report.flags:
         out.print(f"FLAG  {flag.service} {flag.item}: {flag.problem}")

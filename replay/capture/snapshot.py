@@ -4,7 +4,10 @@ The GitHub repository is cut at the base commit exactly as generated snapshots a
 bundle holding only the base commit's history (:func:`replay.gitrepo.bundle_create`), no tags,
 no other refs. The state of each service is cut at T by its module; what no API let us roll
 back is listed in the snapshot's ``capture.json``. Registry and docs caches are recorded at
-T with the existing recorders when requirements or URLs are given.
+T with the existing recorders when requirements or URLs are given: packages from
+``registry_upstream`` as it stood at T, pages through ``docs_archive`` as it held them at T,
+their files into the blob store. The snapshot is assembled in a staging directory and only
+replaces ``out`` once everything, caches included, is in place and verifies.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from replay.capture.linear import LinearReader, capture_linear
 from replay.capture.report import CAPTURE_REPORT, CaptureReport
 from replay.capture.slack import capture_slack
 from replay.formats import dump_json, validate_data
+from replay.registry.blobs import BlobStore
 from replay.snapshot.load import list_files, load_snapshot, sha256_file
 from replay.snapshot.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
 from replay.snapshot.state import SERVICE_MODELS
@@ -64,9 +68,17 @@ class CaptureConfig:
     slack: SlackSource | None = None
     requirements: list[str] = field(default_factory=list)
     """Python requirements to record in the registry cache as of T."""
+    registry_upstream: str | None = None
+    """The simple index (PEP 691 JSON) to record from; default: pip's configured index
+    (``PIP_INDEX_URL``, ``pip config``, else PyPI; see
+    :func:`replay.registry.record.default_index_url`)."""
     docs: list[str] = field(default_factory=list)
-    """Documentation URLs to record (through ``docs_archive`` when given)."""
+    """Documentation URLs to record as of T; needs ``docs_archive``."""
     docs_archive: str | None = None
+    """A web archive URL template with ``{stamp}`` and ``{url}``, e.g.
+    ``https://web.archive.org/web/{stamp}id_/{url}``: pages are recorded as it held them at T."""
+    blobs: BlobStore | None = None
+    """Where package files and pages go; default: ``$REPLAY_BLOBS`` or ``snapshots/blobs``."""
 
 
 EMPTY_LINEAR = {
@@ -118,10 +130,15 @@ def _cut_repository(src: GitHubSource, at: datetime, branch: str, stage: Path) -
 
 
 def capture_snapshot(config: CaptureConfig, out: Path) -> tuple[Manifest, CaptureReport]:
-    """Capture the world at ``config.at`` into the snapshot directory ``out``."""
+    """Capture the world at ``config.at`` into the snapshot directory ``out``.
+
+    ``out`` (and a snapshot already there) is replaced only when everything succeeded; on any
+    error it is left as it was. Docs without ``docs_archive`` are refused before any request.
+    """
     at = config.at
     if at.tzinfo is None:
         raise CaptureError("T needs a timezone")
+    _check_caches(config)
     led = Ledger()
     origins = {"github": config.github.api_url}
     reader = GitHubReader(config.github.api_url, config.github.token)
@@ -202,31 +219,51 @@ def capture_snapshot(config: CaptureConfig, out: Path) -> tuple[Manifest, Captur
             }
         )
         (stage / MANIFEST).write_text(dump_json(manifest.model_dump(mode="json", by_alias=True)))
+        _record_caches(config, stage)
+        manifest = load_snapshot(stage).manifest  # verifies; the recorders re-hashed parts
         if out.exists():
             shutil.rmtree(out)
         stage.replace(out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    _record_caches(config, out)
-    load_snapshot(out)
     return manifest, report
 
 
-def _record_caches(config: CaptureConfig, out: Path) -> None:
-    if config.requirements:
-        from replay.registry.record import merge_python, record_python
-        from replay.snapshot.edit import write_part
+def _check_caches(config: CaptureConfig) -> None:
+    """Refuse, before anything is read or written, caches that could not be dated at T."""
+    if not config.docs:
+        return
+    if not config.docs_archive:
+        # A page fetched today is stamped today, after T: the audit's dated_after would
+        # flag it and every run would refuse the snapshot.
+        raise CaptureError(
+            "docs: recording pages as of T needs a web archive: set docs_archive "
+            "(--docs-archive), e.g. https://web.archive.org/web/{stamp}id_/{url}"
+        )
+    from replay.docs.cache import DocsError, archive_source
 
-        files = record_python(config.requirements, config.at)
-        old = load_snapshot(out).registry
-        index = old.model_copy(update={"python": merge_python(old.python, files)})
-        data = dump_json(index.model_dump(mode="json", by_alias=True)).encode()
-        write_part(out, "registry/index.json", data, slot="registry")
+    try:
+        archive_source(config.docs_archive, config.at, config.docs[0])
+    except DocsError as exc:
+        raise CaptureError(f"docs_archive (--docs-archive): {exc}") from exc
+
+
+def _record_caches(config: CaptureConfig, stage: Path) -> None:
+    """Record the registry and docs caches at T into the staged snapshot."""
+    blobs = config.blobs or BlobStore()
+    if config.requirements:
+        from replay.registry.record import default_index_url, merge_python, record_python
+        from replay.registry.slot import write_index
+
+        upstream = config.registry_upstream or default_index_url()
+        files = record_python(config.requirements, config.at, upstream, blobs)
+        old = load_snapshot(stage).registry
+        write_index(stage, old.model_copy(update={"python": merge_python(old.python, files)}))
     if config.docs:
         from replay.docs.cache import record_pages
 
-        record_pages(out, config.docs, archive=config.docs_archive)
+        record_pages(stage, config.docs, blobs=blobs, archive=config.docs_archive)
 
 
 __all__ = [

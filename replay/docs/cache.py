@@ -4,7 +4,9 @@ Recording fetches each URL once (with the network, on the machine that builds th
 stores the body in the shared blob store and lists it in the snapshot's ``docs/index.json``.
 A page fetched today is today's page: for a T in the past, record through a web archive
 (``archive=`` a URL template such as ``https://web.archive.org/web/{stamp}id_/{url}``), whose
-capture time (``Memento-Datetime``) becomes the page's ``fetched_at``. The snapshot audit
+capture time (``Memento-Datetime``) becomes the page's ``fetched_at``. Through an archive,
+a page it cannot date at or before T is refused (an archive with no copy at T redirects to the
+nearest one, which may be later). Without one, the page is stamped now, and the snapshot audit
 flags any page fetched after T.
 Serving never touches the network: a recorded URL gets its recorded body; any other path on
 a recorded host is a 404 and a ``docs.miss`` event; anything but GET or HEAD is a 405.
@@ -103,9 +105,33 @@ def _urllib_fetch(url: str) -> Fetched:
     request = urllib.request.Request(url, headers={"User-Agent": "replay-docs-recorder"})
     with urllib.request.urlopen(request, timeout=30) as response:
         memento = response.headers.get("memento-datetime")
-        captured = parsedate_to_datetime(memento) if memento else None
+        captured = None
+        if memento:
+            try:
+                captured = parsedate_to_datetime(memento)
+            except (TypeError, ValueError) as exc:
+                raise DocsError(f"{url}: unreadable Memento-Datetime {memento!r}") from exc
         ctype = response.headers.get("content-type", "text/html")
         return response.status, ctype, response.read(), captured
+
+
+def archive_source(archive: str, at: datetime, url: str) -> str:
+    """Where an archive keeps ``url`` as of ``at``: the template with ``{stamp}`` and ``{url}``.
+
+    ``{stamp}`` is ``at`` in UTC as ``YYYYmmddHHMMSS``, the Wayback Machine's spelling
+    (``https://web.archive.org/web/{stamp}id_/{url}``: ``id_`` asks for the page as archived,
+    without the archive's toolbar). A template without both fields is an error.
+    """
+    for needed in ("{stamp}", "{url}"):
+        if needed not in archive:
+            raise DocsError(f"archive template {archive!r} has no {needed}")
+    stamp = at.astimezone(UTC).strftime("%Y%m%d%H%M%S")
+    try:
+        return archive.format(stamp=stamp, url=url)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise DocsError(
+            f"archive template {archive!r}: only {{stamp}} and {{url}} may be in braces"
+        ) from exc
 
 
 def record_pages(
@@ -119,24 +145,38 @@ def record_pages(
 ) -> list[DocsPage]:
     """Fetch ``urls`` and add them to the snapshot's docs index (replacing same-URL entries).
 
-    With ``archive`` (a template with ``{stamp}`` and ``{url}``), each page is fetched as the
-    archive held it at the snapshot's T.
+    With ``archive`` (a template with ``{stamp}`` and ``{url}``, see :func:`archive_source`),
+    each page is fetched as the archive held it at the snapshot's T, and must be dated by the
+    archive (``Memento-Datetime``) at or before T: an archive with no copy at T answers with
+    the nearest copy, often a later one, and a page from after T would make every run refuse
+    the snapshot (the audit's ``dated_after``). Any error leaves the snapshot unchanged.
     """
     snapshot = load_snapshot(snapshot_dir)
+    at = snapshot.at
     store = blobs or BlobStore()
     pages = {_key(p.url): p for p in snapshot.docs.pages}
     added = []
     for url in urls:
         if urlsplit(url).scheme not in ("http", "https"):
             raise DocsError(f"{url}: only http and https pages can be recorded")
-        source = url
-        if archive is not None:
-            stamp = snapshot.at.astimezone(UTC).strftime("%Y%m%d%H%M%S")
-            source = archive.format(stamp=stamp, url=url)
+        source = url if archive is None else archive_source(archive, at, url)
         try:
             status, content_type, body, captured = fetch(source)
         except OSError as exc:
             raise DocsError(f"{url}: could not fetch {source}: {exc}") from exc
+        if captured is not None and captured.tzinfo is None:
+            captured = captured.replace(tzinfo=UTC)  # RFC 7089: Memento-Datetime is GMT
+        if archive is not None:
+            if captured is None:
+                raise DocsError(
+                    f"{url}: the archive sent no Memento-Datetime for {source}, so the page "
+                    f"cannot be dated at or before T ({at.isoformat()})"
+                )
+            if captured > at:
+                raise DocsError(
+                    f"{url}: the archive has no copy at or before T ({at.isoformat()}): "
+                    f"asked for {source}, it served the copy of {captured.isoformat()}"
+                )
         page = DocsPage(
             url=url,
             status=status,

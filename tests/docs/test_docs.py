@@ -99,3 +99,32 @@ def test_unreachable_page_is_a_clear_error_and_changes_nothing(snap: Path, tmp_p
     with pytest.raises(DocsError, match="only http and https"):
         record_pages(snap, ["ftp://example.test/x"], blobs=BlobStore(tmp_path / "b"))
     assert (snap / "manifest.json").read_bytes() == before
+
+
+def test_through_an_archive_a_page_not_dated_at_or_before_t_is_refused(
+    snap: Path, tmp_path: Path
+) -> None:
+    """An archive without a copy at T serves its nearest one: later, or undated, is an error."""
+    app = FastAPI()
+
+    @app.get("/web/{stamp}/{url:path}")
+    def memento(stamp: str, url: str) -> HTMLResponse:
+        if url.endswith("/late.html"):
+            return HTMLResponse(
+                "<h1>late</h1>", headers={"memento-datetime": "Sun, 15 Mar 2026 12:00:00 GMT"}
+            )
+        return HTMLResponse("<h1>undated</h1>")
+
+    before = (snap / "manifest.json").read_bytes()
+    blobs = BlobStore(tmp_path / "blobs")
+    with ThreadServer(app) as server:
+        archive = f"http://127.0.0.1:{server.port}/web/{{stamp}}/{{url}}"
+        with pytest.raises(DocsError, match="no copy at or before T") as exc:
+            record_pages(snap, ["https://d.test/late.html"], blobs=blobs, archive=archive)
+        assert "2026-03-15T12:00:00+00:00" in str(exc.value)
+        with pytest.raises(DocsError, match="no Memento-Datetime"):
+            record_pages(snap, ["https://d.test/undated.html"], blobs=blobs, archive=archive)
+    with pytest.raises(DocsError, match=r"has no \{url\}"):
+        record_pages(snap, ["https://d.test/x"], blobs=blobs, archive="http://a.test/{stamp}")
+    assert (snap / "manifest.json").read_bytes() == before
+    assert not (tmp_path / "blobs" / "sha256").exists()  # nothing of a refused page is kept
