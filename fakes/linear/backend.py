@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +24,7 @@ from fakes.linear.filters import Filter, Matcher
 from fakes.linear.models import (
     Comment,
     Issue,
+    IssueHistory,
     Label,
     LinearBase,
     Organization,
@@ -41,6 +43,52 @@ STAMP_ON_ENTRY = {"started": "started_at", "completed": "completed_at", "cancele
 
 def slug(text: str, limit: int = 60) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit].strip("-")
+
+
+@dataclass(frozen=True)
+class _Sides:
+    """What an ``IssueHistory`` node records of an issue, taken before and after a change."""
+
+    state_id: str
+    assignee_id: str | None
+    title: str
+    priority: int
+    estimate: float | None
+    parent_id: str | None
+    description: str | None
+    labels: tuple[str, ...]
+
+    @classmethod
+    def of(cls, issue: Issue) -> _Sides:
+        return cls(
+            state_id=issue.state_id,
+            assignee_id=issue.assignee_id,
+            title=issue.title,
+            priority=issue.priority,
+            estimate=issue.estimate,
+            parent_id=issue.parent_id,
+            description=issue.description,
+            labels=tuple(lb.id for lb in issue.labels),
+        )
+
+
+def _dump_history(h: IssueHistory) -> dict[str, Any]:
+    """One history node in the snapshot's form (``LinearHistoryEntry``)."""
+    return {
+        "id": h.id,
+        "actor": h.actor_id,
+        "created_at": aware(h.created_at).isoformat(),
+        "from_state": h.from_state_id,
+        "to_state": h.to_state_id,
+        "from_assignee": h.from_assignee_id,
+        "to_assignee": h.to_assignee_id,
+        "from_title": h.from_title,
+        "to_title": h.to_title,
+        "from_priority": h.from_priority,
+        "to_priority": h.to_priority,
+        "added_labels": list(h.added_labels),
+        "removed_labels": list(h.removed_labels),
+    }
 
 
 class LinearBackend:
@@ -136,6 +184,26 @@ class LinearBackend:
         for i in st.issues:
             if i.parent is not None:
                 session.get_one(Issue, i.id).parent_id = i.parent
+            for n, h in enumerate(i.history):
+                session.add(
+                    IssueHistory(
+                        id=h.id,
+                        issue_id=i.id,
+                        position=n,
+                        actor_id=h.actor,
+                        created_at=h.created_at,
+                        from_state_id=h.from_state,
+                        to_state_id=h.to_state,
+                        from_assignee_id=h.from_assignee,
+                        to_assignee_id=h.to_assignee,
+                        from_title=h.from_title,
+                        to_title=h.to_title,
+                        from_priority=h.from_priority,
+                        to_priority=h.to_priority,
+                        added_labels=list(h.added_labels),
+                        removed_labels=list(h.removed_labels),
+                    )
+                )
             # Parents before replies: a reply is never older than what it answers.
             for c in sorted(i.comments, key=lambda c: (c.parent is not None, c.created_at)):
                 session.add(
@@ -170,6 +238,7 @@ class LinearBackend:
                         for c in i.comments
                     ],
                     "updated_at": aware(i.updated_at).isoformat(),
+                    "history": [_dump_history(h) for h in i.history],
                 }
                 for i in session.scalars(select(Issue).order_by(Issue.team_id, Issue.number))
             ]
@@ -466,6 +535,7 @@ class LinearBackend:
         removed = set(data.get("removedLabelIds") or [])
         labels = sorted((lb for lb in labels if lb.id not in removed), key=lambda lb: lb.name)
 
+        before = _Sides.of(issue)
         changes: dict[str, dict[str, Any]] = {}
 
         def change(field: str, before: Any, after: Any) -> None:
@@ -494,6 +564,7 @@ class LinearBackend:
             self._enter(issue, state, now)
         if changes:
             issue.updated_at = now
+            self._add_history(s, issue, actor, now, before)
             self._record(
                 s,
                 actor,
@@ -509,6 +580,32 @@ class LinearBackend:
         s.flush()
         s.expire(issue, ["parent", "assignee"])
         return issue
+
+    def _add_history(
+        self, s: Session, issue: Issue, actor: str, now: datetime, before: _Sides
+    ) -> IssueHistory:
+        """Append the ``IssueHistory`` node of one ``issueUpdate``: each field it changed,
+        both sides; the rest null. Linear merges changes an actor makes within a short
+        window into one node; here each update is its own node."""
+        after = _Sides.of(issue)
+        node = IssueHistory(
+            id=self._mint(s),
+            position=len(issue.history),
+            actor_id=actor,
+            created_at=now,
+            added_labels=[x for x in after.labels if x not in before.labels],
+            removed_labels=[x for x in before.labels if x not in after.labels],
+        )
+        for side in ("state_id", "assignee_id", "title", "priority", "estimate", "parent_id"):
+            old, new = getattr(before, side), getattr(after, side)
+            if old != new:
+                setattr(node, f"from_{side}", old)
+                setattr(node, f"to_{side}", new)
+        if before.description != after.description:
+            node.updated_description = True
+        issue.history.append(node)
+        s.flush()
+        return node
 
     def create_comment(self, s: Session, actor: str, data: dict[str, Any]) -> Comment:
         if not data.get("issueId"):

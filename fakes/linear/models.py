@@ -1,12 +1,23 @@
 """Linear's state as SQLAlchemy rows: organization, teams, users, workflow states, labels,
-issues and comments. Ids are Linear's (UUID strings); teams are referenced by id here even
-though the snapshot names them by key."""
+issues, their history and comments. Ids are Linear's (UUID strings); teams are referenced by
+id here even though the snapshot names them by key."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import Boolean, Column, DateTime, Float, ForeignKey, Integer, String, Table, Text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Table,
+    Text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -125,6 +136,11 @@ class Issue(LinearBase):
     comments: Mapped[list[Comment]] = relationship(
         back_populates="issue", order_by="Comment.created_at"
     )
+    history: Mapped[list[IssueHistory]] = relationship(
+        back_populates="issue",
+        order_by="IssueHistory.position",
+        foreign_keys="IssueHistory.issue_id",
+    )
 
     @property
     def identifier(self) -> str:
@@ -145,6 +161,49 @@ class Comment(LinearBase):
     issue: Mapped[Issue] = relationship(back_populates="comments")
     user: Mapped[User | None] = relationship()
     parent: Mapped[Comment | None] = relationship(remote_side=[id])
+
+
+class IssueHistory(LinearBase):
+    """One ``IssueHistory`` node: what one change did to an issue. A side that did not change
+    is null; columns are named as the GraphQL fields in snake case, so most resolve as they
+    are (``fromStateId`` -> ``from_state_id``)."""
+
+    __tablename__ = "linear_issue_history"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    issue_id: Mapped[str] = mapped_column(ForeignKey("linear_issues.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    """Place in the issue's history, oldest first: breaks ties between equal ``created_at``."""
+    actor_id: Mapped[str | None] = mapped_column(ForeignKey("linear_users.id"))
+    """The user who made the change; None for an automation or integration."""
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    from_state_id: Mapped[str | None] = mapped_column(ForeignKey("linear_workflow_states.id"))
+    to_state_id: Mapped[str | None] = mapped_column(ForeignKey("linear_workflow_states.id"))
+    from_assignee_id: Mapped[str | None] = mapped_column(ForeignKey("linear_users.id"))
+    to_assignee_id: Mapped[str | None] = mapped_column(ForeignKey("linear_users.id"))
+    from_title: Mapped[str | None] = mapped_column(Text)
+    to_title: Mapped[str | None] = mapped_column(Text)
+    from_priority: Mapped[int | None] = mapped_column(Integer)
+    to_priority: Mapped[int | None] = mapped_column(Integer)
+    from_estimate: Mapped[float | None] = mapped_column(Float)
+    to_estimate: Mapped[float | None] = mapped_column(Float)
+    from_parent_id: Mapped[str | None] = mapped_column(ForeignKey("linear_issues.id"))
+    to_parent_id: Mapped[str | None] = mapped_column(ForeignKey("linear_issues.id"))
+    added_labels: Mapped[list[str]] = mapped_column(JSON, default=list)
+    """Label ids added by this change."""
+    removed_labels: Mapped[list[str]] = mapped_column(JSON, default=list)
+    """Label ids removed by this change."""
+    updated_description: Mapped[bool | None] = mapped_column(Boolean)
+    """True when the change edited the description (Linear records no texts for it)."""
+
+    issue: Mapped[Issue] = relationship(back_populates="history", foreign_keys=[issue_id])
+    actor: Mapped[User | None] = relationship(foreign_keys=[actor_id])
+    from_state: Mapped[WorkflowState | None] = relationship(foreign_keys=[from_state_id])
+    to_state: Mapped[WorkflowState | None] = relationship(foreign_keys=[to_state_id])
+    from_assignee: Mapped[User | None] = relationship(foreign_keys=[from_assignee_id])
+    to_assignee: Mapped[User | None] = relationship(foreign_keys=[to_assignee_id])
+    from_parent: Mapped[Issue | None] = relationship(foreign_keys=[from_parent_id])
+    to_parent: Mapped[Issue | None] = relationship(foreign_keys=[to_parent_id])
 
 
 class ScriptedReplyFired(LinearBase):

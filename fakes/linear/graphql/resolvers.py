@@ -28,7 +28,16 @@ from sqlalchemy.orm import Session
 from fakes.linear.backend import LinearBackend, slug
 from fakes.linear.errors import EntityNotFound
 from fakes.linear.filters import Matcher, when
-from fakes.linear.models import Comment, Issue, Label, Organization, Team, User, WorkflowState
+from fakes.linear.models import (
+    Comment,
+    Issue,
+    IssueHistory,
+    Label,
+    Organization,
+    Team,
+    User,
+    WorkflowState,
+)
 from fakes.linear.models import aware as _aware
 from fakes.linear.pagination import Connection, paginate
 
@@ -352,6 +361,7 @@ def _bind_issue(obj: ObjectType) -> None:
     obj.set_field(
         "children", lambda i, info, **kw: _issue_list(info, {"parent": {"id": {"eq": i.id}}}, kw)
     )
+    obj.set_field("history", lambda i, _info, **kw: connect(_history(i), **kw))
     _constants(
         obj,
         {
@@ -370,6 +380,14 @@ def _bind_issue(obj: ObjectType) -> None:
             "syncedWith": list,
         },
     )
+
+
+def _history(issue: Issue) -> list[IssueHistory]:
+    """Newest first, as Linear's connections list by ``createdAt`` (public clients reverse
+    ``history`` nodes to read them oldest first, and ``history(first: 1)`` for the latest
+    change). A node is never edited, so ``orderBy: updatedAt`` gives the same order; nothing
+    is archived, so ``includeArchived`` changes nothing."""
+    return sorted(issue.history, key=lambda h: (_aware(h.created_at), h.position), reverse=True)
 
 
 issue_type = ObjectType("Issue")
@@ -565,6 +583,38 @@ org_type.set_field(
 )
 org_type.set_field("users", lambda _o, info, **kw: _user_list(info, kw))
 
+history_type = ObjectType("IssueHistory")
+history_type.set_field("updatedAt", lambda h, *_: h.created_at)
+
+
+def _label_ids(side: str) -> Resolver:
+    # Both lists when the change touched the labels (one may be empty), null when it did not,
+    # as the fields' nullability suggests. Unverified against a live answer: clients read
+    # them as ``addedLabelIds or []``.
+    return lambda h, *_: list(getattr(h, side)) if h.added_labels or h.removed_labels else None
+
+
+def _labels_of(side: str) -> Resolver:
+    def resolve(h: IssueHistory, info: Info) -> list[Label] | None:
+        ids = _label_ids(side)(h)
+        if ids is None:
+            return None
+        found = (ctx(info).session.get(Label, x) for x in ids)
+        return [lb for lb in found if lb is not None]
+
+    return resolve
+
+
+history_type.set_field("addedLabelIds", _label_ids("added_labels"))
+history_type.set_field("removedLabelIds", _label_ids("removed_labels"))
+history_type.set_field("addedLabels", _labels_of("added_labels"))
+history_type.set_field("removedLabels", _labels_of("removed_labels"))
+history_type.set_field("actors", lambda h, *_: [h.actor] if h.actor else [])
+history_type.set_field(
+    "descriptionUpdatedBy",
+    lambda h, *_: [h.actor] if h.updated_description and h.actor else None,
+)
+
 metadata_union = UnionType("ExternalEntityInfoMetadata", lambda *_: None)
 
 
@@ -585,6 +635,7 @@ def build_schema() -> GraphQLSchema:
         label_type,
         comment_type,
         org_type,
+        history_type,
         metadata_union,
         convert_names_case=_object_fields_only,
     )

@@ -2,7 +2,7 @@
 
 Written out from the SDK's published operations (``LinearClient.viewer``, ``.issue(id)``,
 ``.issues()``, ``.searchIssues(term)``, ``.workflowStates()``, ``.teams()``,
-``issue.comments()``, ``.updateIssue(id, input)``, ``.createIssue(input)``,
+``issue.comments()``, ``issue.history()``, ``.updateIssue(id, input)``, ``.createIssue(input)``,
 ``.createComment(input)``): each call POSTs its operation plus every
 fragment it spreads, as JSON ``{query, variables}``, with the key in ``Authorization``.
 """
@@ -619,5 +619,170 @@ fragment CommentConnection on CommentConnection {
     + REACTION
     + ACTOR_BOT
     + EXTERNAL_ENTITY
+    + PAGE_INFO
+)
+
+ISSUE_LABEL = """
+fragment IssueLabel on IssueLabel {
+  __typename
+  lastAppliedAt
+  color
+  description
+  name
+  updatedAt
+  inheritedFrom { id }
+  parent { id }
+  team { id }
+  archivedAt
+  createdAt
+  id
+  creator { id }
+  retiredBy { id }
+  isGroup
+}
+"""
+
+ISSUE_IMPORT = """
+fragment IssueImport on IssueImport {
+  __typename
+  progress
+  errorMetadata
+  csvFileUrl
+  creatorId
+  serviceMetadata
+  status
+  mapping
+  displayName
+  service
+  updatedAt
+  teamName
+  archivedAt
+  createdAt
+  id
+  error
+}
+"""
+
+ISSUE_HISTORY_FRAGMENT = """
+fragment IssueHistory on IssueHistory {
+  __typename
+  triageResponsibilityAutoAssigned
+  relationChanges { ...IssueRelationHistoryPayload }
+  addedLabelIds
+  removedLabelIds
+  addedToReleaseIds
+  removedFromReleaseIds
+  attachmentId
+  toCycleId
+  toParentId
+  toProjectId
+  toConvertedProjectId
+  toStateId
+  fromCycleId
+  fromParentId
+  fromProjectId
+  fromStateId
+  fromTeamId
+  toTeamId
+  fromAssigneeId
+  toAssigneeId
+  actorId
+  toSlaBreachesAt
+  fromSlaBreachesAt
+  actor { id }
+  descriptionUpdatedBy { ...User }
+  actors { ...User }
+  fromDelegate { id }
+  toDelegate { id }
+  botActor { ...ActorBot }
+  fromCycle { id }
+  toCycle { id }
+  issueImport { ...IssueImport }
+  issue { id }
+  addedLabels { ...IssueLabel }
+  removedLabels { ...IssueLabel }
+  updatedAt
+  attachment { id }
+  toConvertedProject { id }
+  fromParent { id }
+  toParent { id }
+  fromProjectMilestone { id }
+  toProjectMilestone { id }
+  fromProject { id }
+  toProject { id }
+  fromState { id }
+  toState { id }
+  fromTeam { id }
+  toTeam { id }
+  triageResponsibilityTeam { id }
+  archivedAt
+  createdAt
+  toSlaStartedAt
+  fromSlaStartedAt
+  toSlaType
+  fromSlaType
+  id
+  toAssignee { id }
+  fromAssignee { id }
+  triageResponsibilityNotifiedUsers { ...User }
+  fromDueDate
+  toDueDate
+  fromEstimate
+  toEstimate
+  fromPriority
+  toPriority
+  fromTitle
+  toTitle
+  fromSlaBreached
+  toSlaBreached
+  archived
+  autoArchived
+  autoClosed
+  trashed
+  updatedDescription
+  customerNeedId
+}
+fragment IssueRelationHistoryPayload on IssueRelationHistoryPayload {
+  __typename
+  identifier
+  type
+}
+"""
+
+ISSUE_HISTORY = (
+    """
+query issue_history(
+  $id: String!
+  $after: String
+  $before: String
+  $first: Int
+  $includeArchived: Boolean
+  $last: Int
+  $orderBy: PaginationOrderBy
+) {
+  issue(id: $id) {
+    history(
+      after: $after
+      before: $before
+      first: $first
+      includeArchived: $includeArchived
+      last: $last
+      orderBy: $orderBy
+    ) {
+      ...IssueHistoryConnection
+    }
+  }
+}
+fragment IssueHistoryConnection on IssueHistoryConnection {
+  __typename
+  nodes { ...IssueHistory }
+  pageInfo { ...PageInfo }
+}
+"""
+    + ISSUE_HISTORY_FRAGMENT
+    + ISSUE_LABEL
+    + ISSUE_IMPORT
+    + USER
+    + ACTOR_BOT
     + PAGE_INFO
 )
