@@ -17,6 +17,7 @@ from fakes.github.models import (
     Comment,
     GitHubBase,
     Issue,
+    IssueEvent,
     Label,
     Pull,
     Repo,
@@ -114,6 +115,25 @@ class GitHubBackend(PullOps):
                 assignees=[users[a] for a in t.assignees],
             )
             s.add(issue)
+            for e in t.events:
+                known = labels.get((repo.id, e.label)) if e.label is not None else None
+                s.add(
+                    IssueEvent(
+                        id=e.id,
+                        issue=issue,
+                        event=e.event,
+                        actor=users[e.actor],
+                        created_at=e.created_at,
+                        label_name=e.label,
+                        # A label since deleted keeps GitHub's default colour.
+                        label_color=(known.color if known else "ededed") if e.label else None,
+                        assignee=users[e.assignee] if e.assignee is not None else None,
+                        rename_from=e.rename_from,
+                        rename_to=e.rename_to,
+                        commit_id=e.commit_id,
+                        state_reason=e.state_reason,
+                    )
+                )
             for c in t.comments:
                 s.add(
                     Comment(
@@ -199,6 +219,7 @@ class GitHubBackend(PullOps):
                 ],
                 "created_at": i.created_at.isoformat(),
                 "updated_at": i.updated_at.isoformat(),
+                "events": [_dump_event(e) for e in i.events],
             }
             if i.pull is not None:
                 p = i.pull
@@ -213,6 +234,22 @@ class GitHubBackend(PullOps):
                 )
             out["issues"].append(item)
         return out
+
+
+def _dump_event(e: IssueEvent) -> dict[str, Any]:
+    """An issue event in the snapshot's terms (:class:`replay.snapshot.state.GitHubIssueEvent`)."""
+    return {
+        "id": e.id,
+        "event": e.event,
+        "actor": e.actor.login,
+        "created_at": e.created_at.isoformat(),
+        "label": e.label_name,
+        "assignee": e.assignee.login if e.assignee is not None else None,
+        "rename_from": e.rename_from,
+        "rename_to": e.rename_to,
+        "commit_id": e.commit_id,
+        "state_reason": e.state_reason,
+    }
 
 
 __all__ = ["GitHubBackend", "RefUpdate"]

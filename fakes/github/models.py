@@ -178,11 +178,54 @@ class Issue(GitHubBase):
     assignees: Mapped[list[User]] = relationship(secondary=issue_assignees, order_by="User.login")
     comments: Mapped[list[Comment]] = relationship(back_populates="issue", order_by="Comment.id")
     pull: Mapped[Pull | None] = relationship(back_populates="issue", uselist=False)
+    events: Mapped[list[IssueEvent]] = relationship(
+        back_populates="issue", order_by="[IssueEvent.created_at, IssueEvent.id]"
+    )
 
     @property
     def key(self) -> str:
         """The event log's object id: ``owner/repo#7``."""
         return f"{self.repo.full_name}#{self.number}"
+
+
+class IssueEvent(GitHubBase):
+    """One entry of a thread's history, as ``GET /repos/{o}/{r}/issues/{n}/events`` lists it.
+
+    Seeded from the snapshot's ``events`` (everything up to T) and appended by every change
+    GitHub records as an issue event. ``event`` keeps the snapshot's vocabulary
+    (:class:`replay.snapshot.state.GitHubIssueEvent`); the wire name may differ
+    (``converted_to_draft`` goes out as ``convert_to_draft``, see :mod:`fakes.github.render`).
+    """
+
+    __tablename__ = "github_issue_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """GitHub's event id: the snapshot's, or one past the largest for events of the run."""
+    issue_id: Mapped[int] = mapped_column(
+        ForeignKey("github_issues.id", ondelete="CASCADE"), index=True
+    )
+    event: Mapped[str] = mapped_column(String(40))
+    """``closed``, ``reopened``, ``merged``, ``labeled``, ``unlabeled``, ``renamed``,
+    ``assigned``, ``unassigned``, ``converted_to_draft`` or ``ready_for_review``."""
+    actor_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
+    """Who made the change (for ``assigned``/``unassigned``, the assigner)."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    label_name: Mapped[str | None] = mapped_column(String(200))
+    """For ``labeled``/``unlabeled``: the label's name then (kept if the label goes)."""
+    label_color: Mapped[str | None] = mapped_column(String(6))
+    """For ``labeled``/``unlabeled``: the label's colour then."""
+    assignee_id: Mapped[int | None] = mapped_column(ForeignKey("github_users.id"))
+    """For ``assigned``/``unassigned``: who was (un)assigned."""
+    rename_from: Mapped[str | None] = mapped_column(Text)
+    rename_to: Mapped[str | None] = mapped_column(Text)
+    commit_id: Mapped[str | None] = mapped_column(String(40))
+    """For ``merged``: the commit the merge made on the base branch."""
+    state_reason: Mapped[str | None] = mapped_column(String(20))
+    """For ``closed``: ``completed`` or ``not_planned`` (issues; None for pull requests)."""
+
+    issue: Mapped[Issue] = relationship(back_populates="events")
+    actor: Mapped[User] = relationship(foreign_keys=[actor_id])
+    assignee: Mapped[User | None] = relationship(foreign_keys=[assignee_id])
 
 
 class Pull(GitHubBase):

@@ -1,5 +1,5 @@
 """Operations on issues (and on the issue side of pull requests): create, update, labels,
-comments."""
+comments, and the issue events each change records."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from fakes.github.errors import (
 from fakes.github.models import (
     Comment,
     Issue,
+    IssueEvent,
     Label,
     Repo,
     User,
@@ -24,6 +25,83 @@ from fakes.github.ops_refs import RefOps
 
 
 class IssueOps(RefOps):
+    # ------------------------------------------------------------------ issue events
+
+    def _issue_event(
+        self,
+        s: Session,
+        issue: Issue,
+        actor: User,
+        event: str,
+        *,
+        label: Label | None = None,
+        assignee: User | None = None,
+        rename: tuple[str, str] | None = None,
+        commit_id: str | None = None,
+        state_reason: str | None = None,
+    ) -> IssueEvent:
+        """Append one issue event, dated now, with an id past every other (seeded ones too)."""
+        top = s.scalar(select(func.max(IssueEvent.id)))
+        row = IssueEvent(
+            id=(top or 0) + 1,
+            issue=issue,
+            event=event,
+            actor=actor,
+            created_at=self.now(),
+            label_name=label.name if label is not None else None,
+            label_color=label.color if label is not None else None,
+            assignee=assignee,
+            rename_from=rename[0] if rename else None,
+            rename_to=rename[1] if rename else None,
+            commit_id=commit_id,
+            state_reason=state_reason,
+        )
+        s.add(row)
+        s.flush()
+        return row
+
+    def _label_events(
+        self, s: Session, issue: Issue, actor: User, old: list[Label], new: list[Label]
+    ) -> None:
+        for lb in new:
+            if lb not in old:
+                self._issue_event(s, issue, actor, "labeled", label=lb)
+        for lb in old:
+            if lb not in new:
+                self._issue_event(s, issue, actor, "unlabeled", label=lb)
+
+    def _assignee_events(
+        self, s: Session, issue: Issue, actor: User, old: list[User], new: list[User]
+    ) -> None:
+        for u in new:
+            if u not in old:
+                self._issue_event(s, issue, actor, "assigned", assignee=u)
+        for u in old:
+            if u not in new:
+                self._issue_event(s, issue, actor, "unassigned", assignee=u)
+
+    def issue_events(self, s: Session, repo: Repo | str, number: int) -> list[IssueEvent]:
+        """One thread's events, oldest first (``GET .../issues/{n}/events``)."""
+        return list(self.issue(s, repo, number).events)
+
+    def repo_issue_events(self, s: Session, repo: Repo | str) -> list[IssueEvent]:
+        """Every thread's events in a repository, newest first (``GET .../issues/events``)."""
+        r = self.repo(s, repo)
+        q = (
+            select(IssueEvent)
+            .join(Issue, IssueEvent.issue_id == Issue.id)
+            .where(Issue.repo_id == r.id)
+            .order_by(IssueEvent.created_at.desc(), IssueEvent.id.desc())
+        )
+        return list(s.scalars(q))
+
+    def issue_event(self, s: Session, repo: Repo | str, event_id: int) -> IssueEvent:
+        r = self.repo(s, repo)
+        row = s.get(IssueEvent, event_id)
+        if row is None or row.issue.repo_id != r.id:
+            raise NotFound()
+        return row
+
     # ------------------------------------------------------------------ issues
 
     def _labels(self, s: Session, repo: Repo, names: Iterable[str]) -> list[Label]:
@@ -88,6 +166,9 @@ class IssueOps(RefOps):
         )
         s.add(issue)
         s.flush()
+        # GitHub records labels and assignees given at creation as events of their own.
+        self._label_events(s, issue, author, [], list(issue.labels))
+        self._assignee_events(s, issue, author, [], list(issue.assignees))
         self._event(
             s,
             actor,
@@ -135,6 +216,8 @@ class IssueOps(RefOps):
             if not title.strip():
                 raise ValidationFailed(resource, "title", "missing_field")
             note("title", issue.title, title)
+            if title != issue.title:
+                self._issue_event(s, issue, user, "renamed", rename=(issue.title, title))
             issue.title = title
         if "body" in changes:
             note("body", issue.body, changes["body"])
@@ -164,22 +247,26 @@ class IssueOps(RefOps):
                         new_reason = reason or "completed"
                         note("state_reason", issue.state_reason, new_reason)
                         issue.state_reason = new_reason
+                    self._issue_event(s, issue, user, "closed", state_reason=issue.state_reason)
                 else:
                     issue.closed_at = None
                     issue.closed_by = None
                     if not issue.is_pull:
                         note("state_reason", issue.state_reason, "reopened")
                         issue.state_reason = "reopened"
+                    self._issue_event(s, issue, user, "reopened")
         if reason is not None and state is None and not issue.is_pull and issue.state == "closed":
             note("state_reason", issue.state_reason, reason)
             issue.state_reason = reason
         if changes.get("labels") is not None:
             new_labels = self._labels(s, issue.repo, changes["labels"])
             note("labels", [lb.name for lb in issue.labels], [lb.name for lb in new_labels])
+            self._label_events(s, issue, user, list(issue.labels), new_labels)
             issue.labels = new_labels
         if changes.get("assignees") is not None:
             new_people = self._assignees(s, changes["assignees"], resource)
             note("assignees", [u.login for u in issue.assignees], [u.login for u in new_people])
+            self._assignee_events(s, issue, user, list(issue.assignees), new_people)
             issue.assignees = new_people
         if diff:
             issue.updated_at = now
@@ -199,10 +286,11 @@ class IssueOps(RefOps):
         self, s: Session, actor: str, repo: Repo | str, number: int, names: Iterable[str]
     ) -> Issue:
         issue = self.issue(s, repo, number)
-        self._actor(s, actor)
+        user = self._actor(s, actor)
         for label in self._labels(s, issue.repo, names):
             if label not in issue.labels:
                 issue.labels.append(label)
+                self._issue_event(s, issue, user, "labeled", label=label)
                 self._event(
                     s,
                     actor,
@@ -218,11 +306,12 @@ class IssueOps(RefOps):
         self, s: Session, actor: str, repo: Repo | str, number: int, name: str
     ) -> Issue:
         issue = self.issue(s, repo, number)
-        self._actor(s, actor)
+        user = self._actor(s, actor)
         match = [lb for lb in issue.labels if lb.name.lower() == name.lower()]
         if not match:
             raise NotFound("Label does not exist")
         issue.labels.remove(match[0])
+        self._issue_event(s, issue, user, "unlabeled", label=match[0])
         issue.updated_at = self.now()
         self._event(
             s,

@@ -139,6 +139,9 @@ class PullOps(IssueOps):
             if changes.get(key) is not None and bool(changes[key]) != getattr(pull, key):
                 extra[key] = {"from": getattr(pull, key), "to": bool(changes[key])}
                 setattr(pull, key, bool(changes[key]))
+        if "draft" in extra:
+            kind = "converted_to_draft" if pull.draft else "ready_for_review"
+            self._issue_event(s, issue, self._actor(s, actor), kind)
         keys = ("title", "body", "state", "labels", "assignees")
         plain: dict[str, Any] = {k: changes[k] for k in keys if k in changes}
         # One update event for everything this call changed.
@@ -193,6 +196,9 @@ class PullOps(IssueOps):
         with self.push_lock:
             self.git.update_ref(r.full_name, f"refs/heads/{base.name}", new_sha, base.sha)
         self._move_branch(s, r, base.name, new_sha)
+        # GitHub lists a merge as two events: ``merged`` (with the merge commit), ``closed``.
+        self._issue_event(s, issue, user, "merged", commit_id=new_sha)
+        self._issue_event(s, issue, user, "closed")
         self._event(
             s,
             actor,

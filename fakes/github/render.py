@@ -19,6 +19,7 @@ from fakes.github.models import (
     Comment,
     CommitStatus,
     Issue,
+    IssueEvent,
     Label,
     Repo,
     Review,
@@ -222,6 +223,68 @@ def issue(i: Issue) -> w.Issue:
         timeline_url=f"{api}/timeline",
         state_reason=None if i.is_pull else i.state_reason,
     )
+
+
+WIRE_EVENTS = {"converted_to_draft": "convert_to_draft"}
+"""Where GitHub's issue event name differs from the snapshot's word for it (the webhook
+action is ``converted_to_draft``; the issue event is ``convert_to_draft``, per GitHub's
+"Issue event types" page)."""
+
+EVENT_NODE_TYPES = {
+    "closed": "ClosedEvent",
+    "reopened": "ReopenedEvent",
+    "merged": "MergedEvent",
+    "labeled": "LabeledEvent",
+    "unlabeled": "UnlabeledEvent",
+    "renamed": "RenamedTitleEvent",
+    "assigned": "AssignedEvent",
+    "unassigned": "UnassignedEvent",
+    "converted_to_draft": "ConvertToDraftEvent",
+    "ready_for_review": "ReadyForReviewEvent",
+}
+"""The GraphQL type behind each event's global id (``MergedEvent`` as GitHub's own say)."""
+
+
+def issue_event(e: IssueEvent, *, with_issue: bool = False, timeline: bool = False) -> w.IssueEvent:
+    """An issue event; ``with_issue`` for the repository's list and the single event, and
+    ``timeline`` drops ``assigner``, which the timeline does not carry (GitHub's docs)."""
+    r = e.issue.repo
+    api = f"{API}/repos/{r.full_name}"
+    fields: dict[str, object] = {
+        "id": e.id,
+        "node_id": node_id(EVENT_NODE_TYPES.get(e.event, "IssueEvent"), e.id),
+        "url": f"{api}/issues/events/{e.id}",
+        "actor": simple_user(e.actor),
+        "event": WIRE_EVENTS.get(e.event, e.event),
+        "commit_id": e.commit_id,
+        "commit_url": f"{api}/commits/{e.commit_id}" if e.commit_id else None,
+        "created_at": e.created_at,
+    }
+    if e.event in ("labeled", "unlabeled"):
+        fields["label"] = w.IssueEventLabel(name=e.label_name or "", color=e.label_color or "")
+    if e.event in ("assigned", "unassigned"):
+        fields["assignee"] = simple_user(e.assignee) if e.assignee is not None else None
+        if not timeline:
+            fields["assigner"] = simple_user(e.actor)
+    if e.event == "renamed":
+        fields["rename"] = w.IssueEventRename.model_validate(
+            {"from": e.rename_from or "", "to": e.rename_to or ""}
+        )
+    if e.event in ("closed", "reopened"):
+        fields["state_reason"] = e.state_reason
+    if with_issue:
+        fields["issue"] = issue(e.issue)
+    return w.IssueEvent.model_validate(fields)
+
+
+def timeline_comment(c: Comment) -> w.TimelineComment:
+    return w.TimelineComment(**dict(comment(c)), actor=simple_user(c.author))
+
+
+def timeline_review(rv: Review) -> w.TimelineReview:
+    data = dict(review(rv))
+    data["state"] = rv.state.lower()
+    return w.TimelineReview(**data)
 
 
 def search_issue(i: Issue) -> w.SearchIssue:

@@ -4,7 +4,8 @@ Thin routes: parse the request, call the backend inside one session, render a wi
 This module holds the app, what every response shares (GitHub's headers, errors in GitHub's
 shape, authentication, ``Link`` pagination) and the user and repository endpoints; issues
 and pull requests live in :mod:`fakes.github.routes_issues` and
-:mod:`fakes.github.routes_pulls`.
+:mod:`fakes.github.routes_pulls`, issue events and timelines in
+:mod:`fakes.github.routes_events`.
 """
 
 import base64
@@ -259,7 +260,7 @@ def root_document(base: str) -> dict[str, str]:
 
 def make_rest_app(backend: GitHubBackend) -> ASGIApp:
     """The REST app: every route at the root and again under ``/api/v3``."""
-    from fakes.github import routes_issues, routes_pulls, routes_repos
+    from fakes.github import routes_events, routes_issues, routes_pulls, routes_repos
 
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     auth = make_auth(backend)
@@ -312,6 +313,7 @@ def make_rest_app(backend: GitHubBackend) -> ASGIApp:
 
         user_routes(router, auth)
         routes_repos.add(router, auth)
+        routes_events.add(router, auth)  # before /issues/{number} claims /issues/events
         routes_issues.add(router, auth)
         routes_pulls.add(router, auth)
         app.include_router(router, prefix=prefix)

@@ -49,12 +49,15 @@ class Wire(BaseModel):
     """Fields that API version 2026-03-10 no longer sends."""
     LEFT_OUT: ClassVar[frozenset[str]] = frozenset()
     """Fields of the parent model that this smaller variant never sends."""
+    ONLY_IF_SET: ClassVar[frozenset[str]] = frozenset()
+    """Fields sent only when given (even as None), absent otherwise: the per-kind fields of
+    an issue event."""
 
     @model_serializer(mode="wrap")
     def _versioned(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
         if isinstance(data, dict):
-            drop = set(self.LEFT_OUT)
+            drop = set(self.LEFT_OUT) | (self.ONLY_IF_SET - self.model_fields_set)
             if API_VERSION.get() >= NEW_VERSION:
                 drop |= self.REMOVED_IN_NEW
             for key in drop:
@@ -202,6 +205,45 @@ class Issue(Wire):
     timeline_url: str
     performed_via_github_app: None = None
     state_reason: str | None
+
+
+class IssueEventLabel(Wire):
+    name: str
+    color: str
+
+
+class IssueEventRename(Wire):
+    from_: str = Field(alias="from")
+    to: str
+
+
+class IssueEvent(Wire):
+    """An issue event (GitHub's ``issue-event``; docs: rest/using-the-rest-api/issue-event-types).
+
+    The common properties always; per kind only its own: ``label`` ({name, color}) for
+    ``labeled``/``unlabeled``, ``assignee`` and ``assigner`` for ``assigned``/``unassigned``,
+    ``rename`` ({from, to}) for ``renamed``, ``state_reason`` for ``closed``/``reopened``;
+    ``issue`` only where the event is read without its issue (the repository's list, one
+    event by id).
+    """
+
+    ONLY_IF_SET = frozenset({"label", "assignee", "assigner", "rename", "state_reason", "issue"})
+
+    id: int
+    node_id: str
+    url: str
+    actor: SimpleUser | None
+    event: str
+    commit_id: str | None
+    commit_url: str | None
+    created_at: Timestamp
+    label: IssueEventLabel | None = None
+    assignee: SimpleUser | None = None
+    assigner: SimpleUser | None = None
+    rename: IssueEventRename | None = None
+    state_reason: str | None = None
+    issue: Issue | None = None
+    performed_via_github_app: None = None
 
 
 class SearchIssue(Issue):
@@ -448,6 +490,19 @@ class Review(Wire):
     submitted_at: Timestamp | None = None
     commit_id: str
     author_association: AuthorAssociation
+
+
+class TimelineComment(IssueComment):
+    """A comment as the timeline lists it: the comment plus ``event`` and ``actor``."""
+
+    event: Literal["commented"] = "commented"
+    actor: SimpleUser
+
+
+class TimelineReview(Review):
+    """A submitted review as the timeline lists it (``state`` in lower case)."""
+
+    event: Literal["reviewed"] = "reviewed"
 
 
 class ReviewCommentLinks(Wire):

@@ -1,0 +1,100 @@
+"""Issue events and the timeline: a thread's history, as GitHub serves it.
+
+``GET /repos/{o}/{r}/issues/{n}/events`` lists one thread's events oldest first,
+``GET /repos/{o}/{r}/issues/events`` every thread's newest first (each with its ``issue``),
+``GET /repos/{o}/{r}/issues/events/{id}`` one event with its ``issue`` (docs.github.com
+rest/issues/events). ``GET /repos/{o}/{r}/issues/{n}/timeline`` merges the events with the
+thread's comments (``commented``) and submitted reviews (``reviewed``), oldest first; it
+leaves out what the fake does not model (``committed``, ``cross-referenced``...).
+
+Registered before :mod:`fakes.github.routes_issues`, whose ``/issues/{number}`` would
+otherwise claim ``/issues/events``.
+"""
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+from sqlalchemy.orm import Session
+
+from fakes.github import render
+from fakes.github import schemas as w
+from fakes.github.models import Comment, IssueEvent, Review
+from fakes.github.routes import Ctx, Page, PerPage, paginate, wire
+
+
+def _timeline_entry(row: IssueEvent | Comment | Review) -> w.Wire:
+    if isinstance(row, IssueEvent):
+        return render.issue_event(row, timeline=True)
+    if isinstance(row, Comment):
+        return render.timeline_comment(row)
+    return render.timeline_review(row)
+
+
+def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
+    Auth = Annotated[Ctx, Depends(auth)]
+
+    @router.get("/repos/{owner}/{repo}/issues/events")
+    def list_repo_events(
+        request: Request, owner: str, repo: str, ctx: Auth, per_page: PerPage = 30, page: Page = 1
+    ) -> Response:
+        def go(s: Session) -> tuple[list[w.IssueEvent], dict[str, str]]:
+            rows = ctx.backend.repo_issue_events(s, f"{owner}/{repo}")
+            chunk, headers = paginate(request, rows, per_page, page)
+            return [render.issue_event(e, with_issue=True) for e in chunk], headers
+
+        items, headers = ctx.run(go)
+        return wire(items, headers=headers)
+
+    @router.get("/repos/{owner}/{repo}/issues/events/{event_id}")
+    def get_event(owner: str, repo: str, event_id: int, ctx: Auth) -> Response:
+        def go(s: Session) -> w.IssueEvent:
+            e = ctx.backend.issue_event(s, f"{owner}/{repo}", event_id)
+            return render.issue_event(e, with_issue=True)
+
+        return wire(ctx.run(go))
+
+    @router.get("/repos/{owner}/{repo}/issues/{number}/events")
+    def list_events(
+        request: Request,
+        owner: str,
+        repo: str,
+        number: int,
+        ctx: Auth,
+        per_page: PerPage = 30,
+        page: Page = 1,
+    ) -> Response:
+        def go(s: Session) -> tuple[list[w.IssueEvent], dict[str, str]]:
+            rows = ctx.backend.issue_events(s, f"{owner}/{repo}", number)
+            chunk, headers = paginate(request, rows, per_page, page)
+            return [render.issue_event(e) for e in chunk], headers
+
+        items, headers = ctx.run(go)
+        return wire(items, headers=headers)
+
+    @router.get("/repos/{owner}/{repo}/issues/{number}/timeline")
+    def timeline(
+        request: Request,
+        owner: str,
+        repo: str,
+        number: int,
+        ctx: Auth,
+        per_page: PerPage = 30,
+        page: Page = 1,
+    ) -> Response:
+        def go(s: Session) -> tuple[list[w.Wire], dict[str, str]]:
+            issue = ctx.backend.issue(s, f"{owner}/{repo}", number)
+            entries: list[tuple[datetime, int, IssueEvent | Comment | Review]] = []
+            entries += [(e.created_at, 0, e) for e in issue.events]
+            entries += [(c.created_at, 1, c) for c in issue.comments]
+            for rv in issue.pull.reviews if issue.pull is not None else []:
+                if rv.submitted_at is not None:
+                    entries.append((rv.submitted_at, 2, rv))
+            entries.sort(key=lambda x: (x[0], x[1]))
+            chunk, headers = paginate(request, entries, per_page, page)
+            return [_timeline_entry(row) for _, _, row in chunk], headers
+
+        items, headers = ctx.run(go)
+        return wire(items, headers=headers)
