@@ -192,9 +192,8 @@ class IssueEvent(GitHubBase):
     """One entry of a thread's history, as ``GET /repos/{o}/{r}/issues/{n}/events`` lists it.
 
     Seeded from the snapshot's ``events`` (everything up to T) and appended by every change
-    GitHub records as an issue event. ``event`` keeps the snapshot's vocabulary
-    (:class:`replay.snapshot.state.GitHubIssueEvent`); the wire name may differ
-    (``converted_to_draft`` goes out as ``convert_to_draft``, see :mod:`fakes.github.render`).
+    GitHub records as an issue event. ``event`` is GitHub's own name for it, as in the
+    snapshot (:class:`replay.snapshot.state.GitHubIssueEvent`).
     """
 
     __tablename__ = "github_issue_events"
@@ -206,7 +205,7 @@ class IssueEvent(GitHubBase):
     )
     event: Mapped[str] = mapped_column(String(40))
     """``closed``, ``reopened``, ``merged``, ``labeled``, ``unlabeled``, ``renamed``,
-    ``assigned``, ``unassigned``, ``converted_to_draft`` or ``ready_for_review``."""
+    ``assigned``, ``unassigned``, ``convert_to_draft`` or ``ready_for_review``."""
     actor_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
     """Who made the change (for ``assigned``/``unassigned``, the assigner)."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -140,7 +140,7 @@ class PullOps(IssueOps):
                 extra[key] = {"from": getattr(pull, key), "to": bool(changes[key])}
                 setattr(pull, key, bool(changes[key]))
         if "draft" in extra:
-            kind = "converted_to_draft" if pull.draft else "ready_for_review"
+            kind = "convert_to_draft" if pull.draft else "ready_for_review"
             self._issue_event(s, issue, self._actor(s, actor), kind)
         keys = ("title", "body", "state", "labels", "assignees")
         plain: dict[str, Any] = {k: changes[k] for k in keys if k in changes}

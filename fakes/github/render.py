@@ -225,11 +225,6 @@ def issue(i: Issue) -> w.Issue:
     )
 
 
-WIRE_EVENTS = {"converted_to_draft": "convert_to_draft"}
-"""Where GitHub's issue event name differs from the snapshot's word for it (the webhook
-action is ``converted_to_draft``; the issue event is ``convert_to_draft``, per GitHub's
-"Issue event types" page)."""
-
 EVENT_NODE_TYPES = {
     "closed": "ClosedEvent",
     "reopened": "ReopenedEvent",
@@ -239,7 +234,7 @@ EVENT_NODE_TYPES = {
     "renamed": "RenamedTitleEvent",
     "assigned": "AssignedEvent",
     "unassigned": "UnassignedEvent",
-    "converted_to_draft": "ConvertToDraftEvent",
+    "convert_to_draft": "ConvertToDraftEvent",
     "ready_for_review": "ReadyForReviewEvent",
 }
 """The GraphQL type behind each event's global id (``MergedEvent`` as GitHub's own say)."""
@@ -255,7 +250,7 @@ def issue_event(e: IssueEvent, *, with_issue: bool = False, timeline: bool = Fal
         "node_id": node_id(EVENT_NODE_TYPES.get(e.event, "IssueEvent"), e.id),
         "url": f"{api}/issues/events/{e.id}",
         "actor": simple_user(e.actor),
-        "event": WIRE_EVENTS.get(e.event, e.event),
+        "event": e.event,
         "commit_id": e.commit_id,
         "commit_url": f"{api}/commits/{e.commit_id}" if e.commit_id else None,
         "created_at": e.created_at,

@@ -343,7 +343,7 @@ def _issue_events(
     for login in [n for n in old if n not in new]:
         add("unassigned", assignee=login)
     if bool(before.get("draft")) != bool(after.get("draft")):
-        add("converted_to_draft" if after.get("draft") else "ready_for_review")
+        add("convert_to_draft" if after.get("draft") else "ready_for_review")
     return out
 
 

@@ -74,7 +74,7 @@ class GitHubIssueEvent(Strict):
     id: int = Field(gt=0)
     event: Literal[
         "closed", "reopened", "merged", "labeled", "unlabeled", "renamed", "assigned",
-        "unassigned", "converted_to_draft", "ready_for_review",
+        "unassigned", "convert_to_draft", "ready_for_review",
     ]  # fmt: skip
     actor: str
     created_at: AwareDatetime

@@ -443,7 +443,7 @@ def test_merge_and_draft_events_and_the_timeline(served_events: Served, tmp_path
     assert raw_timeline[3]["state"] == "commented"
     # The dump keeps the snapshot's word for a draft conversion.
     assert [e["event"] for e in dumped(served_events, pr.number)] == [
-        "converted_to_draft", "ready_for_review", "merged", "closed",
+        "convert_to_draft", "ready_for_review", "merged", "closed",
     ]  # fmt: skip
     for e in dumped(served_events, pr.number):
         GitHubIssueEvent.model_validate(e)
