@@ -108,6 +108,41 @@ def undo_events(thread: dict[str, Any], events: list[dict[str, Any]], at: dateti
     return bool(later)
 
 
+KEPT_EVENTS = frozenset(
+    {
+        "closed", "reopened", "merged", "labeled", "unlabeled", "renamed", "assigned",
+        "unassigned", "convert_to_draft", "ready_for_review",
+    }
+)  # fmt: skip
+"""The issue events that change a thread's state; the snapshot keeps those dated by T."""
+
+
+def kept_events(events: list[dict[str, Any]], at: datetime) -> list[dict[str, Any]]:
+    """The thread's state-changing events at or before T, in the snapshot's shape."""
+    kept = []
+    for e in events:
+        if e.get("event") not in KEPT_EVENTS or when(e["created_at"]) > at:
+            continue
+        item: dict[str, Any] = {
+            "id": e["id"],
+            "event": e["event"],
+            "actor": _login(e.get("actor")),
+            "created_at": e["created_at"],
+        }
+        if e.get("label"):
+            item["label"] = e["label"]["name"]
+        if e.get("assignee"):
+            item["assignee"] = _login(e["assignee"])
+        if e.get("rename"):
+            item["rename_from"], item["rename_to"] = e["rename"]["from"], e["rename"]["to"]
+        if e.get("commit_id"):
+            item["commit_id"] = e["commit_id"]
+        if e.get("state_reason"):
+            item["state_reason"] = e["state_reason"]
+        kept.append(item)
+    return sorted(kept, key=lambda e: (when(e["created_at"]), e["id"]))
+
+
 def _thread(raw: dict[str, Any], repo: str, at: datetime) -> dict[str, Any]:
     return {
         "repo": repo,
@@ -155,6 +190,7 @@ def _roll_back(
     if events is not None:
         if undo_events(thread, events, at):
             led.rolled_back.append(item)
+        thread["events"] = kept_events(events, at)
         return
     # No history here: roll back what the object dates itself, flag the rest.
     changed = False
@@ -253,6 +289,8 @@ def capture_github(
         logins |= {t["author"], *t["assignees"], *(t.get("merged_by") or "").split()}
         logins |= {c["author"] for c in t["comments"]}
         logins |= {r["author"] for r in t.get("reviews", [])}
+        logins |= {e["actor"] for e in t.get("events", [])}
+        logins |= {e["assignee"] for e in t.get("events", []) if e.get("assignee")}
     users = []
     for login in sorted(logins):
         u = reader.get(f"/users/{login}")

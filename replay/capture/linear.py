@@ -36,10 +36,13 @@ _ISSUES = (
     + " } pageInfo { hasNextPage endCursor } } }"
 )
 _HISTORY = """
-query($id: String!) { issue(id: $id) { history(first: 250) { nodes {
-  createdAt fromState { id } toState { id } fromAssignee { id } toAssignee { id }
-  addedLabelIds removedLabelIds fromTitle toTitle
-} } } }
+query($id: String!, $after: String) { issue(id: $id) { history(first: 100, after: $after) {
+  nodes {
+    id createdAt actor { id } fromState { id } toState { id } fromAssignee { id }
+    toAssignee { id } addedLabelIds removedLabelIds fromTitle toTitle fromPriority toPriority
+  }
+  pageInfo { hasNextPage endCursor }
+} } }
 """
 
 
@@ -84,10 +87,51 @@ def undo_history(issue: dict[str, Any], entries: list[dict[str, Any]], at: datet
             issue["labels"] = [*issue["labels"], label]
         if e.get("fromTitle"):
             issue["title"] = e["fromTitle"]
+        if e.get("fromPriority") is not None:
+            issue["priority"] = e["fromPriority"]
     for key in ("started_at", "completed_at", "canceled_at"):
         if issue.get(key) and when(issue[key]) > at:
             issue[key] = None
     return bool(later)
+
+
+def _history(reader: LinearReader, issue_id: str) -> tuple[list[dict[str, Any]], str | None]:
+    """Every ``IssueHistory`` node of the issue, or ``([], why)`` where none is served."""
+    nodes: list[dict[str, Any]] = []
+    after: str | None = None
+    while True:
+        data, errors = reader.query(_HISTORY, id=issue_id, after=after)
+        if errors:
+            return [], str(errors[0].get("message"))
+        page = data["issue"]["history"]
+        nodes += page["nodes"]
+        if not page["pageInfo"]["hasNextPage"]:
+            return nodes, None
+        after = page["pageInfo"]["endCursor"]
+
+
+def kept_history(entries: list[dict[str, Any]], at: datetime) -> list[dict[str, Any]]:
+    """The issue's history at or before T, in the snapshot's shape."""
+    kept = []
+    for e in sorted(entries, key=lambda e: when(e["createdAt"])):
+        if when(e["createdAt"]) > at:
+            continue
+        item: dict[str, Any] = {
+            "id": e["id"],
+            "actor": (e.get("actor") or {}).get("id"),
+            "created_at": e["createdAt"],
+        }
+        for side in ("from", "to"):
+            for key in ("State", "Assignee"):
+                if e.get(f"{side}{key}"):
+                    item[f"{side}_{key.lower()}"] = e[f"{side}{key}"]["id"]
+            for key in ("Title", "Priority"):
+                if e.get(f"{side}{key}") is not None:
+                    item[f"{side}_{key.lower()}"] = e[f"{side}{key}"]
+        item["added_labels"] = list(e.get("addedLabelIds") or [])
+        item["removed_labels"] = list(e.get("removedLabelIds") or [])
+        kept.append(item)
+    return kept
 
 
 def capture_linear(
@@ -143,10 +187,10 @@ def capture_linear(
                 "completed_at": raw.get("completedAt"),
                 "canceled_at": raw.get("canceledAt"),
             }
-            if when(raw["updatedAt"]) > at:
-                data, errors = reader.query(_HISTORY, id=raw["id"])
-                if errors:
-                    history_missing = str(errors[0].get("message"))
+            entries, missing = _history(reader, raw["id"])
+            if missing is not None:
+                history_missing = missing
+                if when(raw["updatedAt"]) > at:
                     undo_history(issue, [], at)
                     led.flag(
                         "linear",
@@ -155,8 +199,10 @@ def capture_linear(
                         f"served ({history_missing}): state, assignee, labels and title are "
                         "as of capture (dates after T cleared)",
                     )
-                elif undo_history(issue, data["issue"]["history"]["nodes"], at):
+            else:
+                if undo_history(issue, entries, at):
                     led.rolled_back.append(identifier)
+                issue["history"] = kept_history(entries, at)
             stamps = [when(issue["created_at"])] + [when(c["created_at"]) for c in comments]
             stamps += [when(issue[k]) for k in ("started_at", "completed_at", "canceled_at")
                        if issue.get(k)]  # fmt: skip

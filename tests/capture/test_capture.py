@@ -4,8 +4,8 @@ The fakes serve a world cut at a LATER time than the capture's T, so they hold a
 T (a new issue, the fix pull request, late comments, a ticket closed, a Linear issue moved to
 Done, a late thread reply, a late reaction). The captured snapshot must hold exactly what
 existed at T: the same items as the same sources cut at T, with state rolled back where the
-API dates it, and flags in capture.json where it does not (the fakes serve neither GitHub's
-issue events nor Linear's Issue.history)."""
+API keeps its history (GitHub's issue events, Linear's Issue.history, both served by the
+fakes) and flags in capture.json where it does not (a server that answers neither, below)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,11 @@ def _world() -> dict[str, Any]:
             "repo": "acme/tiny", "number": 2, "id": 102, "title": "Document add()",
             "body": "say what it does", "state": "open", "author": "bob",
             "labels": ["bug"], "created_at": "2026-03-11T08:00:00Z",
+            "history": [
+                {"at": "2026-03-11T10:00:00Z", "by": "alice", "set": {"assignees": ["alice"]}},
+                {"at": "2026-03-13T00:00:00Z", "by": "bob",
+                 "set": {"labels": [], "title": "Docs: add()", "assignees": []}},
+            ],
         },
         {
             "repo": "acme/tiny", "number": 4, "id": 104, "title": "Filed after T",
@@ -70,6 +75,12 @@ def _world() -> dict[str, Any]:
         }
     )  # fmt: skip
     lin = w["linear"]
+    lin["workflow_states"].append(
+        {"id": "s-doing", "team": "ENG", "name": "In Progress", "type": "started", "position": 3}
+    )
+    lin["issues"][0]["history"].insert(
+        0, {"at": "2026-03-11T06:00:00Z", "by": "u-agent", "set": {"state": "s-doing"}}
+    )
     lin["issues"][0]["comments"] = [
         {"id": "c-1", "user": "u-agent", "body": "looking", "created_at": "2026-03-11T00:00:00Z"},
         {"id": "c-2", "user": "u-agent", "body": "done", "created_at": "2026-03-13T00:00:00Z"},
@@ -92,17 +103,59 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return src
 
 
-@pytest.fixture(scope="module")
-def captured(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("served")
+class NoHistory:
+    """A server like an old GitHub Enterprise and a Linear without ``Issue.history``: the
+    events endpoint is missing (404) and a query for history is a validation error."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].endswith("/events"):
+            await _answer(send, 404, {"message": "Not Found"})
+            return
+        if scope["type"] == "http" and scope["path"].endswith("/graphql"):
+            body = b""
+            while True:
+                message = await receive()
+                body += message.get("body", b"")
+                if not message.get("more_body"):
+                    break
+            if b"history(" in body:
+                error = 'Cannot query field "history" on type "Issue".'
+                await _answer(send, 400, {"errors": [{"message": error}]})
+                return
+            sent = False
+
+            async def replay_body() -> Any:
+                nonlocal sent
+                if sent:
+                    return {"type": "http.disconnect"}
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            await self.app(scope, replay_body, send)
+            return
+        await self.app(scope, receive, send)
+
+
+async def _answer(send: Any, status: int, payload: Any) -> None:
+    data = json.dumps(payload).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+def _capture(sources: Path, root: Path, wrap: Any = None) -> Path:
     later = root / "later"
     build_snapshot(sources, later, LATER)
     world = build_world(load_snapshot(later))
+    app = wrap(world) if wrap is not None else world
     out = root / "captured"
     with ExitStack() as stack:
-        gh = stack.enter_context(serve(HostAs(world, "api.github.com")))
-        slack = stack.enter_context(serve(HostAs(world, "slack.com")))
-        linear = stack.enter_context(serve(HostAs(world, "api.linear.app")))
+        gh = stack.enter_context(serve(HostAs(app, "api.github.com")))
+        slack = stack.enter_context(serve(HostAs(app, "slack.com")))
+        linear = stack.enter_context(serve(HostAs(app, "api.linear.app")))
         config = CaptureConfig(
             at=T,
             github=GitHubSource(
@@ -118,6 +171,11 @@ def captured(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
             close()
     world.world.engine.dispose()
     return out
+
+
+@pytest.fixture(scope="module")
+def captured(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _capture(sources, tmp_path_factory.mktemp("served"))
 
 
 @pytest.fixture(scope="module")
@@ -138,16 +196,21 @@ def test_captured_holds_exactly_the_items_of_t(captured: Path, expected: Path) -
         strict=True,
     ):
         assert [c.id for c in g.comments] == [c.id for c in w.comments]
-        assert (g.state, g.closed_at, g.title, g.labels) == (
+        assert (g.state, g.closed_at, g.title, g.labels, g.assignees) == (
             w.state,
             w.closed_at,
             w.title,
             w.labels,
+            w.assignees,
         )
+        # The history the services keep is kept too, up to T: the same events, same ids.
+        assert g.events == w.events
     (pr,) = got.github.pulls
     assert [r.id for r in pr.reviews] == [501] and pr.merged_by == "alice"
     assert [i.identifier for i in got.linear.issues] == ["ENG-1"]
     assert [c.id for c in got.linear.issues[0].comments] == ["c-1"]
+    assert got.linear.issues[0].state == want.linear.issues[0].state == "s-doing"
+    assert got.linear.issues[0].history == want.linear.issues[0].history != []
     (eng,) = got.slack.channels
     assert [m.ts for m in eng.messages] == [m.ts for m in want.slack.channels[0].messages]
     # The repository is cut at the base commit: one ref, and that commit is T's.
@@ -157,19 +220,23 @@ def test_captured_holds_exactly_the_items_of_t(captured: Path, expected: Path) -
     assert audit(got) == []
 
 
-def test_state_rolled_back_where_dated_and_flagged_where_not(captured: Path) -> None:
+def test_state_rolled_back_from_the_services_history(captured: Path) -> None:
     got = load_snapshot(captured)
     issue = next(i for i in got.github.issues if i.number == 1)
     assert issue.state == "open" and issue.closed_at is None  # closed after T: rolled back
+    assert issue.events == []
+    docs = next(i for i in got.github.issues if i.number == 2)
+    # Assigned before T (kept), relabelled, renamed and unassigned after T (undone).
+    assert (docs.title, docs.labels, docs.assignees) == ("Document add()", ["bug"], ["alice"])
+    assert [(e.event, e.actor, e.assignee) for e in docs.events] == [("assigned", "alice", "alice")]
     report = json.loads((captured / "capture.json").read_text())
-    assert "acme/tiny#1" in report["rolled_back"]
-    flags = {(f["service"], f["item"]): f["problem"] for f in report["flags"]}
-    assert "issues/1/events answered 404" in flags[("github", "acme/tiny#1")]
-    # Linear: moved to Done after T; without Issue.history the state cannot be rolled back.
-    assert "Issue.history is not served" in flags[("linear", "ENG-1")]
-    assert got.linear.issues[0].completed_at is None
-    # Slack: a reaction added after T cannot be dated by the Web API.
-    assert any(k[0] == "slack" and "reactions" in v for k, v in flags.items())
+    assert {"acme/tiny#1", "acme/tiny#2", "ENG-1"} <= set(report["rolled_back"])
+    # Linear: moved to Done after T, rolled back to where it stood at T.
+    (eng1,) = got.linear.issues
+    assert eng1.state == "s-doing" and eng1.completed_at is None
+    # Only what Slack's Web API cannot date is flagged (reactions, membership).
+    assert {f["service"] for f in report["flags"]} == {"slack"}
+    assert any("reactions" in f["problem"] for f in report["flags"])
     assert report["dropped"] == {
         "github.comment": 1,
         "github.issue": 1,
@@ -178,6 +245,24 @@ def test_state_rolled_back_where_dated_and_flagged_where_not(captured: Path) -> 
         "linear.issue": 1,
         "slack.message": 1,
     }
+
+
+def test_without_history_dated_fields_are_rolled_back_and_the_rest_flagged(
+    sources: Path, tmp_path: Path
+) -> None:
+    captured = _capture(sources, tmp_path, wrap=NoHistory)
+    got = load_snapshot(captured)
+    issue = next(i for i in got.github.issues if i.number == 1)
+    assert issue.state == "open" and issue.closed_at is None  # closed_at is dated: rolled back
+    docs = next(i for i in got.github.issues if i.number == 2)
+    assert docs.title == "Docs: add()" and docs.events == []  # as of capture, and flagged
+    report = json.loads((captured / "capture.json").read_text())
+    flags = {(f["service"], f["item"]): f["problem"] for f in report["flags"]}
+    assert "issues/1/events answered 404" in flags[("github", "acme/tiny#1")]
+    assert "issues/2/events answered 404" in flags[("github", "acme/tiny#2")]
+    assert "Issue.history is not served" in flags[("linear", "ENG-1")]
+    assert got.linear.issues[0].completed_at is None
+    assert got.linear.issues[0].history == []
 
 
 def test_undo_events_rolls_back_labels_titles_and_state() -> None:
@@ -237,8 +322,9 @@ def test_cli_capture_github_only(
     finally:
         world.world.engine.dispose()
     assert result.exit_code == 0, result.output
-    assert "FLAG  github acme/tiny#1" in result.output
+    assert "rolled back 2" in result.output and "0 flags" in result.output
     snap = load_snapshot(tmp_path / "snap")
     assert [i.number for i in snap.github.issues] == [1, 2] and snap.slack.channels == []
+    assert snap.github.issues[0].state == "open"
     monkeypatch.delenv("GITHUB_TOKEN")
     assert CliRunner().invoke(app, args).exit_code != 0
