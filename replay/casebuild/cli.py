@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +15,13 @@ from replay.errors import InputError
 
 app = typer.Typer(help="Building cases from real history.", no_args_is_help=True)
 out = Console(highlight=False, soft_wrap=True)
+
+
+def _env(name: str) -> str:
+    value = os.environ.get(name, "")
+    if not value:
+        raise InputError(Path(name), f"set {name} to a token for this service")
+    return value
 
 
 def _aware(value: datetime | None, name: str) -> datetime | None:
@@ -40,6 +49,22 @@ def create(
         "https://api.github.com"
     ),
     github_git: Annotated[str, typer.Option(help="Git base URL.")] = "https://github.com",
+    linear_issue: Annotated[
+        str | None,
+        typer.Option(help="With --pr: the Linear ticket (ENG-12), captured at T (LINEAR_API_KEY)."),
+    ] = None,
+    linear_url: Annotated[str, typer.Option(help="Linear GraphQL URL.")] = (
+        "https://api.linear.app/graphql"
+    ),
+    slack_thread: Annotated[
+        str | None,
+        typer.Option(
+            help="With --pr: CHANNEL/TS of the Slack thread, captured at T (SLACK_TOKEN)."
+        ),
+    ] = None,
+    slack_url: Annotated[str, typer.Option(help="Slack Web API base URL.")] = (
+        "https://slack.com/api/"
+    ),
     body: Annotated[str, typer.Option(help="The ticket's body.")] = "",
     issue: Annotated[int, typer.Option(help="The ticket's issue number.")] = 1,
     ticket_created: Annotated[
@@ -68,15 +93,30 @@ def create(
     """A case from a fix commit: hidden tests = its test changes, gold = the rest, test lists
     measured before and after the gold in the environment image."""
     import dataclasses
-    import os
     import tempfile
 
     from replay.capture.github import GitHubReader
-    from replay.casebuild.create import FixSource, create_case, fix_source_from_pr
+    from replay.casebuild.create import (
+        FixSource,
+        LinearTicket,
+        SlackThread,
+        create_case,
+        fix_source_from_pr,
+    )
     from replay.runtime.base import get_runtime
 
     if pr is None and (repo is None or fix is None or name is None or not title):
         raise InputError(Path(case_id), "give --pr, or --repo, --fix, --name and --title")
+    if pr is None and (linear_issue or slack_thread):
+        raise InputError(Path(case_id), "--linear-issue and --slack-thread need --pr")
+    linear = slack = None
+    if linear_issue:
+        linear = LinearTicket(linear_issue, _env("LINEAR_API_KEY"), linear_url)
+    if slack_thread:
+        channel, _, ts = slack_thread.partition("/")
+        if not channel or not re.fullmatch(r"\d+\.\d+", ts):
+            raise InputError(Path(slack_thread), "--slack-thread is CHANNEL/TS", "slack-thread")
+        slack = SlackThread(channel, ts, _env("SLACK_TOKEN"), slack_url)
     src = FixSource(
         repo=repo or Path("."),
         fix=fix or "HEAD",
@@ -100,13 +140,20 @@ def create(
                 reader = GitHubReader(github_api, token)
                 try:
                     found = fix_source_from_pr(
-                        reader, github_git, token, repo_name, int(number), Path(tmp) / "clone"
+                        reader,
+                        github_git,
+                        token,
+                        repo_name,
+                        int(number),
+                        Path(tmp) / "clone",
+                        at=src.at,
+                        linear=linear,
+                        slack=slack,
                     )
                 finally:
                     reader.close()
                 src = dataclasses.replace(
                     found,
-                    at=src.at,
                     setup=src.setup,
                     command=src.command,
                     registry_index=src.registry_index,
@@ -118,6 +165,8 @@ def create(
         f"wrote {path}: {len(lists.fail_to_pass)} FAIL_TO_PASS, {len(lists.pass_to_pass)} "
         f"PASS_TO_PASS, {len(lists.flaky)} flaky dropped"
     )
+    for effect in src.effects:
+        out.print(f"proposed side effect {effect.id}: {effect.description}")
 
 
 @app.command("import-swebench")

@@ -10,18 +10,24 @@ FAIL_TO_PASS and PASS_TO_PASS are then measured in the environment image
 from __future__ import annotations
 
 import base64
+import dataclasses
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from replay import gitrepo
+from replay.capture.common import CaptureError, Ledger, when
 from replay.capture.github import GitHubReader
+from replay.capture.linear import LinearReader, capture_linear
+from replay.capture.slack import capture_slack
 from replay.casebuild.patches import split_fix, test_files
 from replay.casebuild.testlists import MIN_REPEATS, TestLists, measure, write_lists
 from replay.casebuild.world import (
     DEFAULT_COMMAND,
     CaseSpec,
+    ProposedEffect,
     TicketSpec,
     latest_history_date,
     write_case_dir,
@@ -48,6 +54,33 @@ class FixSource:
     command: str | None = None
     registry_index: Path | None = None
     docs_index: Path | None = None
+    ticket_service: str = "github"
+    ticket_identifier: str | None = None
+    """A Linear ticket's identifier; the ticket is then that Linear issue, not a GitHub one."""
+    effects: tuple[ProposedEffect, ...] = ()
+    states: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LinearTicket:
+    """The fix's ticket on Linear: captured at T with its team, its later moves proposed."""
+
+    identifier: str
+    key: str
+    url: str = "https://api.linear.app/graphql"
+
+
+@dataclass(frozen=True)
+class SlackThread:
+    """The Slack thread the fix was discussed in: captured at T, its later answer proposed."""
+
+    channel: str
+    ts: str
+    token: str
+    url: str = "https://slack.com/api/"
+
+
+_MERGE_PR = re.compile(r"^Merge pull request #\d+ from ")
 
 
 def _date(repo: Path, rev: str) -> datetime:
@@ -65,11 +98,7 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         raise InputError(repo, f"{src.fix}: the fix changes no test file; nothing to grade with")
     if not gold.strip():
         raise InputError(repo, f"{src.fix}: the fix changes only tests; there is no gold patch")
-    commits = gitrepo.run(repo, "rev-list", "--reverse", f"{base}..{fix}").split()
-    first = min(_date(repo, c) for c in commits)
-    created = src.ticket_created or first
-    # The ticket must exist at T; the first commit must not.
-    at = src.at or min(created, first - timedelta(seconds=1))
+    created, at = _pick_at(repo, base, fix, src.ticket_created, src.at)
     floor = latest_history_date(repo, base)
     if at < floor:
         raise InputError(
@@ -79,6 +108,8 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         )
     command = src.command or f"{DEFAULT_COMMAND} {' '.join(test_files(tests))}".strip()
     subject = gitrepo.run(repo, "log", "-1", "--format=%s", fix)
+    if _MERGE_PR.match(subject):  # GitHub's merge button: the PR's title is the body's first line
+        subject = gitrepo.run(repo, "log", "-1", "--format=%b", fix).partition("\n")[0] or subject
     return CaseSpec(
         id=case_id,
         repo=repo,
@@ -87,7 +118,13 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         gold=gold,
         tests=tests,
         ticket=TicketSpec(
-            src.issue_number, src.ticket_title, src.ticket_body, src.ticket_author, min(created, at)
+            src.issue_number,
+            src.ticket_title,
+            src.ticket_body,
+            src.ticket_author,
+            min(created, at),
+            service=src.ticket_service,
+            identifier=src.ticket_identifier,
         ),
         at=at,
         setup=src.setup,
@@ -95,7 +132,22 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         pr_title=subject,
         registry_index=src.registry_index,
         docs_index=src.docs_index,
+        effects=list(src.effects),
+        states=dict(src.states),
     )
+
+
+def _pick_at(
+    repo: Path, base: str, fix: str, created: datetime | None, at: datetime | None
+) -> tuple[datetime, datetime]:
+    """``(ticket created, T)``: T defaults to the ticket's creation or one second before the
+    fix's first commit, whichever is earlier (the ticket must exist at T, the work must not)."""
+    commits = gitrepo.run(repo, "rev-list", "--reverse", f"{base}..{fix}").split()
+    if not commits:
+        raise InputError(repo, f"{fix[:12]} adds no commit to {base[:12]}: there is no fix")
+    first = min(_date(repo, c) for c in commits)
+    created = created or first
+    return created, at or min(created, first - timedelta(seconds=1))
 
 
 def create_case(
@@ -115,14 +167,31 @@ _CLOSES = re.compile(r"(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)"
 
 
 def fix_source_from_pr(
-    reader: GitHubReader, git_url: str, token: str, repo: str, number: int, clone: Path
+    reader: GitHubReader,
+    git_url: str,
+    token: str,
+    repo: str,
+    number: int,
+    clone: Path,
+    *,
+    at: datetime | None = None,
+    linear: LinearTicket | None = None,
+    slack: SlackThread | None = None,
 ) -> FixSource:
     """A merged pull request on GitHub as a fix: base = the merge base of its base and head,
-    fix = its head; the ticket is the issue its body closes (else the PR itself). The first
-    commit's date (for T) is read from the clone by :func:`spec_from_fix`."""
+    fix = its head; the ticket is the Linear issue given, else the issue its body closes, else
+    the PR itself. Linear and Slack, when given, are captured at T into the case's snapshot.
+
+    The side effects proposed beyond the pull request are what the real fix did between T and
+    the merge: the PR's author commenting on the ticket, the ticket moved on Linear, an
+    answer in the Slack thread. What happened at or after the merge (an issue closed by it, a
+    ticket moved to Done by an automation) is the merge's doing, not the agent's.
+    """
     pr = reader.get(f"/repos/{repo}/pulls/{number}")
     if not pr.get("merged_at"):
         raise InputError(Path(f"{repo}#{number}"), "the pull request was not merged")
+    merged = when(pr["merged_at"])
+    fixer = (pr.get("user") or {}).get("login", "")
     m = _CLOSES.search(pr.get("body") or "")
     ticket = reader.get(f"/repos/{repo}/issues/{m.group(1)}") if m else pr
     basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
@@ -133,8 +202,7 @@ def fix_source_from_pr(
     head = pr["head"]["sha"]
     gitrepo.run(clone, "cat-file", "-e", f"{head}^{{commit}}")
     base = gitrepo.run(clone, "merge-base", pr["base"]["sha"], head)
-    created = datetime.fromisoformat(ticket["created_at"].replace("Z", "+00:00"))
-    return FixSource(
+    src = FixSource(
         repo=clone,
         fix=head,
         base=base,
@@ -143,8 +211,149 @@ def fix_source_from_pr(
         ticket_body=ticket.get("body") or "",
         issue_number=int(ticket["number"]),
         ticket_author=(ticket.get("user") or {}).get("login", "reporter"),
-        ticket_created=created,
+        ticket_created=when(ticket["created_at"]),
+    )
+    effects: list[ProposedEffect] = []
+    states: dict[str, dict[str, Any]] = {}
+    if linear is not None:
+        src, state, moved = _linear_ticket(src, linear, merged, at)
+        states["linear"] = state
+        effects += moved
+    created, t = _pick_at(clone, base, head, src.ticket_created, at)
+    if linear is None and m is not None:
+        effects += _ticket_answers(reader, repo, int(ticket["number"]), fixer, t, merged)
+    if slack is not None:
+        state, answered = _slack_thread(slack, t, merged)
+        states["slack"] = state
+        effects += answered
+    return dataclasses.replace(
+        src, at=t, ticket_created=created, effects=tuple(effects), states=states
     )
 
 
-__all__ = ["FixSource", "create_case", "fix_source_from_pr", "spec_from_fix"]
+def _ticket_answers(
+    reader: GitHubReader, repo: str, number: int, fixer: str, at: datetime, merged: datetime
+) -> list[ProposedEffect]:
+    """The fix's author commented on the ticket after T and before the merge."""
+    for c in reader.pages(f"/repos/{repo}/issues/{number}/comments"):
+        if at < when(c["created_at"]) < merged and (c.get("user") or {}).get("login") == fixer:
+            return [
+                ProposedEffect(
+                    id="ticket-answered",
+                    description=f"#{number} gets a comment (the fix's author commented "
+                    "there before the merge).",
+                    service="github",
+                    kind="github.issue_comment.created",
+                    where=[{"field": "data.number", "equals": number}],
+                    gold={"repo": repo, "number": number, "body": c.get("body") or ""},
+                )
+            ]
+    return []
+
+
+_LINEAR_ISSUE = """
+query($id: String!) { issue(id: $id) { id identifier number title description createdAt
+  team { key } creator { displayName }
+  history(first: 250) { nodes { createdAt fromState { name } toState { name } } } } }
+"""
+
+
+def _linear_ticket(
+    src: FixSource, linear: LinearTicket, merged: datetime, at: datetime | None
+) -> tuple[FixSource, dict[str, Any], list[ProposedEffect]]:
+    reader = LinearReader(linear.url, linear.key)
+    try:
+        issue = reader.data(_LINEAR_ISSUE, id=linear.identifier)["issue"]
+        created = when(issue["createdAt"])
+        src = dataclasses.replace(
+            src,
+            ticket_service="linear",
+            ticket_identifier=issue["identifier"],
+            ticket_title=issue["title"],
+            ticket_body=issue.get("description") or "",
+            issue_number=int(issue["number"]),
+            ticket_author=(issue.get("creator") or {}).get("displayName") or "reporter",
+            ticket_created=min(created, src.ticket_created or created),
+        )
+        _, t = _pick_at(src.repo, src.base or "", src.fix, src.ticket_created, at)
+        state = capture_linear(reader, issue["team"]["key"], t, set(), Ledger())
+    finally:
+        reader.close()
+    moves = [
+        h
+        for h in issue["history"]["nodes"]
+        if h.get("toState") and t < when(h["createdAt"]) < merged
+    ]
+    if not moves:
+        return src, state, []
+    last = max(moves, key=lambda h: when(h["createdAt"]))
+    to = last["toState"]["name"]
+    ident = issue["identifier"]
+    return (
+        src,
+        state,
+        [
+            ProposedEffect(
+                id="ticket-moved",
+                description=f"{ident} is moved to {to} (as the real fix did before the merge).",
+                service="linear",
+                kind="linear.issue.updated",
+                where=[
+                    {"field": "data.identifier", "equals": ident},
+                    {"field": "data.to_state", "equals": to},
+                ],
+                gold={
+                    "identifier": ident,
+                    "from_state": (last.get("fromState") or {}).get("name"),
+                    "to_state": to,
+                },
+            )
+        ],
+    )
+
+
+def _slack_thread(
+    slack: SlackThread, at: datetime, merged: datetime
+) -> tuple[dict[str, Any], list[ProposedEffect]]:
+    from slack_sdk import WebClient
+    from slack_sdk.errors import SlackApiError
+
+    client = WebClient(token=slack.token, base_url=slack.url)
+    state = capture_slack(client, at, frozenset({slack.channel}), Ledger())
+    if not state["channels"]:
+        raise InputError(Path(slack.channel), "no such Slack channel at T")
+    channel = state["channels"][0]["id"]
+    if not any(msg["ts"] == slack.ts for msg in state["channels"][0]["messages"]):
+        raise InputError(Path(f"{slack.channel}/{slack.ts}"), "no such Slack thread at T")
+    try:
+        replies = client.conversations_replies(channel=channel, ts=slack.ts, limit=200)
+    except SlackApiError as exc:
+        raise CaptureError(f"Slack conversations.replies: {exc.response.get('error')}") from exc
+    later = [
+        r
+        for r in replies.get("messages") or []
+        if r["ts"] != slack.ts and at < datetime.fromtimestamp(float(r["ts"]), UTC) < merged
+    ]
+    if not later:
+        return state, []
+    first = later[0]
+    return state, [
+        ProposedEffect(
+            id="thread-answered",
+            description="The Slack thread gets a reply (the real fix was announced there).",
+            service="slack",
+            kind="slack.message.posted",
+            where=[{"field": "data.thread_ts", "equals": slack.ts}],
+            gold={"channel": channel, "thread_ts": slack.ts, "text": first.get("text") or ""},
+        )
+    ]
+
+
+__all__ = [
+    "FixSource",
+    "LinearTicket",
+    "SlackThread",
+    "create_case",
+    "fix_source_from_pr",
+    "spec_from_fix",
+]

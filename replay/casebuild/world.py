@@ -1,14 +1,15 @@
 """From a local repository and a ticket to snapshot sources, a snapshot and a case directory.
 
 The snapshot is *generated* like the demo's: sources (the repository's history up to the base
-commit as ``git format-patch`` files, and a ``world.yaml`` whose GitHub holds the ticket as an
-issue) cut at T by :func:`replay.snapshot.build_snapshot`. Replaying the patches rewrites the
-committer, so the case's base commit is the rebuilt one the manifest names; its tree is the
-original's, so the gold and test patches apply unchanged.
+commit as a git bundle, and a ``world.yaml`` whose GitHub holds the ticket as an issue) cut at
+T by :func:`replay.snapshot.build_snapshot`. The bundle holds the base commit's history as it
+is, merges included, so the case's base commit is the real one (the PR's base) and no commit
+after it can ride along.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,9 +19,11 @@ from typing import Any
 import yaml
 
 from replay import gitrepo
-from replay.errors import InputError
-from replay.snapshot import build_snapshot
+from replay.formats import dump_json, validate_data
+from replay.snapshot import build_snapshot, load_snapshot
+from replay.snapshot.edit import write_part
 from replay.snapshot.manifest import Manifest
+from replay.snapshot.state import SERVICE_MODELS
 
 AGENT = "replay-agent"
 DEFAULT_COMMAND = "python -m pytest -p no:cacheprovider -q --junitxml={junit}"
@@ -28,13 +31,28 @@ DEFAULT_COMMAND = "python -m pytest -p no:cacheprovider -q --junitxml={junit}"
 
 @dataclass(frozen=True)
 class TicketSpec:
-    """The ticket as a GitHub issue in the snapshot."""
+    """The ticket: a GitHub issue in the snapshot, or a Linear issue captured into it."""
 
     number: int
     title: str
     body: str
     author: str
     created_at: datetime
+    service: str = "github"
+    identifier: str | None = None
+    """A Linear ticket's identifier (``ENG-12``)."""
+
+
+@dataclass(frozen=True)
+class ProposedEffect:
+    """A side effect the real fix had, proposed as expected of the agent (and done by gold)."""
+
+    id: str
+    description: str
+    service: str
+    kind: str
+    where: list[dict[str, Any]]
+    gold: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -63,6 +81,10 @@ class CaseSpec:
     """A recorded registry index (``registry/index.json``) for the environment at T."""
     docs_index: Path | None = None
     tags: list[str] = field(default_factory=list)
+    effects: list[ProposedEffect] = field(default_factory=list)
+    """Beyond the pull request: what else the real fix did (ticket moved, thread answered)."""
+    states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Service states captured at T (``linear``, ``slack``) that replace the generated ones."""
 
 
 def _iso(value: datetime) -> str:
@@ -70,21 +92,14 @@ def _iso(value: datetime) -> str:
 
 
 def latest_history_date(repo: Path, base: str) -> datetime:
-    """The latest author date in ``base``'s history (the rebuilt commits carry those dates)."""
-    out = gitrepo.run(repo, "log", "--format=%aI", base)
+    """The latest author or committer date in ``base``'s history: T cannot be earlier."""
+    out = gitrepo.run(repo, "log", "--format=%aI%n%cI", base)
     return max(datetime.fromisoformat(line) for line in out.splitlines())
 
 
 def write_history(repo: Path, base: str, dest: Path) -> None:
-    merges = gitrepo.run(repo, "rev-list", "--merges", base)
-    if merges:
-        raise InputError(
-            repo,
-            f"the history of {base[:12]} has merge commits ({merges.split()[0][:12]}...); "
-            "generated snapshots replay a linear history",
-        )
-    dest.mkdir(parents=True, exist_ok=True)
-    gitrepo.run(repo, "format-patch", "-q", "--binary", "--root", "-o", str(dest), base)
+    """``dest``: a bundle of exactly ``base``'s history on ``main`` (merges and SHAs kept)."""
+    gitrepo.bundle_create(repo, dest, base, "main")
 
 
 def world_source(spec: CaseSpec, at: datetime) -> dict[str, Any]:
@@ -94,7 +109,12 @@ def world_source(spec: CaseSpec, at: datetime) -> dict[str, Any]:
     since = "2008-01-01T00:00:00Z"
     return {
         "at": _iso(at),
-        "repository": {"name": spec.repo_name, "default_branch": "main", "history": "history"},
+        "repository": {
+            "name": spec.repo_name,
+            "default_branch": "main",
+            "bundle": "repo.bundle",
+            "base": spec.base,
+        },
         "github": {
             "viewer": AGENT,
             "users": [
@@ -126,7 +146,9 @@ def world_source(spec: CaseSpec, at: datetime) -> dict[str, Any]:
                     "author": t.author,
                     "created_at": _iso(t.created_at),
                 }
-            ],
+            ]
+            if t.service == "github"
+            else [],
         },
         "linear": {
             "viewer": "u-agent",
@@ -162,13 +184,18 @@ def write_case_dir(spec: CaseSpec, out: Path) -> tuple[Path, Manifest]:
     sources = out / "sources"
     if sources.exists():
         shutil.rmtree(sources)
-    write_history(spec.repo, spec.base, sources / "history")
+    write_history(spec.repo, spec.base, sources / "repo.bundle")
     (sources / "world.yaml").write_text(yaml.safe_dump(world_source(spec, at), sort_keys=False))
     for index, slot in ((spec.registry_index, "registry"), (spec.docs_index, "docs")):
         if index is not None:
             (sources / slot).mkdir()
             shutil.copyfile(index, sources / slot / "index.json")
     manifest = build_snapshot(sources, out / "snapshot", at)
+    for svc, state in sorted(spec.states.items()):
+        model = validate_data(sources / f"{svc}.json", state, SERVICE_MODELS[svc])
+        data = dump_json(model.model_dump(mode="json", by_alias=True)).encode()
+        write_part(out / "snapshot", f"{svc}.json", data)
+    manifest = load_snapshot(out / "snapshot").manifest
     base = manifest.repositories[0].base_commit
     (out / "gold.patch").write_text(spec.gold)
     (out / "hidden_tests.patch").write_text(spec.tests)
@@ -179,14 +206,19 @@ def write_case_dir(spec: CaseSpec, out: Path) -> tuple[Path, Manifest]:
 
 def case_data(spec: CaseSpec, at: datetime, base: str) -> dict[str, Any]:
     """The case file's content; the side effects are proposed from what the real fix did."""
-    ref = f"{spec.repo_name}#{spec.ticket.number}"
     number = spec.ticket.number
     branch = spec.pr_branch or f"fix-{number}"
+    if spec.ticket.identifier is not None:
+        ref = mention = spec.ticket.identifier
+        pattern = re.escape(mention) + r"\b"
+    else:
+        ref, mention = f"{spec.repo_name}#{number}", f"#{number}"
+        pattern = f"#{number}\\b"
     return {
         "schema": 1,
         "id": spec.id,
         "title": spec.ticket.title,
-        "ticket": {"service": "github", "ref": ref},
+        "ticket": {"service": spec.ticket.service, "ref": ref},
         "snapshot": "snapshot",
         "at": _iso(at),
         "repository": {"name": spec.repo_name, "base_commit": base},
@@ -200,12 +232,23 @@ def case_data(spec: CaseSpec, at: datetime, base: str) -> dict[str, Any]:
         "side_effects": [
             {
                 "id": "pr-references-issue",
-                "description": f"A pull request is opened whose body references #{number}.",
+                "description": f"A pull request is opened whose body references {mention}.",
                 "service": "github",
                 "kind": "github.pull_request.opened",
-                "where": [{"field": "data.body", "regex": f"#{number}\\b"}],
+                "where": [{"field": "data.body", "regex": pattern}],
                 "at_least": 1,
             },
+            *(
+                {
+                    "id": e.id,
+                    "description": e.description,
+                    "service": e.service,
+                    "kind": e.kind,
+                    "where": e.where,
+                    "at_least": 1,
+                }
+                for e in spec.effects
+            ),
             {
                 "id": "no-push-to-main",
                 "service": "git",
@@ -232,9 +275,10 @@ def case_data(spec: CaseSpec, at: datetime, base: str) -> dict[str, Any]:
                         "title": spec.pr_title or spec.ticket.title,
                         "head_ref": branch,
                         "base_ref": "main",
-                        "body": f"Fixes #{number}.",
+                        "body": f"Fixes {mention}.",
                     },
-                }
+                },
+                *({"service": e.service, "kind": e.kind, "data": e.gold} for e in spec.effects),
             ],
         },
     }

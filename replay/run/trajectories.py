@@ -130,6 +130,14 @@ class Builder:
                         ),
                     }
                 )
+            elif effect.kind == "github.issue_comment.created" and data.get("number"):
+                steps.append(
+                    {
+                        "say": f"Answering on #{data['number']}.",
+                        "bash": f"gh issue comment {int(data['number'])} "
+                        f"--body {shlex.quote(str(data.get('body') or 'Fix is up for review.'))}",
+                    }
+                )
             elif effect.kind == "slack.message.posted":
                 if skip_questions and self._is_question(data):
                     continue

@@ -39,37 +39,63 @@ def test_area_multiplies():
 )
 
 
-def commit(repo: Path, when: str, subject: str, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
-    gitrepo.run(repo, "add", "-A")
-    env = {
+def _env(when: str) -> dict[str, str]:
+    return {
         "GIT_AUTHOR_DATE": when,
         "GIT_COMMITTER_DATE": when,
         "GIT_AUTHOR_NAME": "Alice",
         "GIT_AUTHOR_EMAIL": "alice@example.test",
     }
-    gitrepo.run(repo, "commit", "-q", "-m", subject, env=env)
+
+
+def commit(repo: Path, when: str, subject: str, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    gitrepo.run(repo, "add", "-A")
+    gitrepo.run(repo, "commit", "-q", "-m", subject, env=_env(when))
+    return gitrepo.run(repo, "rev-parse", "HEAD")
+
+
+def merge(repo: Path, when: str, branch: str, subject: str) -> str:
+    """Merge ``branch`` into the current branch with a merge commit, as GitHub's merge button."""
+    gitrepo.run(repo, "merge", "-q", "--no-ff", "-m", subject, branch, env=_env(when))
     return gitrepo.run(repo, "rev-parse", "HEAD")
 
 
 def shapes_repo(path: Path) -> tuple[Path, str, str]:
-    """``(repo, base, fix)``: area() adds instead of multiplying; the fix adds its test."""
+    """``(repo, base, fix)``: area() adds instead of multiplying; the fix adds its test.
+
+    The history has merge commits, as most real ones do: a docs branch merged before the base,
+    and the fix itself is the merge commit of pull request #2 (``fix^`` is the base).
+    """
     gitrepo.init(path)
     commit(path, "2026-03-01T10:00:00Z", "Initial commit", {"README.md": "# shapes\n"})
-    base = commit(
+    gitrepo.run(path, "checkout", "-q", "-b", "docs")
+    commit(path, "2026-03-01T12:00:00Z", "Document the package", {"docs/index.md": "shapes\n"})
+    gitrepo.run(path, "checkout", "-q", "main")
+    commit(
         path,
         "2026-03-02T10:00:00Z",
         "Add area and perimeter",
         {"shapes.py": BUGGY, "tests/test_shapes.py": TESTS},
     )
-    fix = commit(
+    base = merge(path, "2026-03-02T11:00:00Z", "docs", "Merge pull request #1 from acme/docs")
+    gitrepo.run(path, "checkout", "-q", "-b", "fix-area")
+    commit(
         path,
         "2026-03-11T10:00:00Z",
-        "Fix area: multiply the sides (#2)",
+        "Fix area: multiply the sides",
         {"shapes.py": FIXED, "tests/test_shapes.py": MORE_TESTS},
     )
+    gitrepo.run(path, "checkout", "-q", "main")
+    fix = merge(
+        path,
+        "2026-03-11T15:00:00Z",
+        "fix-area",
+        "Merge pull request #2 from acme/fix-area\n\nFix area: multiply the sides",
+    )
+    gitrepo.run(path, "branch", "-q", "-D", "fix-area", "docs")
     # Work after the fix, which no case may see.
     commit(path, "2026-03-12T10:00:00Z", "Release 0.2.0", {"CHANGES": "0.2.0: area fixed\n"})
     return path, base, fix

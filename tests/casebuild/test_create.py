@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from replay import gitrepo
 from replay.case import load_case
 from replay.casebuild.create import FixSource, create_case, spec_from_fix
 from replay.casebuild.testlists import classify
-from replay.errors import InputError
+from replay.errors import InputError, ToolError
 from replay.run.runner import RunOptions, run_case
 from replay.runtime.base import get_runtime
 from replay.snapshot import load_snapshot
@@ -43,6 +44,7 @@ def test_spec_splits_the_fix_and_picks_t(tmp_path: Path) -> None:
     # The ticket (09:00) came before the fix's first commit (10:00).
     assert spec.at == datetime.fromisoformat("2026-03-11T09:00:00Z")
     assert spec.command.endswith("tests/test_shapes.py")
+    assert spec.pr_title == "Fix area: multiply the sides"  # from the merge commit's body
     later = _source(repo, fix)
     object.__setattr__(later, "ticket_created", datetime.fromisoformat("2026-03-11T11:00:00Z"))
     assert spec_from_fix("x", later).at == datetime.fromisoformat("2026-03-11T09:59:59Z")
@@ -63,7 +65,7 @@ def test_classify_drops_flips() -> None:
 
 
 def test_create_measures_and_calibrates(tmp_path: Path) -> None:
-    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    repo, base, fix = shapes_repo(tmp_path / "shapes")
     runtime = get_runtime("docker")
     try:
         path, lists = create_case("shapes-area", _source(repo, fix), tmp_path / "case", runtime)
@@ -77,6 +79,17 @@ def test_create_measures_and_calibrates(tmp_path: Path) -> None:
     snapshot = load_snapshot(case.snapshot)
     assert audit(snapshot, case) == []
     assert [i.number for i in snapshot.github.issues] == [1] and snapshot.github.pulls == []
+    # The repository is the real one cut at the PR's base: same SHA, its merge kept, and
+    # nothing of the fix branch or after it.
+    assert case.repository.base_commit == base == snapshot.manifest.repositories[0].base_commit
+    cut = gitrepo.checkout_from_bundle(
+        snapshot.part(snapshot.manifest.repositories[0].bundle), base, tmp_path / "cut", "main"
+    )
+    assert gitrepo.run(cut, "log", "--merges", "--format=%s") == (
+        "Merge pull request #1 from acme/docs"
+    )
+    with pytest.raises(ToolError):
+        gitrepo.run(cut, "cat-file", "-e", fix)
     opts = {"out": tmp_path / "runs", "db": str(tmp_path / "results.db")}
     (gold,) = run_case(path, RunOptions(stub="gold", **opts))  # type: ignore[arg-type]
     assert gold.outcome == "pass", gold.reason
