@@ -395,6 +395,29 @@ class SlackBackend:
                 channel=self._renderer(s, caller).channel(ch, num_members=num_members)
             )
 
+    def members(
+        self, caller: Caller, channel: str | None, limit: int, cursor: str | None
+    ) -> w.Members:
+        """``conversations.members``: who is in the channel now (the snapshot's members at T,
+        plus whoever joined during the run), in a stable order, paged like ``users.list``."""
+        with self.world.session() as s:
+            ch = self._channel(s, caller, channel)
+            self._need(caller, ch, "read")
+            ids = sorted(s.scalars(select(MemberRow.user_id).where(MemberRow.channel_id == ch.id)))
+            start = 0
+            if cursor:
+                wanted = decode_cursor("user", cursor)
+                if wanted not in ids:
+                    raise SlackError("invalid_cursor")
+                start = ids.index(wanted)
+            page, following = ids[start : start + limit], ids[start + limit : start + limit + 1]
+            return w.Members(
+                members=page,
+                response_metadata=w.ResponseMetadata(
+                    next_cursor=encode_cursor("user", following[0]) if following else ""
+                ),
+            )
+
     def join(self, caller: Caller, channel: str | None) -> w.ChannelInfo:
         with self.world.session() as s:
             ch = self._channel(s, caller, channel)

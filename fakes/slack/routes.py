@@ -183,6 +183,15 @@ METHODS: dict[str, Method] = {
         ),
         _both(*HISTORY_SCOPES),
     ),
+    "conversations.members": Method(
+        lambda b, c, p: b.members(
+            c,
+            p.text("channel"),
+            p.number("limit", 100, low=1, high=1000),
+            p.text("cursor") or None,
+        ),
+        _both(*READ_SCOPES),
+    ),
     "conversations.join": Method(
         lambda b, c, p: b.join(c, p.text("channel")),
         {"bot": ("channels:join",), "user": ("channels:write",)},

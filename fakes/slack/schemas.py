@@ -259,6 +259,13 @@ class UserList(Ok):
     response_metadata: ResponseMetadata
 
 
+class Members(Ok):
+    """``conversations.members``: user ids, paged by cursor."""
+
+    members: list[str]
+    response_metadata: ResponseMetadata
+
+
 class UserInfo(Ok):
     user: User
 

@@ -336,3 +336,28 @@ def test_wrong_calls_get_slacks_codes(served: Served) -> None:
     }
     # None of the refused calls changed the world.
     assert served.events() == []
+
+
+def test_conversations_members_pages_and_follows_joins(served: Served) -> None:
+    client = served.client()
+    assert client.conversations_members(channel="C0ENG")["members"] == [
+        "U0ALICE",
+        "U0BOB",
+        "U0BOT",
+    ]
+    # slack_sdk follows the cursor itself when iterated.
+    pages = [p["members"] for p in client.conversations_members(channel="C0ENG", limit=2)]
+    assert pages == [["U0ALICE", "U0BOB"], ["U0BOT"]]
+    # A public channel the bot is not in can be listed; a private one it is not in cannot.
+    assert client.conversations_members(channel="C0RANDOM")["members"] == ["U0ALICE", "U0BOB"]
+    client.conversations_join(channel="C0RANDOM")
+    assert "U0BOT" in client.conversations_members(channel="C0RANDOM")["members"]
+    for channel, cursor, error in [
+        ("G0SECRET", None, "channel_not_found"),
+        ("C0NOPE", None, "channel_not_found"),
+        ("C0ENG", "dXNlcjpVME5PQk9EWQ==", "invalid_cursor"),  # user:U0NOBODY
+        ("C0ENG", "not a cursor", "invalid_cursor"),
+    ]:
+        with pytest.raises(SlackApiError) as failed:
+            client.conversations_members(channel=channel, cursor=cursor)
+        assert error_of(failed.value) == error
