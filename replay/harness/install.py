@@ -33,6 +33,7 @@ from replay.errors import ReplayError
 from replay.harness.spec import PREFIX, HarnessSpec
 from replay.images.base import KIND_LABEL, RECIPE_LABEL
 from replay.runtime.base import (
+    ENV_IMAGE_LABEL,
     OWNER_LABEL,
     OWNER_START_LABEL,
     RUN_LABEL,
@@ -195,7 +196,7 @@ def ensure_harness_image(
             tag,
             changes=[
                 f"LABEL {KIND_LABEL}=harness {RECIPE_LABEL}={key} replay.harness={spec.name}"
-                f" replay.env={env_image_id}",
+                f" {ENV_IMAGE_LABEL}={env_image_id}",
                 f"LABEL {RUN_LABEL}= {OWNER_LABEL}= {OWNER_START_LABEL}=",
             ],
         )

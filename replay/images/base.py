@@ -20,11 +20,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from replay.errors import ToolError
-from replay.runtime.base import Runtime
+from replay.runtime.base import IMAGE_KIND_LABEL, Runtime
 
 BASE_IMAGE = "replay-base:bookworm"
 RECIPE_LABEL = "replay.recipe"
-KIND_LABEL = "replay.image"
+KIND_LABEL = IMAGE_KIND_LABEL
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 PACKAGES = (
     "python3",

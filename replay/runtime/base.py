@@ -156,6 +156,12 @@ def run_labels(run_id: str, owner: Owner | None = None) -> dict[str, str]:
     return {RUN_LABEL: run_id, **(owner or Owner.current()).labels()}
 
 
+IMAGE_KIND_LABEL = "replay.image"
+"""Set on every image the project builds: ``base``, ``env`` or ``harness``."""
+ENV_IMAGE_LABEL = "replay.env"
+"""On a harness image: the ID of the environment image it was built on."""
+
+
 @dataclass(frozen=True)
 class GcReport:
     """What :meth:`Runtime.gc` removed, by kind, and the runs it kept because they live."""
@@ -164,7 +170,10 @@ class GcReport:
     networks: list[str] = field(default_factory=list)
     volumes: list[str] = field(default_factory=list)
     run_dirs: list[str] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
     kept_runs: list[str] = field(default_factory=list)
+    kept_images: list[str] = field(default_factory=list)
+    """Stale images still in use by a container (a live run), left in place."""
 
 
 class Container(ABC):
@@ -235,10 +244,18 @@ class Runtime(ABC):
         """The labels of a local image (empty if it does not exist)."""
 
     @abstractmethod
-    def gc(self, *, everything: bool = False, runs: Collection[str] | None = None) -> GcReport:
+    def gc(
+        self,
+        *,
+        everything: bool = False,
+        runs: Collection[str] | None = None,
+        images: bool = False,
+    ) -> GcReport:
         """Remove the resources of runs whose owner is gone (all of them with ``everything``).
 
-        ``runs`` restricts the collection to these run IDs.
+        ``runs`` restricts the collection to these run IDs. With ``images``, also the
+        project's own images nothing can use any more: environment images a rebuild
+        replaced, and harness images built on an environment image that is no longer current.
         """
 
     def close(self) -> None:  # noqa: B027 (optional hook)

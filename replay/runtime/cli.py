@@ -22,6 +22,14 @@ def gc(
     run: Annotated[
         list[str] | None, typer.Option("--run", help="Only these runs (repeatable).")
     ] = None,
+    images: Annotated[
+        bool,
+        typer.Option(
+            "--images",
+            help="Also remove stale images: env images a rebuild replaced, harness images "
+            "built on them.",
+        ),
+    ] = False,
     runtime: Annotated[str, typer.Option(help="Runtime provider.")] = "docker",
 ) -> None:
     """Remove the containers, networks, volumes and run directories of runs that are gone."""
@@ -29,13 +37,16 @@ def gc(
 
     rt = get_runtime(runtime)
     try:
-        report = rt.gc(everything=everything, runs=set(run) if run else None)
+        report = rt.gc(everything=everything, runs=set(run) if run else None, images=images)
     finally:
         rt.close()
-    for kind in ("containers", "networks", "volumes", "run_dirs"):
+    kinds = ["containers", "networks", "volumes", "run_dirs"] + (["images"] if images else [])
+    for kind in kinds:
         names = getattr(report, kind)
         out.print(f"removed {len(names)} {kind.replace('_', ' ')}")
         for name in names:
             out.print(f"  {name}")
+    if report.kept_images:
+        out.print(f"kept {len(report.kept_images)} stale image(s) still in use by a container")
     if report.kept_runs:
         out.print(f"kept {len(report.kept_runs)} live run(s): {', '.join(report.kept_runs)}")

@@ -33,6 +33,8 @@ from docker.utils.socket import STDERR, frames_iter  # type: ignore[import-untyp
 
 from replay.runtime import rundir
 from replay.runtime.base import (
+    ENV_IMAGE_LABEL,
+    IMAGE_KIND_LABEL,
     RUN_LABEL,
     Container,
     ContainerSpec,
@@ -117,11 +119,50 @@ class DockerRuntime(Runtime):
             return {}
         return dict(image.labels or {})
 
-    def gc(self, *, everything: bool = False, runs: Collection[str] | None = None) -> GcReport:
+    def gc(
+        self,
+        *,
+        everything: bool = False,
+        runs: Collection[str] | None = None,
+        images: bool = False,
+    ) -> GcReport:
         try:
-            return self._gc(everything, runs)
+            report = self._gc(everything, runs)
+            if images:
+                self._gc_images(report)
+            return report
         except APIError as exc:
             raise SandboxError(f"garbage collection failed: {exc}") from exc
+
+    def _gc_images(self, report: GcReport) -> None:
+        """Remove stale images of ours: harness images first (they sit on env images)."""
+        ours = self.client.images.list(all=True, filters={"label": IMAGE_KIND_LABEL})
+        current_envs = {i.id for i in ours if i.labels.get(IMAGE_KIND_LABEL) == "env" and i.tags}
+        stale = [
+            i
+            for i in ours
+            if (kind := i.labels.get(IMAGE_KIND_LABEL)) in ("env", "harness")
+            and (
+                not i.tags
+                or (kind == "harness" and i.labels.get(ENV_IMAGE_LABEL) not in current_envs)
+            )
+        ]
+        stale.sort(key=lambda i: i.labels.get(IMAGE_KIND_LABEL) != "harness")
+        for image in stale:
+            name = image.tags[0] if image.tags else image.short_id
+            try:
+                for tag in image.tags:
+                    self.client.images.remove(tag, noprune=False)
+                with contextlib.suppress(ImageNotFound):
+                    self.client.images.remove(image.id, noprune=False)
+            except ImageNotFound:
+                continue
+            except APIError as exc:
+                if exc.status_code == 409:  # a container (a live run) still uses it
+                    report.kept_images.append(name)
+                    continue
+                raise
+            report.images.append(name)
 
     def _gc(self, everything: bool, runs: Collection[str] | None) -> GcReport:
         report = GcReport()

@@ -7,12 +7,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from replay.runtime import Runtime
-from replay.runtime.base import RUN_LABEL, run_labels
+from replay.runtime.base import ENV_IMAGE_LABEL, IMAGE_KIND_LABEL, RUN_LABEL, run_labels
 from replay.runtime.cli import app
 from replay.runtime.docker import DockerRuntime
 
@@ -138,3 +139,56 @@ def test_a_removal_already_under_way_elsewhere_is_not_an_error() -> None:
     _quietly(lambda: failing(409))
     with pytest.raises(APIError):
         _quietly(lambda: failing(500))
+
+
+def test_gc_images_removes_replaced_env_images_and_the_harnesses_built_on_them(
+    runtime: Runtime, base_image: str
+) -> None:
+    """An env image a rebuild replaced, and harness images on it, go; current ones and images
+    a container still uses stay (until it is gone); the base image is never touched."""
+    assert isinstance(runtime, DockerRuntime)
+    client = runtime.client
+    key = uuid.uuid4().hex[:8]
+    env_ref = f"replay-env:gc-{key}"
+
+    def commit(source: str, repo: str, tag: str, labels: str) -> str:
+        c = client.containers.create(source, command=["true"])
+        try:
+            image = c.commit(repo, tag, changes=[f"LABEL {labels}"])
+        finally:
+            c.remove()
+        return str(image.id)
+
+    def env() -> str:
+        return commit(base_image, "replay-env", f"gc-{key}", f"{IMAGE_KIND_LABEL}=env")
+
+    def harness(on: str, n: int) -> str:
+        labels = f"{IMAGE_KIND_LABEL}=harness {ENV_IMAGE_LABEL}={on}"
+        return commit(on, "replay-harness", f"gc-{key}-{n}", labels)
+
+    old_env = env()
+    old_harness, used_harness = harness(old_env, 1), harness(old_env, 2)
+    new_env = env()  # the rebuild: env_ref now names new_env, old_env is untagged
+    new_harness = harness(new_env, 3)
+    user = client.containers.create(used_harness, command=["true"])
+    try:
+        before = {i.id for i in client.images.list(all=True)}
+        assert {old_env, old_harness, used_harness, new_env, new_harness} <= before
+        first = runtime.gc(images=True)
+        left = {i.id for i in client.images.list(all=True)}
+        assert old_harness not in left
+        assert {used_harness, old_env} <= left  # in use, and the parent of what is in use
+        assert f"replay-harness:gc-{key}-2" in first.kept_images
+        assert f"replay-harness:gc-{key}-1" in first.images
+        assert {new_env, new_harness} <= left and runtime.image_id(base_image) is not None
+        assert client.images.get(env_ref).id == new_env
+    finally:
+        user.remove(force=True)
+    second = CliRunner().invoke(app, ["--images"])
+    assert second.exit_code == 0, second.output
+    left = {i.id for i in client.images.list(all=True)}
+    assert used_harness not in left and old_env not in left
+    assert {new_env, new_harness} <= left
+    assert "removed" in second.output and "images" in second.output
+    for ref in (f"replay-harness:gc-{key}-3", env_ref):
+        client.images.remove(ref)
