@@ -38,10 +38,14 @@ def _members(
     client: WebClient, ch: dict[str, Any], messages: list[dict[str, Any]], bot: str, led: Ledger
 ) -> list[str]:
     try:
-        return _all(client, "conversations.members", "members", channel=ch["id"])
+        members = _all(client, "conversations.members", "members", channel=ch["id"])
     except CaptureError as exc:
         if "unknown_method" not in str(exc):
             raise
+    else:
+        led.flag("slack", f"#{ch['name']}", "members are as of capture: the Web API does not "
+                 "date joins and leaves")  # fmt: skip
+        return members
     # Membership now is not membership at T anyway; posters at T are the best witnesses.
     led.flag("slack", f"#{ch['name']}", "conversations.members is not served: members are "
              "the channel's posters before T and the bot")  # fmt: skip

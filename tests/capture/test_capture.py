@@ -237,6 +237,7 @@ def test_state_rolled_back_from_the_services_history(captured: Path) -> None:
     # Only what Slack's Web API cannot date is flagged (reactions, membership).
     assert {f["service"] for f in report["flags"]} == {"slack"}
     assert any("reactions" in f["problem"] for f in report["flags"])
+    assert any("members are as of capture" in f["problem"] for f in report["flags"])
     assert report["dropped"] == {
         "github.comment": 1,
         "github.issue": 1,
