@@ -306,3 +306,77 @@ def errors(ctx: Ctx) -> None:
             "users.get_authenticated",
             lambda: anon.rest.users.get_authenticated(),
         )
+
+
+@scenario("github")
+def issue_history(ctx: Ctx) -> None:
+    """An issue's history: label, rename, close, reopen; then its events (a page of two,
+    then all), its timeline, one event by id, and the repository's newest events.
+
+    ``bug`` is one of the labels GitHub gives every new repository (and the demo snapshot's
+    repository has it); adding a missing label would create it anyway. The ``last`` page in
+    the repository list's ``Link`` counts the repository's whole history: a real sandbox's
+    differs from the demo snapshot's, so a live recording needs a ``Gap`` for it."""
+    owner, name = names(ctx)
+    with client(ctx) as gh:
+        issue = new_issue(ctx, gh, "create issue", "Contract: history")
+        number = issue["number"]
+        call(
+            ctx,
+            "add label",
+            "issues.add_labels",
+            lambda: gh.rest.issues.add_labels(owner, name, number, labels=["bug"]),
+        )
+        call(
+            ctx,
+            "rename",
+            "issues.update",
+            lambda: gh.rest.issues.update(owner, name, number, title="Contract: history, renamed"),
+        )
+        call(
+            ctx,
+            "close",
+            "issues.update",
+            lambda: gh.rest.issues.update(
+                owner, name, number, state="closed", state_reason="not_planned"
+            ),
+        )
+        call(
+            ctx,
+            "reopen",
+            "issues.update",
+            lambda: gh.rest.issues.update(owner, name, number, state="open"),
+        )
+        first = call(
+            ctx,
+            "list events page 1",
+            "issues.list_events",
+            lambda: gh.rest.issues.list_events(owner, name, number, per_page=2),
+        )
+        # All four in one page rather than a page 2, whose `prev`/`first` links say
+        # `page=1`: a value the normaliser would take for a fake's id 1 seen earlier.
+        call(
+            ctx,
+            "list all events",
+            "issues.list_events",
+            lambda: gh.rest.issues.list_events(owner, name, number),
+        )
+        call(
+            ctx,
+            "timeline",
+            "issues.list_events_for_timeline",
+            lambda: gh.rest.issues.list_events_for_timeline(owner, name, number),
+        )
+        renamed = next(e for e in first if e["event"] == "renamed")
+        call(
+            ctx,
+            "get event",
+            "issues.get_event",
+            lambda: gh.rest.issues.get_event(owner, name, renamed["id"]),
+        )
+        call(
+            ctx,
+            "list repository events",
+            "issues.list_events_for_repo",
+            lambda: gh.rest.issues.list_events_for_repo(owner, name, per_page=3),
+        )

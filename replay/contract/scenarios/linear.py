@@ -127,3 +127,54 @@ def errors(ctx: Ctx) -> None:
     )
     post(ctx, "missing title", CREATE, {"input": {"teamId": eng["id"]}})
     post(ctx, "bad key", READ, {"id": "ENG-1"}, key="lin_api_not_a_real_key_000")
+
+
+VIEWER = """
+query { viewer { id } }
+"""
+
+HISTORY = """
+query($id: String!, $first: Int, $after: String) {
+  issue(id: $id) {
+    identifier title state { name }
+    history(first: $first, after: $after) {
+      nodes {
+        id createdAt
+        actor { id }
+        fromState { name type }
+        toState { name type }
+        fromStateId toStateId
+        fromTitle toTitle
+      }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    }
+  }
+}
+"""
+
+
+@scenario("linear")
+def issue_history(ctx: Ctx) -> None:
+    """Move an issue to a started state, rename it, read its history (newest first): all of
+    it, then one entry a page; each entry's actor is the viewer."""
+    eng = team(ctx)
+    post(ctx, "viewer", VIEWER, {})
+    started = next(s for s in eng["states"]["nodes"] if s["type"] == "started")
+    created = post(
+        ctx,
+        "create issue",
+        CREATE,
+        {"input": {"teamId": eng["id"], "title": "Contract: history", "priority": 2}},
+    )
+    issue_id = created["data"]["issueCreate"]["issue"]["id"]
+    post(ctx, "move issue", MOVE, {"id": issue_id, "input": {"stateId": started["id"]}})
+    post(
+        ctx,
+        "rename issue",
+        MOVE,
+        {"id": issue_id, "input": {"title": "Contract: history, renamed"}},
+    )
+    post(ctx, "read history", HISTORY, {"id": issue_id, "first": 10})
+    page = post(ctx, "read history page 1", HISTORY, {"id": issue_id, "first": 1})
+    cursor = page["data"]["issue"]["history"]["pageInfo"]["endCursor"]
+    post(ctx, "read history page 2", HISTORY, {"id": issue_id, "first": 1, "after": cursor})
