@@ -86,8 +86,13 @@ def _dump_history(h: IssueHistory) -> dict[str, Any]:
         "to_title": h.to_title,
         "from_priority": h.from_priority,
         "to_priority": h.to_priority,
+        "from_estimate": h.from_estimate,
+        "to_estimate": h.to_estimate,
+        "from_parent": h.from_parent_id,
+        "to_parent": h.to_parent_id,
         "added_labels": list(h.added_labels),
         "removed_labels": list(h.removed_labels),
+        "updated_description": bool(h.updated_description),
     }
 
 
@@ -200,8 +205,13 @@ class LinearBackend:
                         to_title=h.to_title,
                         from_priority=h.from_priority,
                         to_priority=h.to_priority,
+                        from_estimate=h.from_estimate,
+                        to_estimate=h.to_estimate,
+                        from_parent_id=h.from_parent,
+                        to_parent_id=h.to_parent,
                         added_labels=list(h.added_labels),
                         removed_labels=list(h.removed_labels),
+                        updated_description=True if h.updated_description else None,
                     )
                 )
             # Parents before replies: a reply is never older than what it answers.

@@ -159,11 +159,15 @@ def _thread(raw: dict[str, Any], repo: str, at: datetime) -> dict[str, Any]:
     }
 
 
-def _comments(reader: GitHubReader, repo: str, number: int, at: datetime, led: Ledger) -> list[Any]:
+def _comments(
+    reader: GitHubReader, repo: str, number: int, at: datetime, led: Ledger, late: list[datetime]
+) -> list[Any]:
+    """The thread's comments at T; ``late`` gets the times of those after T."""
     kept = []
     for c in reader.pages(f"/repos/{repo}/issues/{number}/comments"):
         if when(c["created_at"]) > at:
             led.dropped["github.comment"] += 1
+            late.append(when(c["created_at"]))
             continue
         body = c.get("body") or ""
         if c.get("updated_at") and when(c["updated_at"]) > at:
@@ -182,8 +186,15 @@ def _comments(reader: GitHubReader, repo: str, number: int, at: datetime, led: L
 
 
 def _roll_back(
-    reader: GitHubReader, thread: dict[str, Any], raw: dict[str, Any], at: datetime, led: Ledger
+    reader: GitHubReader,
+    thread: dict[str, Any],
+    raw: dict[str, Any],
+    at: datetime,
+    led: Ledger,
+    late: list[datetime],
 ) -> None:
+    """Undo what happened after T; ``late`` holds the times of later activity already dropped
+    (comments, reviews), which explain an ``updated_at`` after T."""
     repo, number = thread["repo"], thread["number"]
     item = f"{repo}#{number}"
     events = reader.maybe(f"/repos/{repo}/issues/{number}/events")
@@ -191,6 +202,15 @@ def _roll_back(
         if undo_events(thread, events, at):
             led.rolled_back.append(item)
         thread["events"] = kept_events(events, at)
+        updated = when(raw["updated_at"]) if raw.get("updated_at") else None
+        explained = {when(e["created_at"]) for e in events} | set(late)
+        if updated is not None and updated > at and updated not in explained:
+            led.flag(
+                "github",
+                item,
+                f"updated after T ({raw['updated_at']}) by something no issue event or comment "
+                "dates (a body edit, a push): body and head are as of capture",
+            )
         return
     # No history here: roll back what the object dates itself, flag the rest.
     changed = False
@@ -237,8 +257,9 @@ def capture_github(
             continue
         thread = _thread(raw, repo, at)
         thread["state_reason"] = raw.get("state_reason")
-        thread["comments"] = _comments(reader, repo, raw["number"], at, led)
-        _roll_back(reader, thread, raw, at, led)
+        late: list[datetime] = []
+        thread["comments"] = _comments(reader, repo, raw["number"], at, led, late)
+        _roll_back(reader, thread, raw, at, led, late)
         issues.append(thread)
     for raw in reader.pages(f"/repos/{repo}/pulls", state="all"):
         if when(raw["created_at"]) > at or raw["number"] in exclude:
@@ -257,7 +278,9 @@ def capture_github(
             merge_commit_sha=raw.get("merge_commit_sha") if raw.get("merged_at") else None,
             merged_by=_login(raw["merged_by"]) if raw.get("merged_by") else None,
         )
-        thread["comments"] = _comments(reader, repo, raw["number"], at, led)
+        late = []
+        thread["comments"] = _comments(reader, repo, raw["number"], at, led, late)
+        reviews = reader.pages(f"/repos/{repo}/pulls/{raw['number']}/reviews")
         thread["reviews"] = [
             {
                 "id": r["id"],
@@ -267,10 +290,11 @@ def capture_github(
                 "commit_id": r["commit_id"],
                 "submitted_at": r["submitted_at"],
             }
-            for r in reader.pages(f"/repos/{repo}/pulls/{raw['number']}/reviews")
+            for r in reviews
             if r.get("submitted_at") and when(r["submitted_at"]) <= at
         ]
-        _roll_back(reader, thread, raw, at, led)
+        late += [when(r["submitted_at"]) for r in reviews if r.get("submitted_at")]
+        _roll_back(reader, thread, raw, at, led, late)
         if raw.get("merged_at") and thread.get("merged_at") is None and thread["state"] == "open":
             led.flag("github", f"{repo}#{raw['number']}", "head_sha is the PR's last head, "
                      "which may include pushes after T")  # fmt: skip

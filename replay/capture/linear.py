@@ -40,6 +40,7 @@ query($id: String!, $after: String) { issue(id: $id) { history(first: 100, after
   nodes {
     id createdAt actor { id } fromState { id } toState { id } fromAssignee { id }
     toAssignee { id } addedLabelIds removedLabelIds fromTitle toTitle fromPriority toPriority
+    fromEstimate toEstimate fromParent { id } toParent { id } updatedDescription
   }
   pageInfo { hasNextPage endCursor }
 } } }
@@ -89,6 +90,10 @@ def undo_history(issue: dict[str, Any], entries: list[dict[str, Any]], at: datet
             issue["title"] = e["fromTitle"]
         if e.get("fromPriority") is not None:
             issue["priority"] = e["fromPriority"]
+        if e.get("fromEstimate") is not None or e.get("toEstimate") is not None:
+            issue["estimate"] = e.get("fromEstimate")
+        if e.get("fromParent") or e.get("toParent"):
+            issue["parent"] = (e.get("fromParent") or {}).get("id")
     for key in ("started_at", "completed_at", "canceled_at"):
         if issue.get(key) and when(issue[key]) > at:
             issue[key] = None
@@ -122,14 +127,15 @@ def kept_history(entries: list[dict[str, Any]], at: datetime) -> list[dict[str, 
             "created_at": e["createdAt"],
         }
         for side in ("from", "to"):
-            for key in ("State", "Assignee"):
+            for key in ("State", "Assignee", "Parent"):
                 if e.get(f"{side}{key}"):
                     item[f"{side}_{key.lower()}"] = e[f"{side}{key}"]["id"]
-            for key in ("Title", "Priority"):
+            for key in ("Title", "Priority", "Estimate"):
                 if e.get(f"{side}{key}") is not None:
                     item[f"{side}_{key.lower()}"] = e[f"{side}{key}"]
         item["added_labels"] = list(e.get("addedLabelIds") or [])
         item["removed_labels"] = list(e.get("removedLabelIds") or [])
+        item["updated_description"] = bool(e.get("updatedDescription"))
         kept.append(item)
     return kept
 
@@ -203,6 +209,10 @@ def capture_linear(
                 if undo_history(issue, entries, at):
                     led.rolled_back.append(identifier)
                 issue["history"] = kept_history(entries, at)
+                edits = [e for e in entries if e.get("updatedDescription")]
+                if any(when(e["createdAt"]) > at for e in edits):
+                    led.flag("linear", identifier, "description edited after T; Linear keeps "
+                             "no earlier text, so it is the edited one")  # fmt: skip
             stamps = [when(issue["created_at"])] + [when(c["created_at"]) for c in comments]
             stamps += [when(issue[k]) for k in ("started_at", "completed_at", "canceled_at")
                        if issue.get(k)]  # fmt: skip

@@ -355,9 +355,11 @@ def _linear_history(
         "actor": entry.get("by") or after["creator"],
         "created_at": entry["at"],
     }
-    for key in ("state", "assignee", "title", "priority"):
+    for key in ("state", "assignee", "title", "priority", "estimate", "parent"):
         if before.get(key) != after.get(key):
             node[f"from_{key}"], node[f"to_{key}"] = before.get(key), after.get(key)
+    if before.get("description") != after.get("description"):
+        node["updated_description"] = True
     old, new = before.get("labels") or [], after.get("labels") or []
     if old != new:
         node["added_labels"] = [n for n in new if n not in old]

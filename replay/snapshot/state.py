@@ -236,8 +236,14 @@ class LinearHistoryEntry(Strict):
     to_title: str | None = None
     from_priority: int | None = None
     to_priority: int | None = None
+    from_estimate: float | None = None
+    to_estimate: float | None = None
+    from_parent: str | None = None
+    to_parent: str | None = None
     added_labels: list[str] = Field(default_factory=list)
     removed_labels: list[str] = Field(default_factory=list)
+    updated_description: bool = False
+    """The description was edited; Linear keeps no earlier text."""
 
 
 class LinearIssue(Strict):

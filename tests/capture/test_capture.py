@@ -54,6 +54,7 @@ def _world() -> dict[str, Any]:
                 {"at": "2026-03-11T10:00:00Z", "by": "alice", "set": {"assignees": ["alice"]}},
                 {"at": "2026-03-13T00:00:00Z", "by": "bob",
                  "set": {"labels": [], "title": "Docs: add()", "assignees": []}},
+                {"at": "2026-03-13T05:00:00Z", "by": "bob", "set": {"body": "edited later"}},
             ],
         },
         {
@@ -80,6 +81,9 @@ def _world() -> dict[str, Any]:
     )
     lin["issues"][0]["history"].insert(
         0, {"at": "2026-03-11T06:00:00Z", "by": "u-agent", "set": {"state": "s-doing"}}
+    )
+    lin["issues"][0]["history"].append(
+        {"at": "2026-03-13T11:00:00Z", "by": "u-agent", "set": {"description": "edited later"}}
     )
     lin["issues"][0]["comments"] = [
         {"id": "c-1", "user": "u-agent", "body": "looking", "created_at": "2026-03-11T00:00:00Z"},
@@ -234,8 +238,16 @@ def test_state_rolled_back_from_the_services_history(captured: Path) -> None:
     # Linear: moved to Done after T, rolled back to where it stood at T.
     (eng1,) = got.linear.issues
     assert eng1.state == "s-doing" and eng1.completed_at is None
-    # Only what Slack's Web API cannot date is flagged (reactions, membership).
-    assert {f["service"] for f in report["flags"]} == {"slack"}
+    # Flagged is only what no API dates: Slack reactions and membership, and edits of a
+    # GitHub body (no issue event) and a Linear description (history keeps no old text).
+    flags = {(f["service"], f["item"]): f["problem"] for f in report["flags"]}
+    assert {k for k in flags if k[0] != "slack"} == {
+        ("github", "acme/tiny#2"),
+        ("linear", "ENG-1"),
+    }
+    assert "body edit" in flags[("github", "acme/tiny#2")]
+    assert "description edited after T" in flags[("linear", "ENG-1")]
+    assert docs.body == "edited later"  # as flagged: the API keeps no earlier body
     assert any("reactions" in f["problem"] for f in report["flags"])
     assert any("members are as of capture" in f["problem"] for f in report["flags"])
     assert report["dropped"] == {
@@ -323,7 +335,8 @@ def test_cli_capture_github_only(
     finally:
         world.world.engine.dispose()
     assert result.exit_code == 0, result.output
-    assert "rolled back 2" in result.output and "0 flags" in result.output
+    assert "rolled back 2" in result.output and "1 flags" in result.output
+    assert "FLAG  github acme/tiny#2: updated after T" in result.output
     snap = load_snapshot(tmp_path / "snap")
     assert [i.number for i in snap.github.issues] == [1, 2] and snap.slack.channels == []
     assert snap.github.issues[0].state == "open"
