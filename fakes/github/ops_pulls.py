@@ -3,6 +3,7 @@ git-backed reads (files, commits, diff)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -21,9 +22,15 @@ from fakes.github.models import (
     Repo,
     Review,
     ReviewComment,
+    User,
 )
 from fakes.github.ops_core import noreply
 from fakes.github.ops_issues import IssueOps
+
+CLOSING = re.compile(
+    r"(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+([\w.-]+/[\w.-]+)?#(\d+)\b"
+)
+"""GitHub's closing keywords followed by an issue reference (``Fixes #7``, ``closes a/b#7``)."""
 
 REVIEW_EVENTS = {
     "APPROVE": "APPROVED",
@@ -178,6 +185,12 @@ class PullOps(IssueOps):
             raise MethodNotAllowed("Pull Request is not mergeable")
         now = self.now()
         who = Person(user.name or user.login, noreply(user), now)
+        messages = [issue.body or ""]
+        try:
+            shas = self.git.commits_between(r.full_name, base.sha, pull.head_sha)
+            messages += [self.git.commit(r.full_name, sha).message for sha in shas]
+        except GitFailed:
+            pass
         new_sha = self._merge_commits(
             r, base.sha, pull, issue, method, commit_title, commit_message, who
         )
@@ -211,7 +224,59 @@ class PullOps(IssueOps):
                 "method": method,
             },
         )
+        if base.name == r.default_branch:
+            self._close_referenced(s, actor, user, issue, messages, new_sha)
         return issue
+
+    def _close_referenced(
+        self,
+        s: Session,
+        actor: str,
+        user: User,
+        pr: Issue,
+        texts: list[str],
+        sha: str,
+    ) -> None:
+        """Close the open issues a pull request merged into the default branch says it fixes.
+
+        GitHub reads the closing keywords (close, fix, resolve and their forms, then ``#N``
+        or ``owner/repo#N``) in the pull request's description and its commits' messages;
+        each issue is closed as completed by whoever merged, with a ``closed`` event that
+        names the merge commit. The title does not count.
+        """
+        wanted: list[tuple[str, int]] = []
+        for text in texts:
+            for m in CLOSING.finditer(text):
+                ref = (m.group(1) or pr.repo.full_name, int(m.group(2)))
+                if ref not in wanted:
+                    wanted.append(ref)
+        now = self.now()
+        for full_name, number in wanted:
+            try:
+                target = self.issue(s, full_name, number)
+            except NotFound:
+                continue
+            if target.is_pull or target.state != "open":
+                continue
+            changes = {
+                "state": {"from": "open", "to": "closed"},
+                "state_reason": {"from": target.state_reason, "to": "completed"},
+            }
+            target.state, target.state_reason = "closed", "completed"
+            target.closed_at, target.closed_by, target.updated_at = now, user, now
+            self._issue_event(s, target, user, "closed", commit_id=sha, state_reason="completed")
+            self._event(
+                s,
+                actor,
+                "github.issue.updated",
+                ("issue", target.key),
+                {
+                    "repo": target.repo.full_name,
+                    "number": target.number,
+                    "changes": changes,
+                    "closed_by_pull_request": pr.number,
+                },
+            )
 
     def _merge_commits(
         self,

@@ -287,7 +287,9 @@ def test_pull_request_lifecycle(served: Served, tmp_path: Path) -> None:
         "github.pull_request.updated",
         "git.push",
         "github.pull_request.merged",
+        "github.issue.updated",  # "Fixes #1": the merge into main closes #1, as on GitHub
     ]
+    assert checked_issue_closed(served, 1)
     opened = events(served, "github.pull_request.opened")[0]["data"]
     assert opened == {
         "repo": REPO,
@@ -380,3 +382,9 @@ def test_nothing_after_t_is_served(served: Served, fix_commit: str) -> None:
             assert c.commit.committer is not None and c.commit.committer.date <= AT
         repo = checked(gh.rest.repos.get(OWNER, NAME))
         assert repo.pushed_at is not None and repo.pushed_at <= AT
+
+
+def checked_issue_closed(served: Served, number: int) -> bool:
+    with client(served) as gh:
+        issue = checked(gh.rest.issues.get(OWNER, NAME, number))
+    return bool(issue.state == "closed" and issue.state_reason == "completed")

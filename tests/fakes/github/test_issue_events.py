@@ -50,6 +50,9 @@ from tests.fakes.github.conftest import (
     serve,
     strict_problems,
 )
+from tests.fakes.github.conftest import (
+    events as fake_events,
+)
 
 OWNER, NAME = REPO.split("/")
 AT = datetime.fromisoformat(T.replace("Z", "+00:00"))
@@ -447,3 +450,42 @@ def test_merge_and_draft_events_and_the_timeline(served_events: Served, tmp_path
     ]  # fmt: skip
     for e in dumped(served_events, pr.number):
         GitHubIssueEvent.model_validate(e)
+
+
+def test_merging_into_the_default_branch_closes_the_issues_it_fixes(
+    served_events: Served, tmp_path: Path
+) -> None:
+    """Closing keywords in the description and in commit messages close the issues, with a
+    ``closed`` event naming the merge commit; a mention without a keyword, or in the title,
+    does not."""
+    work = clone(served_events, tmp_path)
+    git(served_events, work, "checkout", "-q", "-b", "typo")
+    commit_file(served_events, work, "README", "fixed\n", "Fix the typo\n\nResolves #6")
+    git(served_events, work, "push", "-q", "origin", "typo")
+    with client(served_events) as gh:
+        filed = checked(gh.rest.issues.create(OWNER, NAME, title="README typo, again"))
+        pr = checked(
+            gh.rest.pulls.create(
+                OWNER, NAME, title="Fix #5 too", head="typo", base="main",
+                body=f"Fixes #{filed.number}. See also #5.",
+            )
+        )  # fmt: skip
+        merged = checked(gh.rest.pulls.merge(OWNER, NAME, pr.number, merge_method="merge"))
+        states = {n: checked(gh.rest.issues.get(OWNER, NAME, n)) for n in (filed.number, 6, 5)}
+        # githubkit's model of this list has no closed event (see the module's docstring).
+        closed = gh.rest.issues.list_events(OWNER, NAME, 6).json()[-1]
+    assert [(n, i.state, i.state_reason) for n, i in states.items()] == [
+        (filed.number, "closed", "completed"),
+        (6, "closed", "completed"),
+        (5, "open", "reopened"),  # as it was: reopened before T, untouched by the merge
+    ]
+    assert (closed["event"], closed["commit_id"], closed["actor"]["login"]) == (
+        "closed",
+        merged.sha,
+        "agent",
+    )
+    updates = [e["data"] for e in fake_events(served_events, "github.issue.updated")]
+    assert [(u["number"], u["closed_by_pull_request"]) for u in updates] == [
+        (filed.number, pr.number),
+        (6, pr.number),
+    ]
