@@ -9,20 +9,9 @@ from typing import Any
 import pytest
 
 from contract_tests.checks import run_checked
-from replay.contract.recording import Gap
+from contract_tests.gaps import LINEAR
 from replay.contract.scenarios import all_scenarios
 from replay.contract.targets import Target
-
-GAPS: list[Gap] = [
-    Gap(
-        service="linear",
-        scenario="errors",
-        where="bad key.*",
-        why="deliberate: the fake takes any well-formed `lin_api_` key as the viewer (agents "
-        "hold placeholder keys), where Linear answers an `authentication error`.",
-    ),
-]
-"""Differences accepted on purpose (fnmatch patterns over difference paths)."""
 
 NOT_COVERED = {
     "rate limit": "the Linear fake has no switch to answer `ratelimited` (its error type "
@@ -33,7 +22,7 @@ NOT_COVERED = {
 
 @pytest.mark.parametrize("scenario", all_scenarios("linear"), ids=lambda s: s.name)
 def test_scenario(target_for: Callable[[str], Target], scenario: Any) -> None:
-    run_checked(target_for("linear"), scenario, GAPS)
+    run_checked(target_for("linear"), scenario, LINEAR)
 
 
 def test_error_cases_not_covered_are_listed(target_for: Callable[[str], Target]) -> None:

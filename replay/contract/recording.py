@@ -180,7 +180,8 @@ def _model_name(model: Any) -> str | None:
 
 @dataclass(frozen=True)
 class Gap:
-    """A known difference between the fake and the recording, listed next to its test."""
+    """A known difference between the fake and the recording (or a published schema), listed
+    in ``contract_tests/gaps.py``."""
 
     scenario: str
     """The scenario (an fnmatch pattern: ``*`` for every scenario of the service)."""
