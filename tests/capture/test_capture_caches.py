@@ -33,7 +33,8 @@ from replay.snapshot.audit import audit
 from tests import worlds
 from tests.capture.serving import HostAs, serve
 from tests.cli_helpers import assert_one_line_error, run_cli
-from tests.registry.helpers import PythonUpstream, after, before, serving
+from tests.registry.helpers import PythonUpstream, after, before
+from tests.serving import serving
 
 T = datetime.fromisoformat(worlds.T)
 LATER = datetime(2026, 3, 20, tzinfo=UTC)

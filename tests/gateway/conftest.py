@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,7 +16,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 ROOT = Path(__file__).resolve().parents[2]
 GATEWAY_PYTHON = Path(os.environ.get("REPLAY_GATEWAY_PYTHON", ROOT / ".venv-gateway/bin/python"))
@@ -117,31 +114,6 @@ def gateway_factory(tmp_path: Path) -> Iterator[Callable[..., Gateway]]:
     yield make
     for gw in started:
         stop_gateway(gw)
-
-
-class ThreadServer:
-    """A uvicorn server on 127.0.0.1 in a thread: a stand-in for something outside."""
-
-    def __init__(self, app: Any, host: str = "127.0.0.1") -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind((host, 0))
-        self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
-        )
-
-    def __enter__(self) -> ThreadServer:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
 
 
 @pytest.fixture()

@@ -18,7 +18,8 @@ import pytest
 from replay.harness.stub.app import StubConfig, make_stub_app
 from replay.harness.stub.faults import Fault
 from replay.harness.stub.script import Script
-from tests.gateway.conftest import DEMO, Gateway, ThreadServer, start_gateway, stop_gateway
+from tests.gateway.conftest import DEMO, Gateway, start_gateway, stop_gateway
+from tests.serving import serving
 
 SCRIPT = Script.model_validate({"name": "t", "steps": [{"say": "hello there"}]})
 
@@ -36,14 +37,14 @@ class Swappable:
 @pytest.fixture(scope="module")
 def route(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gateway, Swappable]]:
     upstream = Swappable()
-    with ThreadServer(upstream) as server:
+    with serving(upstream) as upstream_url:
         gw = start_gateway(
             tmp_path_factory.mktemp("route"),
             str(DEMO),
             "--service",
             "slack",
             "--model-upstream",
-            f"http://127.0.0.1:{server.port}",
+            upstream_url,
         )
         try:
             yield gw, upstream

@@ -15,7 +15,8 @@ import httpx
 import pytest
 from fastapi import FastAPI, Request
 
-from tests.gateway.conftest import DEMO, Gateway, ThreadServer
+from tests.gateway.conftest import DEMO, Gateway
+from tests.serving import serving
 
 
 class Listener:
@@ -146,13 +147,13 @@ def test_model_route_injects_the_real_key_and_logs_the_call(gateway_factory) -> 
     import openai
 
     upstream_app = echo_model()
-    with ThreadServer(upstream_app) as upstream:
+    with serving(upstream_app) as upstream_url:
         gw = gateway_factory(
             str(DEMO),
             "--service",
             "slack",
             "--model-upstream",
-            f"http://127.0.0.1:{upstream.port}",
+            upstream_url,
             env={"OPENAI_API_KEY": "sk-real-secret-0123456789"},
         )
         env = gw.env

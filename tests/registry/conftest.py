@@ -9,7 +9,8 @@ import pytest
 from replay.registry import BlobStore, Registry, record_python, registry_app
 from replay.registry.record import merge_python
 from replay.snapshot.manifest import PythonFile, RegistryIndex
-from tests.registry.helpers import PythonUpstream, T, after, serving, standard_upstream
+from tests.registry.helpers import PythonUpstream, T, after, standard_upstream
+from tests.serving import serving
 
 SPECS = ["alpha", "alpha==1.0", "gamma-pkg"]
 

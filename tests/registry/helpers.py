@@ -11,15 +11,10 @@ import hashlib
 import io
 import json
 import tarfile
-import threading
-import time
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -209,26 +204,6 @@ def npm_integrity(data: bytes) -> str:
 
 
 # ----------------------------------------------------------------------------- serving
-
-
-@contextmanager
-def serving(app: ASGIApp) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on 127.0.0.1, a free port; yield its base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 class RequestLog:

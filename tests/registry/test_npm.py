@@ -14,7 +14,8 @@ from starlette.testclient import TestClient
 
 from replay.registry import BlobStore, Registry, host_apps, registry_app
 from replay.snapshot.manifest import NpmVersion, RegistryIndex
-from tests.registry.helpers import T, call_like_mitmproxy, serving, standard_npm
+from tests.registry.helpers import T, call_like_mitmproxy, standard_npm
+from tests.serving import serving
 
 ABBREVIATED = "application/vnd.npm.install-v1+json"
 

@@ -12,7 +12,8 @@ import pytest
 
 from replay.registry import registry_app
 from tests.registry.conftest import Recorded
-from tests.registry.helpers import RequestLog, serving
+from tests.registry.helpers import RequestLog
+from tests.serving import serving
 
 UV = shutil.which("uv", path=str(Path(sys.executable).parent))
 

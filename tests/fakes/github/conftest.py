@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
-import time
 import typing
 import urllib.request
 from collections.abc import Iterator
@@ -20,7 +18,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-import uvicorn
 import yaml
 from githubkit import GitHub, Response, TokenAuthStrategy
 from pydantic import BaseModel
@@ -32,6 +29,7 @@ from replay.gitrepo import clean_env
 from replay.snapshot import build_snapshot
 from replay.snapshot.load import load_snapshot
 from tests import worlds
+from tests.serving import port_of, serving
 
 TOKEN = "ghp_replaytesttoken000000000000000000"
 T = worlds.T
@@ -127,24 +125,11 @@ def serve(snapshot_dir: Path) -> Iterator[Served]:
     """
     app = build_world(load_snapshot(snapshot_dir), services=("github",))
     app.routes["127.0.0.1"] = app.routes[HOSTS[0]]
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
     backend = cast(GitHubBackend, app.world.fakes["github"])
     try:
-        yield Served(f"http://127.0.0.1:{port}", port, app.world, backend, app)
+        with serving(app, ws="none") as url:
+            yield Served(url, port_of(url), app.world, backend, app)
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
         backend.close()
         app.world.engine.dispose()
 

@@ -12,8 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,11 +20,11 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from fakes.core import build_world
 from replay.gitrepo import clean_env
 from replay.snapshot.load import load_snapshot
+from tests.serving import port_of, serving
 
 GH = "/usr/bin/gh"
 TOKEN = "ghp_fake_token_for_tests"
@@ -46,25 +44,10 @@ class GhWorld:
         return [json.loads(line) for line in response.text.splitlines() if line]
 
 
-def _serve(config: uvicorn.Config) -> tuple[uvicorn.Server, threading.Thread]:
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    return server, thread
-
-
 @pytest.fixture()
 def world(github_snapshot_dir: Path, tmp_path: Path) -> Iterator[GhWorld]:
     app = build_world(load_snapshot(github_snapshot_dir), ["github"])
     sock = tmp_path / "world.sock"
-    unix = _serve(uvicorn.Config(app, uds=str(sock), lifespan="off", log_level="warning"))
-    tcp = _serve(uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="off", log_level="warning"))
-    port = tcp[0].servers[0].sockets[0].getsockname()[1]
     home = tmp_path / "gh"
     home.mkdir()
     (home / "config.yml").write_text(f"http_unix_socket: {sock}\n")
@@ -72,11 +55,9 @@ def world(github_snapshot_dir: Path, tmp_path: Path) -> Iterator[GhWorld]:
         f"github.com:\n    oauth_token: {TOKEN}\n    user: agent\n    git_protocol: https\n"
     )
     try:
-        yield GhWorld(sock, port, home)
+        with serving(app, uds=sock), serving(app) as url:
+            yield GhWorld(sock, port_of(url), home)
     finally:
-        for server, thread in (unix, tcp):
-            server.should_exit = True
-            thread.join(timeout=10)
         for fake in app.world.fakes.values():
             close = getattr(fake, "close", None)
             if close is not None:

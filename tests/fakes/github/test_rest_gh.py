@@ -8,20 +8,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
 import pytest
-import uvicorn
 
 from fakes.core import WorldApp, build_world
 from fakes.github.backend import GitHubBackend
 from replay.snapshot.load import load_snapshot
 from tests.fakes.github.conftest import REPO, TOKEN, Served, clone, commit_file, events, git
+from tests.serving import port_of, serving
 
 GH = "/usr/bin/gh"
 
@@ -32,44 +30,20 @@ class GhServed:
     home: Path
 
 
-def _start(config: uvicorn.Config) -> tuple[uvicorn.Server, threading.Thread]:
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    return server, thread
-
-
 @pytest.fixture()
 def ghs(github_snapshot_dir: Path, tmp_path: Path) -> Iterator[GhServed]:
     app: WorldApp = build_world(load_snapshot(github_snapshot_dir), services=("github",))
     app.routes["127.0.0.1"] = app.routes["api.github.com"]
     sock = tmp_path / "gh.sock"
-    unix = _start(
-        uvicorn.Config(app, uds=str(sock), lifespan="off", log_level="warning", ws="none")
-    )
-    tcp = _start(
-        uvicorn.Config(
-            app, host="127.0.0.1", port=0, lifespan="off", log_level="warning", ws="none"
-        )
-    )
-    port = tcp[0].servers[0].sockets[0].getsockname()[1]
     home = tmp_path / "gh-config"
     home.mkdir()
     (home / "config.yml").write_text(f"http_unix_socket: {sock}\n")
     backend = cast(GitHubBackend, app.world.fakes["github"])
-    served = Served(f"http://127.0.0.1:{port}", port, app.world, backend, app)
     try:
-        yield GhServed(served, home)
+        with serving(app, uds=sock, ws="none"), serving(app, ws="none") as url:
+            yield GhServed(Served(url, port_of(url), app.world, backend, app), home)
     finally:
-        for server, thread in (unix, tcp):
-            server.should_exit = True
-            thread.join(timeout=10)
-        served.backend.close()
+        backend.close()
         app.world.engine.dispose()
 
 

@@ -7,8 +7,6 @@ calls to the Linear fake exactly as the gateway will.
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,11 +15,11 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from fakes.core import WorldApp, build_world
 from replay.snapshot.load import load_snapshot
 from tests.fakes.linear import world as linear_world
+from tests.serving import serving
 
 API_KEY = "lin_api_0123456789abcdefABCDEF"
 OAUTH = "lin_oauth_0123456789abcdef"
@@ -58,21 +56,8 @@ def linear_snapshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @contextmanager
 def serve(snapshot_dir: Path) -> Iterator[Served]:
     app = build_world(load_snapshot(snapshot_dir), ["linear"], humans=linear_world.HUMANS)
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield Served(app=app, url=f"http://127.0.0.1:{port}")
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving(app) as url:
+        yield Served(app=app, url=url)
 
 
 @pytest.fixture()

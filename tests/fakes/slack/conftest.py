@@ -8,8 +8,6 @@ calls to the Slack fake exactly as the gateway will.
 from __future__ import annotations
 
 import json
-import threading
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,7 +15,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-import uvicorn
 from slack_sdk import WebClient
 from slack_sdk.http_retry import RetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
@@ -26,6 +23,7 @@ from fakes.core import WorldApp, build_world
 from fakes.slack import SlackBackend
 from replay.snapshot.load import load_snapshot
 from tests.fakes.slack import world as slack_world
+from tests.serving import serving
 
 BOT = "xoxb-1-agent"
 USER = "xoxp-1-agent"
@@ -70,18 +68,5 @@ def slack_snapshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture()
 def served(slack_snapshot_dir: Path) -> Iterator[Served]:
     app = build_world(load_snapshot(slack_snapshot_dir), ["slack"], humans=slack_world.HUMANS)
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield Served(app=app, url=f"http://127.0.0.1:{port}")
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving(app) as url:
+        yield Served(app=app, url=url)
