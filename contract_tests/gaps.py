@@ -44,22 +44,6 @@ GITHUB: list[Gap] = [
         "`state_reason`; the API sends it on `closed` and `reopened` events, as the timeline's "
         "StateChangeIssueEvent has it.",
     ),
-    *(
-        Gap(
-            service="github",
-            scenario="issue_history",
-            where=f"{step}.schema $[[]*",
-            why="checker limitation, not the fake: for a list whose items are a union "
-            "(githubkit's per-issue events and timeline), replay/contract/schema.py's "
-            "check_github_body adds the strict problems of *every* member instead of those of "
-            "the best fit (as strict_problems does for a union inside an object), so a "
-            "`labeled` event is reported missing `rename`, `milestone`... Each item fits one "
-            "member with no strict problem (LabeledIssueEvent, RenamedIssueEvent, and in the "
-            "timeline StateChangeIssueEvent); pydantic's strict validation of the union (the "
-            "`$.N` problems) still applies. Drop once the checker takes the best member.",
-        )
-        for step in ("list events page 1", "list all events", "timeline")
-    ),
 ]
 
 LINEAR: list[Gap] = [

@@ -61,11 +61,18 @@ def strict_problems(model: type[BaseModel], data: Any, path: str = "$") -> list[
             where = f"{path}.{key}[{i}]" if isinstance(value, list) else f"{path}.{key}"
             if not isinstance(item, dict) and isinstance(value, list):
                 continue  # a list of scalars beside a model in a union
-            options: list[list[str]] = [strict_problems(sub, item, where) for sub in subs]
-            if all(options):
-                fewest: list[str] = min(options, key=len)
-                problems += fewest
+            problems += closest_problems(subs, item, where)
     return problems
+
+
+def closest_problems(members: list[type[BaseModel]], data: Any, path: str = "$") -> list[str]:
+    """The strict problems of ``data`` against the member of a union it fits best: none when
+    one member fits, else those of the member with the fewest (the first on a tie). A
+    ``labeled`` event is judged as a ``LabeledIssueEvent``, not also as every other event."""
+    options = [strict_problems(member, data, path) for member in members]
+    if not options or not all(options):
+        return []
+    return min(options, key=len)
 
 
 def type_problems(model: Any, data: Any) -> list[str]:
@@ -96,12 +103,11 @@ def check_github_body(model: Any, status: int, data: Any) -> list[str]:
     if typing.get_origin(model) is list and inner:
         if not isinstance(data, list):
             return [*problems, "$: expected a list"]
+        members = _models_in(inner[0])
         for i, item in enumerate(data):
-            for sub in _models_in(inner[0]):
-                problems += strict_problems(sub, item, f"$[{i}]")
+            problems += closest_problems(members, item, f"$[{i}]")
     else:
-        for sub in _models_in(model)[:1]:
-            problems += strict_problems(sub, data)
+        problems += closest_problems(_models_in(model), data)
     return problems
 
 

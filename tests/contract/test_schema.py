@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from githubkit_schemas.latest import models
+from pydantic import BaseModel, ConfigDict, Field
 
 from replay.contract.schema import check_github_body, check_graphql
 
@@ -50,6 +51,57 @@ def test_errors_are_checked_against_githubs_error_models() -> None:
     assert "$.message: required by ValidationError but missing" in check_github_body(
         None, 422, {"documentation_url": "d"}
     )
+
+
+class Tag(BaseModel):
+    name: str
+
+
+class Rename(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+
+
+class Labeled(BaseModel):
+    id: int
+    event: str
+    label: Tag
+
+
+class Renamed(BaseModel):
+    id: int
+    event: str
+    rename: Rename
+
+
+class Timeline(BaseModel):
+    """An item that holds a union of its own, as githubkit's timeline models do."""
+
+    id: int
+    item: Labeled | Renamed
+
+
+LABELED = {"id": 1, "event": "labeled", "label": {"name": "bug"}}
+RENAMED = {"id": 2, "event": "renamed", "rename": {"from": "a", "to": "b"}}
+
+
+def test_each_item_of_a_union_list_is_checked_against_its_closest_member() -> None:
+    """An item of a list of a union (githubkit's issue events, timeline) is judged by the
+    member it fits best, not by every member: a `labeled` event lacks no `rename`."""
+    union = list[Labeled | Renamed]
+    assert check_github_body(union, 200, [LABELED, RENAMED]) == []
+    # An item no member fits: the problems of the one it comes closest to, and only those.
+    stray = {**RENAMED, "state_reason": "completed"}
+    assert check_github_body(union, 200, [LABELED, stray]) == [
+        "$[1].state_reason: not a field of Renamed"
+    ]
+    # A body that is itself a union, and a union inside an object, are judged the same way.
+    assert check_github_body(Labeled | Renamed, 200, RENAMED) == []
+    assert check_github_body(Timeline, 200, {"id": 3, "item": RENAMED}) == []
+    nested = check_github_body(Timeline, 200, {"id": 3, "item": {**LABELED, "x": 1}})
+    assert nested == ["$.item.x: not a field of Labeled"]
 
 
 def test_graphql_documents_are_validated_against_the_fakes_schemas() -> None:
