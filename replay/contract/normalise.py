@@ -58,6 +58,10 @@ TIME_KEYS = frozenset({"created", "updated", "date_create", "expires_at", "reset
 """Keys holding epoch seconds (Slack's ``created``, a rate limit's ``reset``)."""
 VOLATILE_KEYS = frozenset({"avatar_url", "x-github-request-id", "used", "remaining"})
 """Values that are noise on any target: kept only as their type."""
+PAGING_PARAMS = frozenset({"page", "per_page", "limit", "count", "offset"})
+"""Query parameters that are numbers of pages or items, never ids: kept as they are, or
+``page=1`` in a ``Link`` header would become the reference of an object whose id is 1.
+(Cursors are ids and stay in :data:`ID_KEYS`.)"""
 
 
 def _time_format(text: str) -> str:
@@ -196,7 +200,7 @@ class Normaliser:
             pairs = []
             for pair in parts.query.split("&"):
                 name, eq, val = pair.partition("=")
-                pairs.append(name + eq + self._segment(val))
+                pairs.append(name + eq + (val if name in PAGING_PARAMS else self._segment(val)))
             out += "?" + "&".join(pairs)
         if parts.fragment:
             out += "#" + re.sub(

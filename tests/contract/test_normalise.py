@@ -60,3 +60,25 @@ def test_link_header_and_shape() -> None:
         "c": "float",
         "d": "bool",
     }
+
+
+def test_paging_params_are_never_taken_for_ids() -> None:
+    """A label with id 1 seen earlier must not turn ``page=1`` into its reference; a query
+    value that is an id (``ref=<sha>``, a cursor) still is one."""
+    n = Normaliser(origins={"http://127.0.0.1:5000": "<api>"})
+    n.normalise([{"id": 1, "name": "bug"}, {"id": 2}, {"id": 30}, {"id": 100}, {"number": 7}])
+    link = (
+        '<http://127.0.0.1:5000/repos/o/r/issues/7/events?per_page=2&page=1>; rel="prev", '
+        '<http://127.0.0.1:5000/repos/o/r/issues/7/events?per_page=2&page=1>; rel="first"'
+    )
+    assert n.link(link) == (
+        '<<api>/repos/o/r/issues/<id:5>/events?per_page=2&page=1>; rel="prev", '
+        '<<api>/repos/o/r/issues/<id:5>/events?per_page=2&page=1>; rel="first"'
+    )
+    assert n.url("http://x/conversations.history?limit=30&count=100&offset=2") == (
+        "<x>/conversations.history?limit=30&count=100&offset=2"
+    )
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    n.normalise({"sha": sha})
+    assert n.url(f"http://x/contents/f?ref={sha}&page=1") == "<x>/contents/f?ref=<sha:1>&page=1"
+    assert n.url("http://x/things?since=1") == "<x>/things?since=<id:1>"

@@ -60,6 +60,25 @@ def call(ctx: Ctx, step: str, operation: str, fn: Callable[[], Response[Any, Any
     return body
 
 
+def follow(
+    ctx: Ctx,
+    gh: GitHub[Any],
+    step: str,
+    operation: str,
+    page: Response[Any, Any],
+    rel: str = "next",
+) -> Any:
+    """Fetch the ``rel`` URL of a page's ``Link`` header as a paging client does (Octokit,
+    ``gh api --paginate``), parsed with the page's own githubkit model; record it like
+    :func:`call`."""
+    links = page.raw_response.links
+    if rel not in links:
+        raise RuntimeError(f"{step}: no rel={rel!r} in the Link header {links}")
+    url = links[rel]["url"]
+    model: Any = getattr(page, "_data_model", Any)
+    return call(ctx, step, operation, lambda: gh.request("GET", url, response_model=model))
+
+
 def graphql(ctx: Ctx, gh: GitHub[Any], step: str, query: str, variables: dict[str, Any]) -> Any:
     try:
         resp = gh.request("POST", "/graphql", json={"query": query, "variables": variables})
@@ -310,8 +329,9 @@ def errors(ctx: Ctx) -> None:
 
 @scenario("github")
 def issue_history(ctx: Ctx) -> None:
-    """An issue's history: label, rename, close, reopen; then its events (a page of two,
-    then all), its timeline, one event by id, and the repository's newest events.
+    """An issue's history: label, rename, close, reopen; then its events (a page of two, the
+    next page through the first's ``Link`` header, then all), its timeline, one event by id,
+    and the repository's newest events.
 
     ``bug`` is one of the labels GitHub gives every new repository (and the demo snapshot's
     repository has it); adding a missing label would create it anyway. The ``last`` page in
@@ -347,14 +367,14 @@ def issue_history(ctx: Ctx) -> None:
             "issues.update",
             lambda: gh.rest.issues.update(owner, name, number, state="open"),
         )
-        first = call(
-            ctx,
-            "list events page 1",
-            "issues.list_events",
-            lambda: gh.rest.issues.list_events(owner, name, number, per_page=2),
-        )
-        # All four in one page rather than a page 2, whose `prev`/`first` links say
-        # `page=1`: a value the normaliser would take for a fake's id 1 seen earlier.
+        pages: list[Response[Any, Any]] = []
+
+        def events_page_1() -> Response[Any, Any]:
+            pages.append(gh.rest.issues.list_events(owner, name, number, per_page=2))
+            return pages[0]
+
+        first = call(ctx, "list events page 1", "issues.list_events", events_page_1)
+        follow(ctx, gh, "list events page 2", "issues.list_events", pages[0])
         call(
             ctx,
             "list all events",
