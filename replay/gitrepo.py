@@ -7,9 +7,11 @@ same objects; history is read through GitPython's object model.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
@@ -74,15 +76,22 @@ def init(path: Path, *, bare: bool = False, branch: str = "main") -> Path:
     return path
 
 
-def bundle_create(repo: Path, out: Path, commit: str, ref: str) -> None:
+def bundle_create(repo: Path, out: Path, commit: str, ref: str, *, pin: bool = True) -> None:
     """Write a bundle holding exactly ``commit``'s history, under the single ref ``ref``.
 
     Packing is single-threaded (see :func:`clean_env`) so the same history gives the same bytes.
+    ``pin=False`` when a ref of ``repo`` already names ``commit`` (a shared store's
+    ``refs/replay/<sha>``): then ``repo`` is only read, never written.
     """
-    run(repo, "update-ref", f"refs/replay-bundle/{ref}", commit)
+    # Unique names, so that two processes bundling from one repository at once do not
+    # move each other's ref or rename each other's half-written file.
+    tag = f"{os.getpid()}-{uuid.uuid4().hex}"
+    pinned = f"refs/replay-bundle/{tag}"
+    if pin:
+        run(repo, "update-ref", pinned, commit)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
+        tmp = out.with_name(f".{out.name}.{tag}.tmp")
         # A fresh repository holding only commit's history, so nothing later can ride along.
         with _scratch_repo() as scratch:
             # Objects arrive loose (no unpack limit), so the bundle's pack is computed here,
@@ -99,10 +108,14 @@ def bundle_create(repo: Path, out: Path, commit: str, ref: str) -> None:
                 str(repo),
                 f"{commit}:refs/heads/{ref}",
             )
-            run(scratch, "bundle", "create", str(tmp), f"refs/heads/{ref}")
-        tmp.replace(out)
+            try:
+                run(scratch, "bundle", "create", str(tmp), f"refs/heads/{ref}")
+                tmp.replace(out)
+            finally:
+                tmp.unlink(missing_ok=True)
     finally:
-        run(repo, "update-ref", "-d", f"refs/replay-bundle/{ref}")
+        if pin:
+            run(repo, "update-ref", "-d", pinned)
 
 
 @contextmanager
@@ -152,3 +165,80 @@ def commit_count(repo: Path, rev: str = "HEAD") -> int:
 def commit_dates(repo: Path, rev: str = "HEAD") -> list[tuple[str, datetime]]:
     """``(sha, committer date)`` for every commit reachable from ``rev``, newest first."""
     return [(c.hexsha, c.committed_datetime) for c in git.Repo(repo).iter_commits(rev)]
+
+
+# ----------------------------------------------------------------------------- shared stores
+
+STORE_REFS = "refs/replay/"
+"""Each commit added to a shared store keeps the ref ``refs/replay/<sha>``, so gc never
+drops it, and it can be fetched by name without writing to the store."""
+
+
+def resolve(repo: Path, ref: str) -> str | None:
+    """The object ``ref`` names in ``repo``, or None (no such ref, or no repository)."""
+    try:
+        return run(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") or None
+    except ToolError:
+        return None
+
+
+def store_has(store: Path, commit: str) -> bool:
+    """Whether the bare repository ``store`` exists and holds the commit ``commit``."""
+    if not (store / "HEAD").is_file():
+        return False
+    try:
+        run(store, "cat-file", "-e", f"{commit}^{{commit}}")
+    except ToolError:
+        return False
+    return True
+
+
+@contextmanager
+def _locked(store: Path) -> Iterator[None]:
+    """Hold ``<store>.lock`` (beside the store, outside git's own lock files) exclusively."""
+    lock = store.with_name(store.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def store_add(store: Path, source: Path, commit: str) -> str:
+    """Add ``commit``'s history from the repository ``source`` to the shared bare ``store``.
+
+    Creates the store if missing. Only objects and one ref per stored commit
+    (:data:`STORE_REFS`) go in: no branches, tags or reflogs. After a fetch the store is
+    repacked into a single pack, so each object is held once (a fetched pack also carries
+    copies of the delta bases it leans on). Several processes may add to one store at once:
+    they take turns on ``<store>.lock``. Returns the commit's full SHA.
+    """
+    sha = run(source, "rev-parse", "--verify", f"{commit}^{{commit}}")
+    ref = STORE_REFS + sha
+    with _locked(store):
+        if not (store / "HEAD").is_file():
+            init(store, bare=True)
+        if resolve(store, ref) == sha:
+            return sha
+        if not store_has(store, sha):
+            pinned = f"refs/replay-store/{os.getpid()}-{uuid.uuid4().hex}"
+            run(source, "update-ref", pinned, sha)
+            try:
+                # No automatic gc in the middle: the repack below is the only one.
+                run(
+                    store, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "-q",
+                    "--no-tags", "--no-write-fetch-head", str(source), f"{sha}:{ref}",
+                )  # fmt: skip
+            finally:
+                run(source, "update-ref", "-d", pinned)
+            stats = dict(
+                line.split(": ", 1) for line in run(store, "count-objects", "-v").splitlines()
+            )
+            if int(stats["count"]) or int(stats["packs"]) > 1:
+                run(store, "repack", "-a", "-d", "-q")
+        else:
+            # The history is there already (a later commit of the same line was stored).
+            run(store, "update-ref", ref, sha)
+    return sha
