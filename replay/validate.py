@@ -68,7 +68,7 @@ def validate_case(path: Path) -> Validated:
             raise CaseError(path, f"file not found: {patch}", field)
     with tempfile.TemporaryDirectory(prefix="replay-validate-") as tmp:
         work = gitrepo.checkout_from_bundle(
-            snapshot.part(repo.bundle), repo.base_commit, Path(tmp) / "repo", repo.default_branch
+            snapshot.bundle(repo.name), repo.base_commit, Path(tmp) / "repo", repo.default_branch
         )
         _apply(path, work, case.gold.patch, "gold.patch")
         checks.append("gold patch applies at the base commit")

@@ -81,7 +81,7 @@ class GitHubBackend(PullOps):
             if part is not None:
                 self.git.create(
                     r.full_name,
-                    self.world.snapshot.part(part.bundle),
+                    self.world.snapshot.bundle(r.full_name),
                     part.base_commit,
                     part.default_branch,
                 )

@@ -7,6 +7,10 @@ the refs, reflogs and ``ORIG_HEAD``-style pointers of the repository a restore p
 given the case, the answer itself (the gold diff's added lines, the hidden tests' new names,
 the fix pull request) in the repository, the fake states and the docs cache, and any release of
 the package under test that T did not know. :func:`audit_cached` memoises by snapshot hash.
+
+A repository kept in the shared git store is audited through the bundle a restore is made
+from (:meth:`Snapshot.bundle`), never the store itself: the store may hold commits of later
+snapshots of the same repository, which no restore of this one can carry.
 """
 
 from __future__ import annotations
@@ -102,16 +106,16 @@ def dated_after(snapshot: Snapshot) -> list[str]:
             found.append(f"registry: {v.package}@{v.version} published after T")
     with tempfile.TemporaryDirectory(prefix="replay-audit-") as tmp:
         for repo in snapshot.manifest.repositories:
-            bundle = snapshot.part(repo.bundle)
+            bundle = snapshot.bundle(repo.name)
             heads = gitrepo.bundle_heads(bundle)
             wanted = {f"refs/heads/{repo.default_branch}": repo.base_commit}
             if heads != wanted:
-                found.append(f"{repo.bundle}: carries refs {heads}, expected only {wanted}")
+                found.append(f"{repo.location}: carries refs {heads}, expected only {wanted}")
             dest = Path(tmp) / repo.name
             gitrepo.checkout_from_bundle(bundle, repo.base_commit, dest, repo.default_branch)
             for sha, when in gitrepo.commit_dates(dest, repo.default_branch):
                 if when > at:
-                    found.append(f"{repo.bundle}: commit {sha[:12]} dated {when} is after T")
+                    found.append(f"{repo.location}: commit {sha[:12]} dated {when} is after T")
     return found
 
 
@@ -306,23 +310,27 @@ def audit_repository(
 def audit_bundle(
     bundle: Path, part: RepositoryPart, at: datetime, scratch: Path, answer: Answer | None
 ) -> tuple[list[Finding], str]:
-    """Unbundle into a scratch repository and list every object the bundle's pack holds."""
+    """Unbundle into a scratch repository and list every object the bundle's pack holds.
+
+    ``bundle`` is what restores of ``part`` are made from (:meth:`Snapshot.bundle`); findings
+    are located at ``part.location`` (the bundle part, or the shared store and base).
+    """
     found: list[Finding] = []
     heads = gitrepo.bundle_heads(bundle)
     wanted = {f"refs/heads/{part.default_branch}": part.base_commit}
     for ref, sha in sorted(heads.items()):
         if wanted.get(ref) != sha:
-            found.append(Finding(f"{part.bundle}:{ref}", f"bundle carries ref -> {sha[:12]}"))
+            found.append(Finding(f"{part.location}:{ref}", f"bundle carries ref -> {sha[:12]}"))
     repo = gitrepo.init(scratch / "unbundled" / part.name, bare=True)
     _git(repo, "bundle", "unbundle", str(bundle))
     base_text = ""
     if part.base_commit in all_objects(repo):
         base_text = _tree_text(repo, part.base_commit)
-    found += audit_objects(repo, part.base_commit, at, part.bundle, answer)
+    found += audit_objects(repo, part.base_commit, at, part.location, answer)
     restored = scratch / "restored" / part.name
     gitrepo.checkout_from_bundle(bundle, part.base_commit, restored, part.default_branch)
     found += [
-        Finding(f"restore of {part.bundle}: {f.location}", f.problem)
+        Finding(f"restore of {part.location}: {f.location}", f.problem)
         for f in audit_repository(restored, part.base_commit, part.default_branch, at)
         if "is not in the base commit's history" not in f.problem
     ]
@@ -427,7 +435,7 @@ def audit(
     project = None
     with tempfile.TemporaryDirectory(prefix="replay-audit-") as tmp:
         for part in snapshot.manifest.repositories:
-            bundle = snapshot.part(part.bundle)
+            bundle = snapshot.bundle(part.name)
             if case is not None and part.name == case.repository.name:
                 # The answer is what the base tree does not hold yet: read the base first.
                 probe = gitrepo.init(Path(tmp) / "probe" / part.name, bare=True)
@@ -441,7 +449,7 @@ def audit(
     if case is not None:
         found += audit_states(snapshot, answer)
         found += audit_registry(snapshot, project)
-        found += audit_docs(snapshot, answer, blobs or BlobStore())
+        found += audit_docs(snapshot, answer, blobs or BlobStore(snapshot.blobs))
     return found
 
 

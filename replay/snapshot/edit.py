@@ -17,10 +17,15 @@ from replay.snapshot.manifest import MANIFEST
 Slot = Literal["registry", "docs"]
 
 
-def write_part(root: Path, name: str, data: bytes, slot: Slot | None = None) -> None:
-    """Write ``name`` under the snapshot ``root`` and record it (as ``slot``'s index if given)."""
+def write_part(
+    root: Path, name: str, data: bytes, slot: Slot | None = None, *, blobs: Path | None = None
+) -> None:
+    """Write ``name`` under the snapshot ``root`` and record it (as ``slot``'s index if given).
+
+    ``blobs``: the blob store root the snapshot's shared parts are in (default: the default).
+    """
     root = root.resolve()
-    snapshot = load_snapshot(root)
+    snapshot = load_snapshot(root, blobs)
     target = root / name
     target.parent.mkdir(parents=True, exist_ok=True)
     _atomic_write(target, data)
@@ -33,7 +38,7 @@ def write_part(root: Path, name: str, data: bytes, slot: Slot | None = None) -> 
             (root / old).unlink(missing_ok=True)
         manifest[slot] = name
     _atomic_write(root / MANIFEST, dump_json(manifest).encode())
-    load_snapshot(root)  # the result must verify, or we made a broken snapshot
+    load_snapshot(root, blobs)  # the result must verify, or we made a broken snapshot
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

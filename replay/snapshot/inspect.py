@@ -34,7 +34,7 @@ def summarize(snapshot: Snapshot) -> Summary:
     with tempfile.TemporaryDirectory(prefix="replay-inspect-") as tmp:
         for r in snapshot.manifest.repositories:
             dest = gitrepo.checkout_from_bundle(
-                snapshot.part(r.bundle), r.base_commit, Path(tmp) / r.name, r.default_branch
+                snapshot.bundle(r.name), r.base_commit, Path(tmp) / r.name, r.default_branch
             )
             dates = gitrepo.commit_dates(dest, r.default_branch)
             repos.append(

@@ -10,7 +10,14 @@ from typing import Any
 
 from replay.errors import InputError, SnapshotError
 from replay.formats import load_model, parse_json, read_text, validate_data
-from replay.snapshot.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
+from replay.snapshot import shared
+from replay.snapshot.manifest import (
+    MANIFEST,
+    DocsIndex,
+    Manifest,
+    RegistryIndex,
+    RepositoryPart,
+)
 from replay.snapshot.state import SERVICE_MODELS, GitHubState, LinearState, SlackState
 
 
@@ -33,6 +40,8 @@ class Snapshot:
     slack: SlackState
     registry: RegistryIndex
     docs: DocsIndex
+    blobs: Path
+    """The blob store root its shared parts (git stores, package files) are read from."""
 
     @property
     def at(self) -> datetime:
@@ -41,12 +50,22 @@ class Snapshot:
     def part(self, name: str) -> Path:
         return self.path / name
 
-    def bundle(self, repo: str) -> Path:
+    def repository(self, repo: str) -> RepositoryPart:
         for r in self.manifest.repositories:
             if r.name == repo:
-                return self.part(r.bundle)
+                return r
         known = ", ".join(r.name for r in self.manifest.repositories)
         raise SnapshotError(self.path / MANIFEST, f"no repository {repo!r} (has: {known})")
+
+    def bundle(self, repo: str) -> Path:
+        """A bundle of exactly ``repo``'s base history: what every restore is made from.
+
+        The snapshot's own bundle part, or one cut from the shared store (and cached there).
+        """
+        part = self.repository(repo)
+        if part.bundle is not None:
+            return self.part(part.bundle)
+        return shared.materialise(self.blobs, part, self.path / MANIFEST)
 
 
 def list_files(root: Path) -> list[str]:
@@ -73,7 +92,8 @@ def verify_parts(root: Path, manifest: Manifest) -> None:
     extra = sorted(present - set(manifest.parts))
     if extra:
         raise SnapshotError(root / extra[0], "not listed in the manifest's parts")
-    referenced = [r.bundle for r in manifest.repositories] + list(manifest.services.values())
+    referenced = [r.bundle for r in manifest.repositories if r.bundle is not None]
+    referenced += list(manifest.services.values())
     referenced += [p for p in (manifest.registry, manifest.docs) if p]
     for name in referenced:
         if name not in manifest.parts:
@@ -85,9 +105,11 @@ def _load_part(root: Path, name: str, model: type[Any]) -> Any:
     return validate_data(path, parse_json(path, read_text(path)), model)
 
 
-def load_snapshot(path: Path | str) -> Snapshot:
+def load_snapshot(path: Path | str, blobs: Path | str | None = None) -> Snapshot:
     """Read and verify a snapshot directory.
 
+    Shared parts are read from the blob store root ``blobs`` (default: ``$REPLAY_BLOBS`` or
+    snapshots/blobs); a repository kept there must have its base commit in its store.
     Raises :class:`SnapshotError` for a missing or altered part and :class:`InputError` for a
     malformed file, each naming the file and the problem.
     """
@@ -99,6 +121,10 @@ def load_snapshot(path: Path | str) -> Snapshot:
     except InputError as exc:
         raise SnapshotError(exc.path, exc.problem, exc.field) from exc
     verify_parts(root, manifest)
+    store_root = shared.blob_root(blobs)
+    for repo in manifest.repositories:
+        if repo.objects is not None:
+            shared.check(store_root, repo, root / MANIFEST)
     missing = {"github", "linear", "slack"} - set(manifest.services)
     if missing:
         raise SnapshotError(root / MANIFEST, f"no state for {sorted(missing)}", "services")
@@ -112,7 +138,14 @@ def load_snapshot(path: Path | str) -> Snapshot:
     )
     docs = _load_part(root, manifest.docs, DocsIndex) if manifest.docs else DocsIndex(schema=1)
     return Snapshot(
-        root, manifest, states["github"], states["linear"], states["slack"], registry, docs
+        root,
+        manifest,
+        states["github"],
+        states["linear"],
+        states["slack"],
+        registry,
+        docs,
+        store_root,
     )
 
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AwareDatetime, Field, field_validator
+from pydantic import (
+    AwareDatetime,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from replay.formats import Strict
 
@@ -28,10 +35,40 @@ class RepositoryPart(Strict):
 
     name: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
     """``owner/name`` on the fake GitHub."""
-    bundle: str
+    bundle: str | None = None
     """The git bundle's path in the snapshot; it holds only history up to ``base_commit``."""
+    objects: str | None = Field(default=None, pattern=r"^git/[\w.-]+/[\w.-]+\.git$")
+    """Or: the shared bare repository, relative to the blob store root
+    (``git/<owner>/<name>.git``), that holds ``base_commit``'s history among others'.
+    Restores never see it: they get a bundle of exactly the base's history, cut from it."""
     base_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
     default_branch: str
+
+    @model_validator(mode="after")
+    def _one_source(self) -> RepositoryPart:
+        if (self.bundle is None) == (self.objects is None):
+            raise ValueError(
+                "give exactly one of bundle (a git bundle in the snapshot) and objects "
+                "(a shared store under the blob store root)"
+            )
+        if self.objects is not None and {".", ".."} & set(self.objects.split("/")):
+            raise ValueError(f"objects: {self.objects!r} must stay inside the blob store")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_the_other(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Only the history the snapshot has is written: a bundle snapshot's manifest stays
+        # exactly as it was before shared stores existed.
+        data: dict[str, Any] = handler(self)
+        for key in ("bundle", "objects"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+    @property
+    def location(self) -> str:
+        """Where the history comes from, for messages: the bundle, or the store and base."""
+        return self.bundle or f"{self.objects}@{self.base_commit}"
 
 
 class Manifest(Strict):

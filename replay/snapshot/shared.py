@@ -1,0 +1,108 @@
+"""Shared git object stores: each repository's history stored once, for every snapshot of it.
+
+A snapshot's repository given as ``objects`` lives in a bare repository under the blob store
+root, ``git/<owner>/<name>.git``, which holds the histories of every snapshot cut from that
+repository (so later commits than this snapshot's base too). The store never reaches a
+restore: :func:`materialise` cuts from it a bundle of exactly the base commit's history
+(:func:`replay.gitrepo.bundle_create`, deterministic), cached under
+``git-bundles/<owner>/<name>/<base>/<branch>.bundle`` beside it, and everything downstream
+(restores, the fakes' git server, the leak audit) reads that bundle, as it reads a
+snapshot's own bundle. The blob store must therefore travel with such a snapshot.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay import gitrepo
+from replay.errors import SnapshotError, ToolError
+from replay.snapshot.manifest import RepositoryPart
+
+BUNDLES = "git-bundles"
+
+
+def blob_root(blobs: Path | str | None = None) -> Path:
+    """``blobs``, else the blob store's default root (``$REPLAY_BLOBS`` or snapshots/blobs)."""
+    if blobs is not None:
+        return Path(blobs).resolve()
+    # Imported here: replay.registry's package imports the snapshot loader.
+    from replay.registry.blobs import default_root
+
+    return default_root().resolve()
+
+
+def store_name(repo: str) -> str:
+    """The store of the repository ``owner/name``, relative to the blob store root."""
+    owner, name = repo.split("/")
+    return f"git/{owner}/{name}.git"
+
+
+def share(root: Path, source: Path, commit: str, repo: str) -> tuple[str, str]:
+    """Add ``commit``'s history in ``source`` to ``repo``'s store under ``root``.
+
+    Returns ``(objects, sha)``: the store's name for the manifest and the commit's full SHA.
+    """
+    name = store_name(repo)
+    return name, gitrepo.store_add(root / name, source, commit)
+
+
+def check(root: Path, part: RepositoryPart, manifest: Path) -> None:
+    """Raise :class:`SnapshotError` unless ``part``'s store holds its base commit.
+
+    Git object ids are content hashes: a store holding the commit holds exactly its history.
+    """
+    assert part.objects is not None
+    store = root / part.objects
+    if gitrepo.store_has(store, part.base_commit):
+        return
+    if (store / "HEAD").is_file():
+        problem = f"the shared git store {store} does not hold base commit {part.base_commit}"
+    else:
+        problem = f"no shared git store {store} (for base commit {part.base_commit})"
+    raise SnapshotError(
+        manifest,
+        f"{part.name}: {problem}; the blob store (--blobs, $REPLAY_BLOBS) must travel "
+        "with the snapshot",
+        "repositories",
+    )
+
+
+def bundle_path(root: Path, part: RepositoryPart) -> Path:
+    """Where the bundle of ``part``'s base history is cached under the blob store root."""
+    assert part.objects is not None
+    repo = part.objects.removeprefix("git/").removesuffix(".git")
+    return root / BUNDLES / repo / part.base_commit / f"{part.default_branch}.bundle"
+
+
+def materialise(root: Path, part: RepositoryPart, manifest: Path) -> Path:
+    """A bundle of exactly ``part``'s base history on its default branch, cut from the store.
+
+    Made once per store and base commit, written atomically; a cached bundle whose refs are
+    not exactly the base on the default branch is made again.
+    """
+    check(root, part, manifest)
+    assert part.objects is not None
+    store = root / part.objects
+    out = bundle_path(root, part)
+    wanted = {f"refs/heads/{part.default_branch}": part.base_commit}
+    if out.is_file():
+        try:
+            if gitrepo.bundle_heads(out) == wanted:
+                return out
+        except ToolError:
+            pass  # unreadable: made again below
+    # The store's refs/replay/<sha> makes the commit fetchable without writing to the store.
+    pinned = gitrepo.resolve(store, gitrepo.STORE_REFS + part.base_commit) == part.base_commit
+    try:
+        gitrepo.bundle_create(store, out, part.base_commit, part.default_branch, pin=not pinned)
+    except ToolError as exc:
+        raise SnapshotError(
+            manifest,
+            f"{part.name}: cannot cut base commit {part.base_commit}'s history from the shared "
+            f"git store {store}: {exc}",
+            "repositories",
+        ) from exc
+    return out
+
+
+__all__ = ["BUNDLES", "blob_root", "bundle_path", "check", "materialise", "share", "store_name"]
