@@ -171,16 +171,31 @@ def snapshot_build(
         datetime | None,
         typer.Option(help="Cut at this T instead of world.yaml's (ISO 8601 with a timezone)."),
     ] = None,
+    shared_git: Annotated[
+        bool,
+        typer.Option(
+            "--shared-git",
+            help="Keep the repository's history in the shared git store under the blob store "
+            "(each object once for every snapshot) instead of a bundle in the snapshot.",
+        ),
+    ] = False,
+    blobs: Annotated[
+        Path | None,
+        typer.Option(help="Blob store root; default $REPLAY_BLOBS or snapshots/blobs."),
+    ] = None,
 ) -> None:
     """Generate a snapshot from sources, cutting their timeline at T."""
     from replay.snapshot import build_snapshot
 
     if at is not None and at.tzinfo is None:
         raise InputError(sources / "world.yaml", "--at needs a timezone (e.g. ...Z)", "at")
-    manifest = build_snapshot(sources, dest, at)
+    manifest = build_snapshot(sources, dest, at, shared_git=shared_git, blobs=blobs)
     out.print(f"wrote {dest} (T {manifest.at.isoformat()}, {len(manifest.parts)} parts)")
     for name, digest in sorted(manifest.parts.items()):
         out.print(f"  {digest}  {name}")
+    for repo in manifest.repositories:
+        if repo.objects is not None:
+            out.print(f"  {repo.name} @ {repo.base_commit} in the shared store {repo.objects}")
 
 
 @snapshot_app.command("audit")

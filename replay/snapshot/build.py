@@ -6,10 +6,15 @@ and can be audited. The same sources give byte-identical snapshots.
 
 Sources layout::
 
-    world.yaml           at, repository {name, default_branch, history | bundle, base}, github,
-                         linear, slack
+    world.yaml           at, repository {name, default_branch, history | bundle | objects,
+                         base}, github, linear, slack
     history/*.patch      the repository's commits, as ``git format-patch`` output, in order
     *.bundle             or: the repository's history as a git bundle (merges and SHAs kept)
+                         or (``objects``): the base commit's history in the shared git store
+
+The snapshot carries the repository cut at its base as a bundle of its own, or (with
+``shared_git``) as a reference to the shared store under the blob store root, which then holds
+each object once for every snapshot of that repository (see :mod:`replay.snapshot.shared`).
     registry/index.json  optional: package files recorded with their upload times
     docs/index.json      optional: documentation pages recorded with their fetch times
 """
@@ -23,11 +28,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, Field, model_validator
 
 from replay import __version__, gitrepo
 from replay.errors import InputError, SourcesError
 from replay.formats import M, Strict, dump_json, load_model, parse_yaml, read_text, validate_data
+from replay.snapshot import shared
 from replay.snapshot.load import list_files, sha256_file
 from replay.snapshot.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
 from replay.snapshot.state import SERVICE_MODELS
@@ -43,8 +49,21 @@ class RepositorySource(Strict):
     bundle: str | None = None
     """Or a git bundle, relative to world.yaml, whose ``default_branch`` holds the history:
     the commits are kept as they are (SHAs, merges), as a real repository's are."""
+    objects: str | None = Field(default=None, pattern=r"^git/[\w.-]+/[\w.-]+\.git$")
+    """Or the shared git store (``git/<owner>/<name>.git``, under the blob store root) that
+    holds ``base``'s history; ``base`` is then required and is the branch's tip."""
     base: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
     """The base commit; default: the newest commit on the branch dated at or before T."""
+
+    @model_validator(mode="after")
+    def _one_history(self) -> RepositorySource:
+        if self.bundle is not None and self.objects is not None:
+            raise ValueError("give bundle or objects, not both")
+        if self.objects is not None and self.base is None:
+            raise ValueError("objects needs base: the commit whose history the store holds")
+        if self.objects is not None and {".", ".."} & set(self.objects.split("/")):
+            raise ValueError(f"objects: {self.objects!r} must stay inside the blob store")
+        return self
 
 
 class WorldSource(Strict):
@@ -57,9 +76,19 @@ class WorldSource(Strict):
     slack: dict[str, Any]
 
 
-def build_snapshot(sources: Path, out: Path, at: datetime | None = None) -> Manifest:
+def build_snapshot(
+    sources: Path,
+    out: Path,
+    at: datetime | None = None,
+    *,
+    shared_git: bool = False,
+    blobs: Path | None = None,
+) -> Manifest:
     """Cut the timeline in ``sources`` at T (``at``, default world.yaml's) into ``out``.
 
+    With ``shared_git`` the repository goes into the shared git store under the blob store
+    root ``blobs`` (default ``$REPLAY_BLOBS`` or snapshots/blobs) instead of a bundle of the
+    snapshot's own; sources whose repository is ``objects`` are read from there too.
     Writes into a temporary directory first; ``out`` is replaced only when everything
     validated, so a failed build leaves what was there untouched.
     """
@@ -71,17 +100,21 @@ def build_snapshot(sources: Path, out: Path, at: datetime | None = None) -> Mani
     if cut_at.tzinfo is None:
         raise SourcesError(world_file, "T has no timezone", "at")
     out.parent.mkdir(parents=True, exist_ok=True)
+    root = shared.blob_root(blobs)
     with tempfile.TemporaryDirectory(prefix="replay-build-") as tmp:
         work = Path(tmp)
         if world.repository.bundle is not None:
             repo = _from_bundle(sources / world.repository.bundle, work / "full", world)
+        elif world.repository.objects is not None:
+            repo = _from_store(root, work / "full", world, world_file)
         else:
             repo = _replay_history(sources / world.repository.history, work / "full", world)
         base = _base_commit(repo, world.repository, cut_at, world_file)
         shas = _subjects(repo, world.repository.default_branch)
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
         try:
-            manifest = _write(stage, world, world_file, repo, base, shas, cut_at, sources)
+            git = root if shared_git else None
+            manifest = _write(stage, world, world_file, repo, base, shas, cut_at, sources, git)
             if out.exists():
                 shutil.rmtree(out)
             stage.replace(out)
@@ -134,6 +167,26 @@ def _from_bundle(bundle: Path, dest: Path, world: WorldSource) -> Path:
     return dest
 
 
+def _from_store(root: Path, dest: Path, world: WorldSource, where: Path) -> Path:
+    source = world.repository
+    assert source.objects is not None and source.base is not None
+    store = root / source.objects
+    if not gitrepo.store_has(store, source.base):
+        raise SourcesError(
+            where,
+            f"the shared git store {store} does not hold {source.base} (is this the blob "
+            "store the sources were written with? --blobs, $REPLAY_BLOBS)",
+            "repository.objects",
+        )
+    branch = source.default_branch
+    gitrepo.init(dest, branch=branch)
+    gitrepo.run(
+        dest, "fetch", "-q", "--no-tags", "--update-head-ok", str(store),
+        f"{source.base}:refs/heads/{branch}",
+    )  # fmt: skip
+    return dest
+
+
 def _base_commit(repo: Path, source: RepositorySource, at: datetime, where: Path) -> str:
     """The given base, or the newest commit on the branch committed at or before T."""
     dates = gitrepo.commit_dates(repo, source.default_branch)
@@ -175,10 +228,18 @@ def _write(
     shas: dict[str, str],
     at: datetime,
     sources: Path,
+    git_store: Path | None,
 ) -> Manifest:
+    """Write the snapshot into ``stage``; the repository into ``git_store`` (a blob store
+    root) when given, else as a bundle in the snapshot."""
     owner, name = world.repository.name.split("/")
-    bundle = f"repos/{owner}/{name}.bundle"
-    gitrepo.bundle_create(repo, stage / bundle, base, world.repository.default_branch)
+    if git_store is not None:
+        objects, _ = shared.share(git_store, repo, base, world.repository.name)
+        history = {"objects": objects}
+    else:
+        bundle = f"repos/{owner}/{name}.bundle"
+        gitrepo.bundle_create(repo, stage / bundle, base, world.repository.default_branch)
+        history = {"bundle": bundle}
     services: dict[str, str] = {}
     for svc in ("github", "linear", "slack"):
         raw = _resolve_commits(getattr(world, svc), shas, world_file, svc)
@@ -220,7 +281,7 @@ def _write(
             "repositories": [
                 {
                     "name": world.repository.name,
-                    "bundle": bundle,
+                    **history,
                     "base_commit": base,
                     "default_branch": world.repository.default_branch,
                 }
