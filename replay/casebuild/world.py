@@ -1,10 +1,13 @@
 """From a local repository and a ticket to snapshot sources, a snapshot and a case directory.
 
 The snapshot is *generated* like the demo's: sources (the repository's history up to the base
-commit as a git bundle, and a ``world.yaml`` whose GitHub holds the ticket as an issue) cut at
-T by :func:`replay.snapshot.build_snapshot`. The bundle holds the base commit's history as it
-is, merges included, so the case's base commit is the real one (the PR's base) and no commit
-after it can ride along.
+commit, and a ``world.yaml`` whose GitHub holds the ticket as an issue) cut at T by
+:func:`replay.snapshot.build_snapshot`. The history goes into the shared git store under the
+blob store root (``git/<owner>/<name>.git``, each object once for all the cases of that
+repository), and both the sources and the snapshot refer to it by name and base commit. It is
+the base commit's history as it is, merges included, so the case's base commit is the real one
+(the PR's base); restores are cut from the store to exactly that history, so no commit after it
+(the fix, or another case's later base) can ride along.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from replay.formats import dump_json, validate_data
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.edit import write_part
 from replay.snapshot.manifest import Manifest
+from replay.snapshot.shared import blob_root, share
 from replay.snapshot.state import SERVICE_MODELS
 
 AGENT = "replay-agent"
@@ -97,12 +101,15 @@ def latest_history_date(repo: Path, base: str) -> datetime:
     return max(datetime.fromisoformat(line) for line in out.splitlines())
 
 
-def write_history(repo: Path, base: str, dest: Path) -> None:
-    """``dest``: a bundle of exactly ``base``'s history on ``main`` (merges and SHAs kept)."""
-    gitrepo.bundle_create(repo, dest, base, "main")
+def write_history(repo: Path, base: str, blobs: Path, repo_name: str) -> str:
+    """Add ``base``'s history (merges and SHAs kept) to ``repo_name``'s shared git store under
+    the blob store root ``blobs``; returns the store's name for ``world.yaml``."""
+    objects, _ = share(blobs, repo, base, repo_name)
+    return objects
 
 
-def world_source(spec: CaseSpec, at: datetime) -> dict[str, Any]:
+def world_source(spec: CaseSpec, at: datetime, objects: str) -> dict[str, Any]:
+    """``world.yaml``; the repository is ``objects``, a shared store holding ``spec.base``."""
     owner, name = spec.repo_name.split("/")
     t = spec.ticket
     people = sorted({t.author, AGENT})
@@ -112,7 +119,7 @@ def world_source(spec: CaseSpec, at: datetime) -> dict[str, Any]:
         "repository": {
             "name": spec.repo_name,
             "default_branch": "main",
-            "bundle": "repo.bundle",
+            "objects": objects,
             "base": spec.base,
         },
         "github": {
@@ -177,25 +184,32 @@ def world_source(spec: CaseSpec, at: datetime) -> dict[str, Any]:
     }
 
 
-def write_case_dir(spec: CaseSpec, out: Path) -> tuple[Path, Manifest]:
-    """Write ``out/{sources,snapshot,case.yaml,gold.patch,hidden_tests.patch}``."""
+def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tuple[Path, Manifest]:
+    """Write ``out/{sources,snapshot,case.yaml,gold.patch,hidden_tests.patch}``.
+
+    The repository's history goes into the shared git store under the blob store root
+    ``blobs`` (default ``$REPLAY_BLOBS`` or snapshots/blobs), which must travel with the case.
+    """
     out = out.resolve()
+    root = blob_root(blobs)
     at = spec.at or max(spec.ticket.created_at, latest_history_date(spec.repo, spec.base))
     sources = out / "sources"
     if sources.exists():
         shutil.rmtree(sources)
-    write_history(spec.repo, spec.base, sources / "repo.bundle")
-    (sources / "world.yaml").write_text(yaml.safe_dump(world_source(spec, at), sort_keys=False))
+    sources.mkdir(parents=True)
+    objects = write_history(spec.repo, spec.base, root, spec.repo_name)
+    world = world_source(spec, at, objects)
+    (sources / "world.yaml").write_text(yaml.safe_dump(world, sort_keys=False))
     for index, slot in ((spec.registry_index, "registry"), (spec.docs_index, "docs")):
         if index is not None:
             (sources / slot).mkdir()
             shutil.copyfile(index, sources / slot / "index.json")
-    manifest = build_snapshot(sources, out / "snapshot", at)
+    manifest = build_snapshot(sources, out / "snapshot", at, shared_git=True, blobs=root)
     for svc, state in sorted(spec.states.items()):
         model = validate_data(sources / f"{svc}.json", state, SERVICE_MODELS[svc])
         data = dump_json(model.model_dump(mode="json", by_alias=True)).encode()
-        write_part(out / "snapshot", f"{svc}.json", data)
-    manifest = load_snapshot(out / "snapshot").manifest
+        write_part(out / "snapshot", f"{svc}.json", data, blobs=root)
+    manifest = load_snapshot(out / "snapshot", root).manifest
     base = manifest.repositories[0].base_commit
     (out / "gold.patch").write_text(spec.gold)
     (out / "hidden_tests.patch").write_text(spec.tests)

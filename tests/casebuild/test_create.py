@@ -83,13 +83,17 @@ def test_create_measures_and_calibrates(tmp_path: Path) -> None:
     # nothing of the fix branch or after it.
     assert case.repository.base_commit == base == snapshot.manifest.repositories[0].base_commit
     cut = gitrepo.checkout_from_bundle(
-        snapshot.part(snapshot.manifest.repositories[0].bundle), base, tmp_path / "cut", "main"
+        snapshot.bundle("acme/shapes"), base, tmp_path / "cut", "main"
     )
     assert gitrepo.run(cut, "log", "--merges", "--format=%s") == (
         "Merge pull request #1 from acme/docs"
     )
     with pytest.raises(ToolError):
         gitrepo.run(cut, "cat-file", "-e", fix)
+    # One copy of the history, in the shared git store: neither the sources nor the snapshot
+    # carry a bundle of their own.
+    assert snapshot.manifest.repositories[0].objects == "git/acme/shapes.git"
+    assert list(path.parent.rglob("*.bundle")) == []
     opts = {"out": tmp_path / "runs", "db": str(tmp_path / "results.db")}
     (gold,) = run_case(path, RunOptions(stub="gold", **opts))  # type: ignore[arg-type]
     assert gold.outcome == "pass", gold.reason

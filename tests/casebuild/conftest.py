@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from replay.registry.blobs import ENV, default_root
+
+
+@pytest.fixture(scope="package", autouse=True)
+def blob_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Cases keep their git history in the default blob store: make that a fresh one for
+    these tests (and the gateways they start), holding a copy of the checkout's package files
+    (the demo registry the cases install from), so that nothing is written into the checkout."""
+    root = tmp_path_factory.mktemp("blobs")
+    shutil.copytree(default_root() / "sha256", root / "sha256")
+    before = os.environ.get(ENV)
+    os.environ[ENV] = str(root)
+    try:
+        yield root
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
