@@ -76,8 +76,19 @@ def capture(
     ] = None,
     blobs: Annotated[
         Path | None,
-        typer.Option(help="Blob store root for packages and pages; default $REPLAY_BLOBS."),
+        typer.Option(
+            help="Blob store root for packages, pages and the shared git store; default "
+            "$REPLAY_BLOBS or snapshots/blobs."
+        ),
     ] = None,
+    shared_git: Annotated[
+        bool,
+        typer.Option(
+            "--shared-git/--no-shared-git",
+            help="Keep the repository's history in the blob store's shared git store (each "
+            "object once for every snapshot), or as a bundle in the snapshot.",
+        ),
+    ] = True,
 ) -> None:
     """Capture GitHub (GITHUB_TOKEN), and Linear (LINEAR_API_KEY) and Slack (SLACK_TOKEN) when
     asked, as of T; what could not be rolled back is listed in the snapshot's capture.json."""
@@ -126,6 +137,7 @@ def capture(
         docs=list(docs or []),
         docs_archive=docs_archive,
         blobs=BlobStore(blobs) if blobs is not None else None,
+        shared_git=shared_git,
     )
     manifest, report = capture_snapshot(config, output)
     base_commit = manifest.repositories[0].base_commit
@@ -137,8 +149,8 @@ def capture(
     if requirement or docs:
         from replay.snapshot import load_snapshot
 
-        snap = load_snapshot(output)
         store = config.blobs or BlobStore()
+        snap = load_snapshot(output, store.root)
         out.print(
             f"recorded {len(snap.registry.python)} registry files and "
             f"{len(snap.docs.pages)} docs pages as of T into {store.root}"

@@ -1,18 +1,22 @@
 """``replay snapshot capture``: a snapshot from real services as they stood at T.
 
-The GitHub repository is cut at the base commit exactly as generated snapshots are: a fresh
-bundle holding only the base commit's history (:func:`replay.gitrepo.bundle_create`), no tags,
-no other refs. The state of each service is cut at T by its module; what no API let us roll
-back is listed in the snapshot's ``capture.json``. Registry and docs caches are recorded at
-T with the existing recorders when requirements or URLs are given: packages from
-``registry_upstream`` as it stood at T, pages through ``docs_archive`` as it held them at T,
-their files into the blob store. The snapshot is assembled in a staging directory and only
-replaces ``out`` once everything, caches included, is in place and verifies.
+The GitHub repository is cut at the base commit exactly as generated snapshots are: only the
+base commit's history, no tags, no other refs, added to the shared git store under the blob
+store root (:mod:`replay.snapshot.shared`: each object once for every snapshot of the
+repository; restores get exactly the base's history from it), or with ``shared_git=False`` a
+fresh bundle in the snapshot (:func:`replay.gitrepo.bundle_create`). The state of each
+service is cut at T by its module; what no API let us roll back is listed in the snapshot's
+``capture.json``. Registry and docs caches are recorded at T with the existing recorders when
+requirements or URLs are given: packages from ``registry_upstream`` as it stood at T, pages
+through ``docs_archive`` as it held them at T, their files into the blob store. The snapshot is
+assembled in a staging directory and only replaces ``out`` once everything, caches included,
+is in place and verifies.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -29,6 +33,7 @@ from replay.formats import dump_json, validate_data
 from replay.registry.blobs import BlobStore
 from replay.snapshot.load import list_files, load_snapshot, sha256_file
 from replay.snapshot.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
+from replay.snapshot.shared import share
 from replay.snapshot.state import SERVICE_MODELS
 
 
@@ -78,7 +83,10 @@ class CaptureConfig:
     """A web archive URL template with ``{stamp}`` and ``{url}``, e.g.
     ``https://web.archive.org/web/{stamp}id_/{url}``: pages are recorded as it held them at T."""
     blobs: BlobStore | None = None
-    """Where package files and pages go; default: ``$REPLAY_BLOBS`` or ``snapshots/blobs``."""
+    """Where package files, pages and the repository's history (its shared git store) go;
+    default: ``$REPLAY_BLOBS`` or ``snapshots/blobs``."""
+    shared_git: bool = True
+    """Keep the history in the blob store's shared git store; False: a bundle in the snapshot."""
 
 
 EMPTY_LINEAR = {
@@ -104,8 +112,11 @@ EMPTY_SLACK = {
 }
 
 
-def _cut_repository(src: GitHubSource, at: datetime, branch: str, stage: Path) -> tuple[str, str]:
-    """Clone, pick the base commit, bundle only its history; ``(bundle part, base)``."""
+def _cut_repository(
+    src: GitHubSource, at: datetime, branch: str, stage: Path, git_store: Path | None
+) -> dict[str, str]:
+    """Clone, pick the base commit, keep only its history: in the shared store under the blob
+    root ``git_store`` if given, else as a bundle in ``stage``. The manifest's repository."""
     with tempfile.TemporaryDirectory(prefix="replay-capture-") as tmp:
         clone = Path(tmp) / "clone"
         url = f"{src.git_url.rstrip('/')}/{src.repo}.git"
@@ -123,10 +134,15 @@ def _cut_repository(src: GitHubSource, at: datetime, branch: str, stage: Path) -
             )
             if not base:
                 raise CaptureError(f"{src.repo}: no commit on {branch} is dated at or before T")
-        owner, name = src.repo.split("/")
-        part = f"repos/{owner}/{name}.bundle"
-        gitrepo.bundle_create(clone, stage / part, base, branch)
-    return part, base
+        if git_store is not None:
+            objects, base = share(git_store, clone, base, src.repo)
+            history = {"objects": objects}
+        else:
+            owner, name = src.repo.split("/")
+            part = f"repos/{owner}/{name}.bundle"
+            gitrepo.bundle_create(clone, stage / part, base, branch)
+            history = {"bundle": part}
+    return {"name": src.repo, **history, "base_commit": base, "default_branch": branch}
 
 
 def capture_snapshot(config: CaptureConfig, out: Path) -> tuple[Manifest, CaptureReport]:
@@ -170,8 +186,11 @@ def capture_snapshot(config: CaptureConfig, out: Path) -> tuple[Manifest, Captur
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    root = (config.blobs or BlobStore()).root.resolve()
     try:
-        part, base = _cut_repository(config.github, at, branch, stage)
+        repository = _cut_repository(
+            config.github, at, branch, stage, root if config.shared_git else None
+        )
         services: dict[str, str] = {}
         for svc, raw in states.items():
             where = stage / f"{svc}.json"
@@ -204,14 +223,9 @@ def capture_snapshot(config: CaptureConfig, out: Path) -> tuple[Manifest, Captur
                     "origin": " ".join(f"{k}={v}" for k, v in sorted(origins.items())),
                     "tool": f"replay {__version__}",
                 },
-                "repositories": [
-                    {
-                        "name": config.github.repo,
-                        "bundle": part,
-                        "base_commit": base,
-                        "default_branch": branch,
-                    }
-                ],
+                # A shared store's repository is added last: the recorders below load the
+                # staged snapshot with the default blob store, which may not be config.blobs.
+                "repositories": [repository] if "bundle" in repository else [],
                 "services": services,
                 "registry": "registry/index.json",
                 "docs": "docs/index.json",
@@ -220,7 +234,12 @@ def capture_snapshot(config: CaptureConfig, out: Path) -> tuple[Manifest, Captur
         )
         (stage / MANIFEST).write_text(dump_json(manifest.model_dump(mode="json", by_alias=True)))
         _record_caches(config, stage)
-        manifest = load_snapshot(stage).manifest  # verifies; the recorders re-hashed parts
+        if "objects" in repository:
+            data = json.loads((stage / MANIFEST).read_text())
+            shared = Manifest.model_validate({**data, "repositories": [repository]})
+            (stage / MANIFEST).write_text(dump_json(shared.model_dump(mode="json", by_alias=True)))
+        # Verifies (the recorders re-hashed parts; the store holds the base commit).
+        manifest = load_snapshot(stage, root).manifest
         if out.exists():
             shutil.rmtree(out)
         stage.replace(out)

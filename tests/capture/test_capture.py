@@ -217,10 +217,12 @@ def test_captured_holds_exactly_the_items_of_t(captured: Path, expected: Path) -
     assert got.linear.issues[0].history == want.linear.issues[0].history != []
     (eng,) = got.slack.channels
     assert [m.ts for m in eng.messages] == [m.ts for m in want.slack.channels[0].messages]
-    # The repository is cut at the base commit: one ref, and that commit is T's.
+    # The repository is cut at the base commit: one ref, and that commit is T's. Its history
+    # is in the shared git store (by default), not in a bundle of the snapshot's own.
     part = got.manifest.repositories[0]
     assert part.base_commit == want.manifest.repositories[0].base_commit
-    assert gitrepo.bundle_heads(got.part(part.bundle)) == {"refs/heads/main": part.base_commit}
+    assert (part.objects, part.bundle) == ("git/acme/tiny.git", None)
+    assert gitrepo.bundle_heads(got.bundle(part.name)) == {"refs/heads/main": part.base_commit}
     assert audit(got) == []
 
 

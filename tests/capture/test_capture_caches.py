@@ -154,7 +154,7 @@ def test_registry_holds_exactly_the_releases_of_t(
     captured: tuple[Path, BlobStore], upstream: tuple[PythonUpstream, str]
 ) -> None:
     snap_dir, blobs = captured
-    snap = load_snapshot(snap_dir)
+    snap = load_snapshot(snap_dir, blobs.root)
     assert {(f.project, f.version) for f in snap.registry.python} == {
         ("widget", "1.0"),
         ("helper", "1.0"),
@@ -175,7 +175,7 @@ def test_docs_hold_the_archived_page_dated_by_its_memento(
     captured: tuple[Path, BlobStore], archive: tuple[Archive, str]
 ) -> None:
     snap_dir, blobs = captured
-    (page,) = load_snapshot(snap_dir).docs.pages
+    (page,) = load_snapshot(snap_dir, blobs.root).docs.pages
     assert (page.url, page.status, page.fetched_at) == (GUIDE, 200, GUIDE_AT)
     assert page.content_type.startswith("text/html")
     assert blobs.read(page.sha256) == GUIDE_BODY
@@ -183,7 +183,7 @@ def test_docs_hold_the_archived_page_dated_by_its_memento(
 
 
 def test_captured_snapshot_passes_the_audit(captured: tuple[Path, BlobStore]) -> None:
-    snap = load_snapshot(captured[0])
+    snap = load_snapshot(captured[0], captured[1].root)
     assert snap.manifest.parts["registry/index.json"] and snap.manifest.parts["docs/index.json"]
     assert audit(snap) == []
 
@@ -261,7 +261,7 @@ def test_cli_records_caches_with_index_url_and_blobs(
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert f"recorded 2 registry files and 1 docs pages as of T into {blobs}" in result.output
-    snap = load_snapshot(tmp_path / "snap")
+    snap = load_snapshot(tmp_path / "snap", blobs)
     assert {f.filename for f in snap.registry.python} == {
         "widget-1.0-py3-none-any.whl",
         "helper-1.0-py3-none-any.whl",
