@@ -17,7 +17,7 @@ from replay.docs.cache import DocsError
 from replay.registry.blobs import BlobStore
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import dated_after
-from tests.gateway.conftest import ThreadServer
+from tests.serving import serving
 
 
 def site() -> FastAPI:
@@ -45,8 +45,7 @@ def snap(tiny_snapshot_dir: Path, tmp_path: Path) -> Path:
 
 def test_record_serve_and_miss(snap: Path, tmp_path: Path) -> None:
     blobs = BlobStore(tmp_path / "blobs")
-    with ThreadServer(site()) as server:
-        base = f"http://127.0.0.1:{server.port}"
+    with serving(site()) as base:
         # Record through an "archive" (the stand-in), as one would for a T in the past.
         pages = record_pages(
             snap,
@@ -84,10 +83,8 @@ def test_record_serve_and_miss(snap: Path, tmp_path: Path) -> None:
 
 
 def test_a_page_fetched_after_t_is_flagged(snap: Path, tmp_path: Path) -> None:
-    with ThreadServer(site()) as server:
-        record_pages(
-            snap, [f"http://127.0.0.1:{server.port}/live.html"], blobs=BlobStore(tmp_path / "blobs")
-        )
+    with serving(site()) as base:
+        record_pages(snap, [f"{base}/live.html"], blobs=BlobStore(tmp_path / "blobs"))
     findings = dated_after(load_snapshot(snap))
     assert len(findings) == 1 and "live.html was fetched" in findings[0]
 
@@ -117,8 +114,8 @@ def test_through_an_archive_a_page_not_dated_at_or_before_t_is_refused(
 
     before = (snap / "manifest.json").read_bytes()
     blobs = BlobStore(tmp_path / "blobs")
-    with ThreadServer(app) as server:
-        archive = f"http://127.0.0.1:{server.port}/web/{{stamp}}/{{url}}"
+    with serving(app) as base:
+        archive = f"{base}/web/{{stamp}}/{{url}}"
         with pytest.raises(DocsError, match="no copy at or before T") as exc:
             record_pages(snap, ["https://d.test/late.html"], blobs=blobs, archive=archive)
         assert "2026-03-15T12:00:00+00:00" in str(exc.value)
