@@ -198,6 +198,24 @@ def snapshot_build(
             out.print(f"  {repo.name} @ {repo.base_commit} in the shared store {repo.objects}")
 
 
+@snapshot_app.command("prune-cache")
+def snapshot_prune_cache(
+    blobs: Annotated[
+        Path | None,
+        typer.Option(help="Blob store root; default $REPLAY_BLOBS or snapshots/blobs."),
+    ] = None,
+    older_than: Annotated[
+        float, typer.Option(help="Keep bundles written within this many hours.", min=0)
+    ] = 1.0,
+) -> None:
+    """Remove the bundles cut from the shared git stores; they are made again on use."""
+    from replay.snapshot.shared import blob_root, prune_bundles
+
+    root = blob_root(blobs)
+    removed = prune_bundles(root, older_than * 3600)
+    out.print(f"removed {len(removed)} cached bundle(s) under {root}")
+
+
 @snapshot_app.command("audit")
 def snapshot_audit(
     path: Annotated[Path, typer.Argument(help="Snapshot directory.")],

@@ -12,6 +12,7 @@ snapshot's own bundle. The blob store must therefore travel with such a snapshot
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from replay import gitrepo
@@ -105,4 +106,34 @@ def materialise(root: Path, part: RepositoryPart, manifest: Path) -> Path:
     return out
 
 
-__all__ = ["BUNDLES", "blob_root", "bundle_path", "check", "materialise", "share", "store_name"]
+def prune_bundles(root: Path, older_than: float) -> list[Path]:
+    """Remove the cached bundles under ``root`` not written for ``older_than`` seconds.
+
+    They are only a cache: :func:`materialise` makes one again from its store when a snapshot
+    needs it. The age spares the bundle a run that is starting now has just been given.
+    """
+    cache = root / BUNDLES
+    if not cache.is_dir():
+        return []
+    now = time.time()
+    removed = []
+    for path in sorted(cache.rglob("*.bundle")):
+        if now - path.stat().st_mtime >= older_than:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    for folder in sorted((d for d in cache.rglob("*") if d.is_dir()), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    return removed
+
+
+__all__ = [
+    "BUNDLES",
+    "blob_root",
+    "bundle_path",
+    "check",
+    "materialise",
+    "prune_bundles",
+    "share",
+    "store_name",
+]

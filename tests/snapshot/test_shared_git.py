@@ -25,7 +25,7 @@ from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.audit import audit, audit_cached, dated_after
 from replay.snapshot.inspect import summarize
 from replay.snapshot.load import sha256_file
-from replay.snapshot.shared import bundle_path
+from replay.snapshot.shared import bundle_path, prune_bundles
 from tests import worlds
 from tests.cli_helpers import assert_one_line_error, run_cli
 from tests.fakes.github.conftest import REPO, clone, git, serve
@@ -411,3 +411,25 @@ def test_sources_may_name_the_store(lineage: Lineage, tmp_path: Path) -> None:
     (src / "world.yaml").write_text(yaml.safe_dump(world, sort_keys=False))
     with pytest.raises(SourcesError, match="objects needs base"):
         build_snapshot(src, tmp_path / "x", at, blobs=lineage.root)
+
+
+def test_cached_bundles_can_be_pruned_and_are_made_again(
+    lineage: Lineage, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = load_snapshot(lineage.snapshots[0], lineage.root)
+    bundle = snap.bundle(REPO)
+    first = bundle.read_bytes()
+    # Written just now: an age limit spares it (a run starting now may be about to read it).
+    assert prune_bundles(lineage.root, older_than=3600) == []
+    assert bundle.is_file()
+    result = run_cli(
+        capsys, "snapshot", "prune-cache", "--blobs", str(lineage.root), "--older-than", "0"
+    )
+    assert result.code == 0, result.err
+    assert "removed" in result.out and not bundle.exists()
+    assert not (lineage.root / "git-bundles").exists() or not any(
+        (lineage.root / "git-bundles").rglob("*.bundle")
+    )
+    # The next use cuts the same bundle again from the store.
+    again = load_snapshot(lineage.snapshots[0], lineage.root).bundle(REPO)
+    assert again.read_bytes() == first
