@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,12 +16,6 @@ def blob_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (the demo registry the cases install from), so that nothing is written into the checkout."""
     root = tmp_path_factory.mktemp("blobs")
     shutil.copytree(default_root() / "sha256", root / "sha256")
-    before = os.environ.get(ENV)
-    os.environ[ENV] = str(root)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(ENV, str(root))
         yield root
-    finally:
-        if before is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = before
