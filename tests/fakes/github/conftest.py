@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import typing
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,11 +19,11 @@ from typing import Any, cast
 import pytest
 import yaml
 from githubkit import GitHub, Response, TokenAuthStrategy
-from pydantic import BaseModel
 
 from fakes.core import World, WorldApp, build_world
 from fakes.github import HOSTS
 from fakes.github.backend import GitHubBackend
+from replay.contract.schema import strict_problems
 from replay.gitrepo import clean_env
 from replay.snapshot import build_snapshot
 from replay.snapshot.load import load_snapshot
@@ -158,47 +157,6 @@ def build(world: dict[str, Any], root: Path) -> Path:
 def client(served: Served, token: str | None = TOKEN) -> GitHub[Any]:
     auth = TokenAuthStrategy(token) if token else None
     return GitHub(auth, base_url=served.url, http_cache=False, auto_retry=False)
-
-
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    found: list[type[BaseModel]] = []
-    for arg in typing.get_args(annotation):
-        found += _models_in(arg)
-    return found
-
-
-def strict_problems(model: type[BaseModel], data: Any, path: str = "$") -> list[str]:
-    """Every required field of ``model`` present, and nothing githubkit's model does not know.
-
-    githubkit's models ignore unknown fields and validate what is there; this also catches a
-    required field the fake forgot and a field the fake invented, at every level.
-    """
-    if not isinstance(data, dict):
-        return [f"{path}: expected an object for {model.__name__}, got {type(data).__name__}"]
-    fields = {(f.alias or name): f for name, f in model.model_fields.items()}
-    problems = [
-        f"{path}.{key}: required by {model.__name__} but missing"
-        for key, f in fields.items()
-        if f.is_required() and key not in data
-    ]
-    for key, value in data.items():
-        field = fields.get(key)
-        if field is None:
-            problems.append(f"{path}.{key}: not a field of {model.__name__}")
-            continue
-        subs = _models_in(field.annotation)
-        if value is None or not subs:
-            continue
-        items = value if isinstance(value, list) else [value]
-        for i, item in enumerate(items):
-            where = f"{path}.{key}[{i}]" if isinstance(value, list) else f"{path}.{key}"
-            # A union of models: the item must satisfy at least one of them.
-            options = [strict_problems(sub, item, where) for sub in subs]
-            if all(options):
-                problems += min(options, key=len)
-    return problems
 
 
 def checked(resp: Response[Any, Any]) -> Any:

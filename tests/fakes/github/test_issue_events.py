@@ -33,6 +33,7 @@ from githubkit_schemas.v2026_03_10.models import (
 from pydantic import BaseModel
 
 from fakes.github.models import node_id
+from replay.contract.schema import strict_problems
 from replay.snapshot.load import load_snapshot
 from replay.snapshot.state import GitHubIssueEvent
 from tests.fakes.github.conftest import (
@@ -48,11 +49,8 @@ from tests.fakes.github.conftest import (
     git,
     github_world,
     serve,
-    strict_problems,
 )
-from tests.fakes.github.conftest import (
-    events as fake_events,
-)
+from tests.fakes.github.conftest import events as fake_events
 
 OWNER, NAME = REPO.split("/")
 AT = datetime.fromisoformat(T.replace("Z", "+00:00"))
