@@ -29,22 +29,29 @@ query {
   issueLabels(first: 250) { nodes { id name color team { key } } }
 }
 """
-_ISSUES = (
-    "query($team: String!, $after: String) { issues(first: 50, after: $after, "
-    "includeArchived: true, filter: {team: {key: {eq: $team}}}) { nodes { "
-    + _ISSUE
-    + " } pageInfo { hasNextPage endCursor } } }"
-)
-_HISTORY = """
-query($id: String!, $after: String) { issue(id: $id) { history(first: 100, after: $after) {
+_HISTORY_PAGE = """history(first: 100, after: $historyAfter) {
   nodes {
     id createdAt actor { id } fromState { id } toState { id } fromAssignee { id }
     toAssignee { id } addedLabelIds removedLabelIds fromTitle toTitle fromPriority toPriority
     fromEstimate toEstimate fromParent { id } toParent { id } updatedDescription
   }
   pageInfo { hasNextPage endCursor }
-} } }
-"""
+}"""
+
+
+def _issues_query(history: bool) -> str:
+    """A page of the team's issues, each with its first page of history when ``history``."""
+    extra = ", $historyAfter: String" if history else ""
+    nodes = _ISSUE + (_HISTORY_PAGE if history else "")
+    return (
+        f"query($team: String!, $after: String{extra}) {{ issues(first: 50, after: $after, "
+        "includeArchived: true, filter: {team: {key: {eq: $team}}}) { nodes { "
+        + nodes
+        + " } pageInfo { hasNextPage endCursor } } }"
+    )
+
+
+_HISTORY = "query($id: String!, $historyAfter: String) { issue(id: $id) { " + _HISTORY_PAGE + " } }"
 
 
 class LinearReader:
@@ -100,19 +107,14 @@ def undo_history(issue: dict[str, Any], entries: list[dict[str, Any]], at: datet
     return bool(later)
 
 
-def _history(reader: LinearReader, issue_id: str) -> tuple[list[dict[str, Any]], str | None]:
-    """Every ``IssueHistory`` node of the issue, or ``([], why)`` where none is served."""
-    nodes: list[dict[str, Any]] = []
-    after: str | None = None
-    while True:
-        data, errors = reader.query(_HISTORY, id=issue_id, after=after)
-        if errors:
-            return [], str(errors[0].get("message"))
+def _rest_of_history(reader: LinearReader, issue_id: str, page: dict[str, Any]) -> list[Any]:
+    """The issue's history nodes: the page that came with it, then the pages after it."""
+    nodes: list[dict[str, Any]] = list(page["nodes"])
+    while page["pageInfo"]["hasNextPage"]:
+        data = reader.data(_HISTORY, id=issue_id, historyAfter=page["pageInfo"]["endCursor"])
         page = data["issue"]["history"]
         nodes += page["nodes"]
-        if not page["pageInfo"]["hasNextPage"]:
-            return nodes, None
-        after = page["pageInfo"]["endCursor"]
+    return nodes
 
 
 def kept_history(entries: list[dict[str, Any]], at: datetime) -> list[dict[str, Any]]:
@@ -151,7 +153,16 @@ def capture_linear(
     after: str | None = None
     history_missing: str | None = None
     while True:
-        page = reader.data(_ISSUES, team=team_key, after=after)["issues"]
+        data, errors = reader.query(
+            _issues_query(history_missing is None), team=team_key, after=after
+        )
+        if errors and history_missing is None and "history" in str(errors[0].get("message")):
+            # This Linear serves no Issue.history: read without it, and say so per issue.
+            history_missing = str(errors[0].get("message"))
+            continue
+        if errors:
+            raise CaptureError(f"Linear: {errors[0].get('message')}")
+        page = data["issues"]
         for raw in page["nodes"]:
             identifier = f"{team_key}-{int(raw['number'])}"
             if when(raw["createdAt"]) > at or identifier in exclude:
@@ -193,9 +204,7 @@ def capture_linear(
                 "completed_at": raw.get("completedAt"),
                 "canceled_at": raw.get("canceledAt"),
             }
-            entries, missing = _history(reader, raw["id"])
-            if missing is not None:
-                history_missing = missing
+            if history_missing is not None:
                 if when(raw["updatedAt"]) > at:
                     undo_history(issue, [], at)
                     led.flag(
@@ -206,6 +215,7 @@ def capture_linear(
                         "as of capture (dates after T cleared)",
                     )
             else:
+                entries = _rest_of_history(reader, raw["id"], raw["history"])
                 if undo_history(issue, entries, at):
                     led.rolled_back.append(identifier)
                 issue["history"] = kept_history(entries, at)

@@ -283,7 +283,7 @@ def _capture(served: Served, at: datetime) -> tuple[dict[str, Any], Ledger]:
 
 def test_the_capture_tool_rolls_the_run_back_to_t(client: Client, served: Served) -> None:
     """What replay/capture/linear.py reads history for: changes dated after its T are undone,
-    newest first, with its own ``_HISTORY`` query."""
+    newest first, through the history that comes with each page of issues."""
     run(
         client,
         UPDATE,
@@ -339,3 +339,14 @@ def test_dump_round_trips_through_the_snapshot_model(served: Served, history_dir
     again = LinearState.model_validate(raw)
     eng2 = next(i for i in again.issues if i.id == w.ENG_2)
     assert [h.to_state for h in eng2.history] == [w.TODO, None, w.DONE]
+
+
+def test_the_capture_tool_reads_history_past_its_first_page(client: Client, served: Served) -> None:
+    """An issue changed more often than one page of history holds: the capture follows the
+    history's cursor and still rolls every change after T back."""
+    for n in range(105):
+        run(client, UPDATE, id="ENG-2", input={"title": f"retitled {n}"})
+    got, led = _capture(served, T)
+    eng2 = next(i for i in got["issues"] if i["number"] == 2)
+    assert eng2["title"] == RETITLED and led.rolled_back == ["ENG-2"]
+    assert len(eng2["history"]) == 2  # the seeded changes before T, nothing after
