@@ -215,11 +215,18 @@ def fix_source_from_pr(
     )
     effects: list[ProposedEffect] = []
     states: dict[str, dict[str, Any]] = {}
-    if linear is not None:
-        src, state, moved = _linear_ticket(src, linear, merged, at)
-        states["linear"] = state
-        effects += moved
-    created, t = _pick_at(clone, base, head, src.ticket_created, at)
+    if linear is None:
+        created, t = _pick_at(clone, base, head, src.ticket_created, at)
+    else:
+        lr = LinearReader(linear.url, linear.key)
+        try:
+            issue = lr.data(_LINEAR_ISSUE, id=linear.identifier)["issue"]
+            src = _linear_ticket(src, issue)
+            created, t = _pick_at(clone, base, head, src.ticket_created, at)
+            states["linear"] = capture_linear(lr, issue["team"]["key"], t, set(), Ledger())
+        finally:
+            lr.close()
+        effects += _linear_moves(issue, t, merged)
     if linear is None and m is not None:
         effects += _ticket_answers(reader, repo, int(ticket["number"]), fixer, t, merged)
     if slack is not None:
@@ -258,58 +265,50 @@ query($id: String!) { issue(id: $id) { id identifier number title description cr
 """
 
 
-def _linear_ticket(
-    src: FixSource, linear: LinearTicket, merged: datetime, at: datetime | None
-) -> tuple[FixSource, dict[str, Any], list[ProposedEffect]]:
-    reader = LinearReader(linear.url, linear.key)
-    try:
-        issue = reader.data(_LINEAR_ISSUE, id=linear.identifier)["issue"]
-        created = when(issue["createdAt"])
-        src = dataclasses.replace(
-            src,
-            ticket_service="linear",
-            ticket_identifier=issue["identifier"],
-            ticket_title=issue["title"],
-            ticket_body=issue.get("description") or "",
-            issue_number=int(issue["number"]),
-            ticket_author=(issue.get("creator") or {}).get("displayName") or "reporter",
-            ticket_created=min(created, src.ticket_created or created),
-        )
-        _, t = _pick_at(src.repo, src.base or "", src.fix, src.ticket_created, at)
-        state = capture_linear(reader, issue["team"]["key"], t, set(), Ledger())
-    finally:
-        reader.close()
+def _linear_ticket(src: FixSource, issue: dict[str, Any]) -> FixSource:
+    """``src`` with the Linear issue as its ticket (filed at the earlier of the two)."""
+    created = when(issue["createdAt"])
+    return dataclasses.replace(
+        src,
+        ticket_service="linear",
+        ticket_identifier=issue["identifier"],
+        ticket_title=issue["title"],
+        ticket_body=issue.get("description") or "",
+        issue_number=int(issue["number"]),
+        ticket_author=(issue.get("creator") or {}).get("displayName") or "reporter",
+        ticket_created=min(created, src.ticket_created or created),
+    )
+
+
+def _linear_moves(issue: dict[str, Any], at: datetime, merged: datetime) -> list[ProposedEffect]:
+    """The ticket's last move between T and the merge, as the side effect to expect."""
     moves = [
         h
         for h in issue["history"]["nodes"]
-        if h.get("toState") and t < when(h["createdAt"]) < merged
+        if h.get("toState") and at < when(h["createdAt"]) < merged
     ]
     if not moves:
-        return src, state, []
+        return []
     last = max(moves, key=lambda h: when(h["createdAt"]))
     to = last["toState"]["name"]
     ident = issue["identifier"]
-    return (
-        src,
-        state,
-        [
-            ProposedEffect(
-                id="ticket-moved",
-                description=f"{ident} is moved to {to} (as the real fix did before the merge).",
-                service="linear",
-                kind="linear.issue.updated",
-                where=[
-                    {"field": "data.identifier", "equals": ident},
-                    {"field": "data.to_state", "equals": to},
-                ],
-                gold={
-                    "identifier": ident,
-                    "from_state": (last.get("fromState") or {}).get("name"),
-                    "to_state": to,
-                },
-            )
-        ],
-    )
+    return [
+        ProposedEffect(
+            id="ticket-moved",
+            description=f"{ident} is moved to {to} (as the real fix did before the merge).",
+            service="linear",
+            kind="linear.issue.updated",
+            where=[
+                {"field": "data.identifier", "equals": ident},
+                {"field": "data.to_state", "equals": to},
+            ],
+            gold={
+                "identifier": ident,
+                "from_state": (last.get("fromState") or {}).get("name"),
+                "to_state": to,
+            },
+        )
+    ]
 
 
 def _slack_thread(
