@@ -185,12 +185,11 @@ class PullOps(IssueOps):
             raise MethodNotAllowed("Pull Request is not mergeable")
         now = self.now()
         who = Person(user.name or user.login, noreply(user), now)
-        messages = [issue.body or ""]
-        try:
-            shas = self.git.commits_between(r.full_name, base.sha, pull.head_sha)
-            messages += [self.git.commit(r.full_name, sha).message for sha in shas]
-        except GitFailed:
-            pass
+        # Read before the base moves: the texts whose closing keywords GitHub honours.
+        closing = base.name == r.default_branch
+        messages = [issue.body or ""] + (
+            self._commit_messages(r, base.sha, pull) if closing else []
+        )
         new_sha = self._merge_commits(
             r, base.sha, pull, issue, method, commit_title, commit_message, who
         )
@@ -224,9 +223,19 @@ class PullOps(IssueOps):
                 "method": method,
             },
         )
-        if base.name == r.default_branch:
+        if closing:
             self._close_referenced(s, actor, user, issue, messages, new_sha)
         return issue
+
+    def _commit_messages(self, r: Repo, base_sha: str, pull: Pull) -> list[str]:
+        """The messages of the pull request's commits, in one ``git log``."""
+        try:
+            out = self.git.text(
+                r.full_name, "log", "--format=%B%x00", pull.head_sha, f"^{base_sha}"
+            )
+        except GitFailed:
+            return []
+        return [m.strip() for m in out.split("\x00") if m.strip()]
 
     def _close_referenced(
         self,
