@@ -10,11 +10,12 @@ undone newest first); where the events API does not answer, the dated fields are
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 
 from replay.capture.common import CaptureError, Ledger, iso, when
+from replay.snapshot.state import GitHubIssueEvent
 
 API_VERSION = "2022-11-28"
 
@@ -108,13 +109,8 @@ def undo_events(thread: dict[str, Any], events: list[dict[str, Any]], at: dateti
     return bool(later)
 
 
-KEPT_EVENTS = frozenset(
-    {
-        "closed", "reopened", "merged", "labeled", "unlabeled", "renamed", "assigned",
-        "unassigned", "convert_to_draft", "ready_for_review",
-    }
-)  # fmt: skip
-"""The issue events that change a thread's state; the snapshot keeps those dated by T."""
+KEPT_EVENTS = frozenset(get_args(GitHubIssueEvent.model_fields["event"].annotation))
+"""The issue events that change a thread's state (the snapshot's kinds); kept when by T."""
 
 
 def kept_events(events: list[dict[str, Any]], at: datetime) -> list[dict[str, Any]]:

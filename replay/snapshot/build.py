@@ -347,6 +347,7 @@ def _apply_history(obj: dict[str, Any], at: datetime, service: str) -> list[date
     history a real service would have recorded for this timeline.
     """
     applied = []
+    key = "events" if service == "github" else "history"
     record: list[dict[str, Any]] = []
     for entry in obj.pop("history", None) or []:
         when = _time(entry["at"])
@@ -360,10 +361,7 @@ def _apply_history(obj: dict[str, Any], at: datetime, service: str) -> list[date
         else:
             record += _linear_history(before, obj, entry, len(record))
     if record:
-        obj["events" if service == "github" else "history"] = [
-            *(obj.get("events" if service == "github" else "history") or []),
-            *record,
-        ]
+        obj[key] = [*(obj.get(key) or []), *record]
     return applied
 
 
