@@ -20,8 +20,10 @@ def test_runner_prints_a_ratio_per_pair() -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("snapshot ")]
-    assert re.search(r"\d+\.\dx$", line)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("snapshot ")]
+    assert len(lines) == 3  # the suite's three pairs
+    for line in lines:
+        assert re.search(r"\d+\.\dx$", line), line
 
 
 def test_unknown_suite_is_refused() -> None:
