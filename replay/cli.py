@@ -267,7 +267,11 @@ def fakes_serve(
     world = build_world(load_snapshot(snapshot), service or sorted(FAKES))
     where = f"unix:{uds}" if uds else f"http://{host}:{port}"
     out.print(f"serving {', '.join(sorted(world.routes))} at {where} (T {world.world.snapshot.at})")
-    out.print("control plane: /_replay/{reset,events,state,health} on any host")
+    out.print(
+        "control plane: /_replay/{reset,events,state,health} on any host"
+        " (the runner's own tool: never put this listener where an agent can reach it;"
+        " `replay world up` serves the fakes without it)"
+    )
     if uds:
         uvicorn.run(world, uds=str(uds), log_level="warning")
     else:

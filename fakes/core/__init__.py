@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from fakes.core.clock import FrozenClock
 from fakes.core.events import Event, EventLog, EventObject
-from fakes.core.server import CONTROL_PREFIX, FAKES, UnknownFake, WorldApp, build_world
+from fakes.core.server import (
+    CONTROL_PREFIX,
+    FAKES,
+    HostRouter,
+    UnknownFake,
+    WorldApp,
+    build_world,
+)
 from fakes.core.world import Fake, World
 
 __all__ = [
@@ -16,6 +23,7 @@ __all__ = [
     "EventObject",
     "Fake",
     "FrozenClock",
+    "HostRouter",
     "UnknownFake",
     "World",
     "WorldApp",

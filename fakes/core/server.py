@@ -1,7 +1,17 @@
-"""Serving a world: one ASGI app that routes by Host to each fake, plus the control plane.
+"""Serving a world: the fakes routed by Host, and apart from them the control plane.
 
-The control plane lives under :data:`CONTROL_PREFIX` on every host (moto's ``/moto-api/``):
-reset, the event log as JSON lines, a state dump. Nothing under it is an agent's mutation.
+Two apps, on purpose:
+
+- :class:`HostRouter` is the world as an agent may see it: each request goes to the fake that
+  owns its Host, and nothing else exists. It has no control routes at all, so no spelling of a
+  path (``/%5Freplay/reset``, ``//_replay``, ``/x/../_replay``) can reach one. The gateway
+  serves only this.
+- :func:`control_app` is the runner's: reset, the event log as JSON lines, a state dump, under
+  :data:`CONTROL_PREFIX` (moto's ``/moto-api/``). Nothing under it is an agent's mutation. The
+  gateway serves it on the runner's Unix socket only.
+
+:class:`WorldApp` puts both on one listener for the runner's own tools, where no agent is
+involved: ``replay fakes serve``, the contract targets and the fakes' tests.
 A fake is found by name in :data:`FAKES`; an unknown name is an error listing the known ones.
 """
 
@@ -48,21 +58,15 @@ def _module(name: str) -> Any:
     return importlib.import_module(FAKES[name])
 
 
-class WorldApp:
-    """ASGI entry for a whole world: control plane first, then the fake that owns the Host."""
+class HostRouter:
+    """ASGI entry for the fakes alone: the fake that owns the request's Host answers it."""
 
-    def __init__(self, world: World, apps: dict[str, ASGIApp]) -> None:
-        self.world = world
+    def __init__(self, apps: dict[str, ASGIApp]) -> None:
         self.routes = dict(apps)
-        self.control = control_app(world)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await self.control(scope, receive, send)
-            return
-        path: str = scope.get("path", "")
-        if path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/"):
-            await self.control(scope, receive, send)
+            await _lifespan(receive, send)
             return
         host = host_of(scope)
         app = self.routes.get(host)
@@ -78,6 +82,40 @@ class WorldApp:
             await send({"type": "http.response.body", "body": body})
             return
         await app(scope, receive, send)
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+class WorldApp:
+    """The runner's view of a world on one listener: the control plane, then the fakes.
+
+    Never put this behind the gateway: serve :attr:`router` there (see the module doc).
+    """
+
+    def __init__(self, world: World, apps: dict[str, ASGIApp]) -> None:
+        self.world = world
+        self.router = HostRouter(apps)
+        """The fakes without the control plane: what an agent may reach."""
+        self.routes = self.router.routes
+        self.control = control_app(world)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.control(scope, receive, send)
+            return
+        path: str = scope.get("path", "")
+        if path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/"):
+            await self.control(scope, receive, send)
+            return
+        await self.router(scope, receive, send)
 
 
 def host_of(scope: Scope) -> str:

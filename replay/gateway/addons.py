@@ -1,8 +1,12 @@
 """The gateway's mitmproxy addons: one concern each, in the order :func:`addons` gives.
 
 1. :class:`Classify` decides each flow's route from its destination; CONNECTs to hosts
-   outside the world are refused before any tunnel exists.
-2. :class:`ServeWorld` answers fake, registry and docs hosts from in-process apps.
+   outside the world are refused before any tunnel exists, and so is any request whose
+   decoded, normalised path names the control plane (:mod:`replay.gateway.paths`).
+2. :class:`ServeWorld` answers fake, registry and docs hosts from in-process apps (the fakes
+   without the control plane, which lives only on the runner's Unix socket). A fake that
+   raises answers 500 and is recorded as ``gateway.world_error``: the world's defect, which
+   must not void the agent's run.
 3. :class:`ModelRoute` forwards model-API requests upstream with the real credential and
    logs every call.
 4. :class:`Deny` answers everything still unanswered with 403 and an ``egress.denied``
@@ -29,11 +33,11 @@ from urllib.parse import urlsplit
 from mitmproxy import connection, http, tcp, udp
 from mitmproxy.proxy import server_hooks
 
-from fakes.core.server import CONTROL_PREFIX
 from fakes.core.world import World
 from replay.gateway.asgi import serve
 from replay.gateway.config import GatewayConfig, Route
 from replay.gateway.modelcalls import ModelCall, ModelCallObserver, transport_kind
+from replay.gateway.paths import names_control_plane
 
 log = logging.getLogger("replay.gateway")
 
@@ -186,6 +190,12 @@ class Classify(Guarded):
         if named is not None and named.split(":")[0].strip("[]").lower() != host:
             _deny(self.gate, flow, host, f"Host header {named!r} does not match the destination")
             return
+        # Decided here, before any body is read or any upstream is dialled, and on the path as
+        # the apps will decode it: the control plane is the runner's, never the agent's (the
+        # apps served here do not even have it; this refuses and records the attempt).
+        if names_control_plane(flow.request.data.path):
+            _deny(self.gate, flow, host, "the control plane is not part of the world")
+            return
         flow.metadata[ROUTE] = self.gate.route(host)
 
 
@@ -196,17 +206,29 @@ class ServeWorld(Guarded):
         if flow.response is not None or flow.error is not None:
             return
         route: Route | None = flow.metadata.get(ROUTE)
-        path = flow.request.path.split("?")[0]
-        if path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/"):
-            # The control plane (reset, events, state) is the runner's, never the agent's.
-            _deny(self.gate, flow, flow.request.host, "the control plane is not part of the world")
-            return
         if route in ("fake", "registry", "docs"):
             app = self.gate.apps.get(route)
             if app is None:
                 _deny(self.gate, flow, flow.request.host, f"the world has no {route} here")
                 return
-            await serve(app, flow)
+            failure = await serve(app, flow)
+            if failure is not None:
+                # A fake that breaks on a request is the world's defect, not the gateway's: the
+                # agent gets a 500 (as a real service sometimes answers) and the run is graded
+                # on what it did. Voiding the run instead would let an agent cancel a losing run
+                # with one malformed GET. The error is recorded and shown with the grade.
+                self.gate.record(
+                    "gateway",
+                    "gateway.world_error",
+                    "request",
+                    flow.request.pretty_url,
+                    {
+                        "url": flow.request.pretty_url,
+                        "method": flow.request.method,
+                        "host": flow.request.pretty_host,
+                        "error": f"{type(failure).__name__}: {failure}"[:2000],
+                    },
+                )
 
 
 class Deny(Guarded):

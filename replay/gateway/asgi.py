@@ -1,8 +1,11 @@
 """Serving an in-process ASGI app (a fake, the registry) as the answer to a proxied request.
 
 mitmproxy ships ``addons.asgiapp.serve``, but it unquotes the query string, upper-cases the
-scheme and turns an app's exception into a 500; a sandbox must instead fail the request
-loudly (fail closed), so we build the scope ourselves and let exceptions propagate.
+scheme and hides an app's exception behind a 500. We build the scope ourselves, as uvicorn
+would (the path percent-decoded with undecodable bytes replaced, so an app sees the same
+strings behind the gateway as when served directly), and hand an app's exception back to the
+caller, who records it: the request is answered (with what the app sent, or a 500), never left
+hanging, and the failure is never silent.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from typing import Any
-from urllib.parse import unquote_to_bytes
+from urllib.parse import unquote
 
 from mitmproxy import http
 from mitmproxy.net.http import status_codes
@@ -30,7 +33,7 @@ def scope_for(flow: http.HTTPFlow) -> dict[str, Any]:
         "http_version": {"HTTP/1.0": "1.0", "HTTP/2.0": "2"}.get(flow.request.http_version, "1.1"),
         "method": flow.request.method,
         "scheme": flow.request.scheme,
-        "path": unquote_to_bytes(path_bytes).decode("utf-8", "surrogateescape"),
+        "path": unquote(path_bytes.decode("ascii", "replace"), errors="replace"),
         "raw_path": path_bytes,
         "root_path": "",
         "query_string": query,
@@ -40,8 +43,12 @@ def scope_for(flow: http.HTTPFlow) -> dict[str, Any]:
     }
 
 
-async def serve(app: Any, flow: http.HTTPFlow) -> None:
-    """Run ``app`` on the flow's request and set the flow's response."""
+async def serve(app: Any, flow: http.HTTPFlow) -> Exception | None:
+    """Run ``app`` on the flow's request and set the flow's response.
+
+    Returns the app's exception, if it raised one: the flow is answered all the same, with the
+    response the app had sent (Starlette sends its 500 and then re-raises) or a plain 500.
+    """
     body = flow.request.raw_content or b""
     sent_body = False
     finished = asyncio.Event()
@@ -67,12 +74,17 @@ async def serve(app: Any, flow: http.HTTPFlow) -> None:
             if not message.get("more_body", False):
                 finished.set()
 
+    failure: Exception | None = None
     try:
         await app(scope_for(flow), receive, send)
+    except Exception as exc:
+        failure = exc
     finally:
         finished.set()
     if status is None:
-        raise AppError(f"the app for {flow.request.pretty_host} sent no response")
+        failure = failure or AppError(f"the app for {flow.request.pretty_host} sent no response")
+        status, chunks = 500, [b'{"message":"Server Error"}']
+        headers[:] = [(b"content-type", b"application/json; charset=utf-8")]
     data = b"".join(chunks)
     # Keep the bytes exactly as the app sent them (a gzip body stays gzip); the body is
     # complete here, so it goes out with a Content-Length rather than chunked.
@@ -83,3 +95,4 @@ async def serve(app: Any, flow: http.HTTPFlow) -> None:
     now = time.time()
     reason = status_codes.RESPONSES.get(status, "").encode()
     flow.response = http.Response(b"HTTP/1.1", status, reason, fields, data, None, now, now)
+    return failure

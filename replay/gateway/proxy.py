@@ -70,7 +70,8 @@ def build_gate(config: GatewayConfig) -> Gate:
             )
 
     apps: dict[Route, Any] = {
-        "fake": world,
+        # The fakes alone: the control plane is not in what the proxy serves at all.
+        "fake": world.router,
         "registry": registry_app(Registry.from_snapshot(snapshot)),
         "docs": docs_app(docs, docs_miss),
     }

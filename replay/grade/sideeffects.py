@@ -41,7 +41,13 @@ class SideEffectVerdict:
         return [r.rule for r in sorted(bad, key=lambda r: not r.forbidden)]
 
 
-NOT_MUTATIONS = ("egress.denied", "model.call", "docs.miss", "gateway.addon_failed")
+NOT_MUTATIONS = (
+    "egress.denied",
+    "model.call",
+    "docs.miss",
+    "gateway.addon_failed",
+    "gateway.world_error",
+)
 
 
 def judge_side_effects(

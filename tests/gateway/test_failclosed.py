@@ -48,3 +48,26 @@ def test_the_gateway_venv_runs_the_cli_without_the_clients_extra() -> None:
         assert done.returncode == 1, done.stderr
         assert "pip install 'replay[clients]'" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_fake_that_raises_answers_500_and_does_not_void_the_run() -> None:
+    """A fake's bug is recorded as the world's error; it must not let an agent void its run."""
+    script = Path(__file__).with_name("world_error_check.py")
+    done = subprocess.run(
+        [str(GATEWAY_PYTHON), str(script), str(DEMO)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["answers"] == [
+        {"status": 500, "killed": False, "invalid": []},
+        {"status": 500, "killed": False, "invalid": []},
+    ]
+    kinds = [e["kind"] for e in result["events"]]
+    assert kinds == ["gateway.world_error", "gateway.world_error"]
+    errors = [e["data"]["error"] for e in result["events"]]
+    assert errors[0].startswith("OverflowError") and errors[1].startswith("UnicodeEncodeError")
