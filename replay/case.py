@@ -13,9 +13,18 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    AwareDatetime,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from replay.errors import CaseError, InputError
+from replay.eventkinds import field_problem, kind_problem, kinds_matching, service_problem
 from replay.formats import Strict, load_model
 
 CASE_SCHEMA = 1
@@ -163,6 +172,27 @@ class SideEffectRule(Strict):
             raise ValueError("at_least is greater than at_most")
         return self
 
+    @model_validator(mode="after")
+    def _can_fire(self) -> SideEffectRule:
+        # A kind, service or field the event log never records makes a rule that never
+        # matches: an ``at_most: 0`` rule would pass every run. Checked against the log's
+        # vocabulary (replay/eventkinds.py), each problem at its own field.
+        problems: list[tuple[tuple[str | int, ...], str, str]] = []
+        kind = kind_problem(self.kind)
+        service = service_problem(self.kind, self.service) if self.service else None
+        if kind:
+            problems.append((("kind",), kind, self.kind))
+        elif service:
+            problems.append((("service",), service, str(self.service)))
+        else:
+            kinds = kinds_matching(self.kind, self.service)
+            for i, condition in enumerate(self.where):
+                problem = field_problem(condition.field, kinds)
+                if problem:
+                    problems.append((("where", i, "field"), problem, condition.field))
+        _raise_at(type(self).__name__, problems)
+        return self
+
     @property
     def forbidden(self) -> bool:
         return self.at_most == 0
@@ -179,6 +209,20 @@ class SideEffectRule(Strict):
         return count >= low and (self.at_most is None or count <= self.at_most)
 
 
+def _raise_at(title: str, problems: list[tuple[tuple[str | int, ...], str, str]]) -> None:
+    """Raise the problems as one validation error, each at its field (``kind``, ``where[0]``)."""
+    if problems:
+        raise ValidationError.from_exception_data(
+            title,
+            [
+                InitErrorDetails(
+                    type=PydanticCustomError("event_vocabulary", problem), loc=loc, input=value
+                )
+                for loc, problem, value in problems
+            ],
+        )
+
+
 class Budgets(Strict):
     """Limits for one run; hitting one stops the run and is recorded."""
 
@@ -192,7 +236,22 @@ class GoldEffect(Strict):
 
     service: Service
     kind: str
+    """A kind of event the log records (no wildcards), of that service."""
     data: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _is_recorded(self) -> GoldEffect:
+        if any(c in self.kind for c in "*?["):
+            _raise_at(
+                type(self).__name__, [(("kind",), "name one event kind, not a pattern", self.kind)]
+            )
+        kind = kind_problem(self.kind)
+        service = service_problem(self.kind, self.service)
+        if kind:
+            _raise_at(type(self).__name__, [(("kind",), kind, self.kind)])
+        if service:
+            _raise_at(type(self).__name__, [(("service",), service, self.service)])
+        return self
 
 
 class Gold(Strict):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,53 @@ BAD_CASES = {
     "two tests in one condition": (
         lambda p: edit(p, lambda d: d["side_effects"][0]["where"][0].update(regex="x")),
         ["side_effects[0].where[0]", "exactly one"],
+    ),
+    "misspelt event kind": (
+        lambda p: edit(p, lambda d: d["side_effects"][1].update(kind="github.pull_reqest.opened")),
+        [
+            "side_effects[1].kind: unknown event kind 'github.pull_reqest.opened'",
+            "(did you mean 'github.pull_request.opened'?)",
+        ],
+    ),
+    "misspelt kind in a forbidden rule": (
+        lambda p: edit(p, lambda d: d["side_effects"][0].update(kind="git.psuh")),
+        ["side_effects[0].kind: unknown event kind 'git.psuh' (did you mean 'git.push'?)"],
+    ),
+    "misspelt condition field": (
+        lambda p: edit(p, lambda d: d["side_effects"][0]["where"][0].update(field="data.reff")),
+        [
+            "side_effects[0].where[0].field: 'data.reff' is not a field of git.push",
+            "(did you mean 'data.ref'?)",
+        ],
+    ),
+    "object_type is object.type in an event": (
+        lambda p: edit(p, lambda d: d["side_effects"][0]["where"][0].update(field="object_type")),
+        ["side_effects[0].where[0].field", "(did you mean 'object.type'?)"],
+    ),
+    "condition goes inside a plain value": (
+        lambda p: edit(p, lambda d: d["side_effects"][0]["where"][0].update(field="data.ref.name")),
+        ["side_effects[0].where[0].field", "inside data.ref, which holds no fields"],
+    ),
+    "pattern that matches no kind": (
+        lambda p: edit(p, lambda d: d["side_effects"][1].update(kind="gihtub.*")),
+        ["side_effects[1].kind: the pattern 'gihtub.*' matches no event kind", "'github.*'"],
+    ),
+    "service that does not record the kind": (
+        lambda p: edit(p, lambda d: d["side_effects"][0].update(service="github")),
+        ["side_effects[0].service: 'git.push' is recorded by git, not by 'github'"],
+    ),
+    "service that records nothing": (
+        lambda p: edit(p, lambda d: d["side_effects"][0].update(service="registry")),
+        ["side_effects[0].service: 'registry' records no events"],
+    ),
+    "gold effect of an unknown kind": (
+        lambda p: edit(
+            p,
+            lambda d: d["gold"].update(
+                side_effects=[{"service": "github", "kind": "github.pull_request.open"}]
+            ),
+        ),
+        ["gold.side_effects[0].kind: unknown event kind", "'github.pull_request.opened'"],
     ),
     "not a mapping": (lambda p: p.write_text("- just\n- a list\n"), ["expected a mapping"]),
     "empty file": (lambda p: p.write_text(""), ["expected a mapping"]),
@@ -177,10 +225,31 @@ def test_rule_matching() -> None:
     assert r.forbidden and r.holds(0) and not r.holds(1)
     assert rule(where=[{"field": "data.ref", "regex": r"^refs/heads/f"}]).matches(push_branch)
     assert rule(where=[{"field": "data.ref", "contains": "main"}]).matches(push_main)
-    assert not rule(where=[{"field": "data.missing", "contains": "x"}]).matches(push_main)
+    # A field the kind has, absent from one event (recorders may leave keys out): no match.
+    assert not rule(where=[{"field": "data.forced", "contains": "x"}]).matches(push_main)
     wild = SideEffectRule.model_validate({"id": "w", "kind": "slack.message.*", "at_least": 1})
     assert wild.matches({"kind": "slack.message.posted"}) and not wild.holds(0)
-    assert not rule(service="github").matches(push_main)
+    anything_on_github = rule(kind="*", service="github")
+    assert not anything_on_github.matches(push_main)
+    assert anything_on_github.matches({"service": "github", "kind": "github.issue.opened"})
+
+
+def test_rules_may_name_what_some_matched_kind_records() -> None:
+    # A pattern's condition needs a field of one of the kinds it matches, not of all of them.
+    text = {"id": "t", "kind": "slack.message.*", "at_least": 1}
+    SideEffectRule.model_validate({**text, "where": [{"field": "data.text", "contains": "x"}]})
+    # Mappings in data may be gone into; every event has the top-level fields.
+    moved = {"id": "m", "kind": "github.issue.updated", "service": "github", "at_least": 1}
+    where = [
+        {"field": "data.changes.state.to", "equals": "closed"},
+        {"field": "object.id", "contains": "#7"},
+        {"field": "actor", "equals": "acme-agent"},
+    ]
+    SideEffectRule.model_validate({**moved, "where": where})
+    slack = {"id": "s", "kind": "slack.*", "at_least": 1}
+    problem = re.escape("'data.txt' is not a field of any of the 7 event kinds the rule matches")
+    with pytest.raises(ValueError, match=problem + ".*did you mean 'data.text'"):
+        SideEffectRule.model_validate({**slack, "where": [{"field": "data.txt", "equals": "x"}]})
 
 
 def test_equals_accepts_falsy_values() -> None:

@@ -15,6 +15,7 @@ from sqlalchemy import JSON, DateTime, Integer, String, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from fakes.core.clock import FrozenClock
+from replay.eventkinds import check_record
 
 EVENT_SCHEMA = 1
 
@@ -41,9 +42,10 @@ class Event(BaseModel):
     recorded_at: datetime
     """When it happened on the real clock."""
     service: str
-    """``github``, ``git``, ``linear``, ``slack``, ``egress``, ``registry``, ``docs``, ``model``."""
+    """``github``, ``git``, ``linear``, ``slack``, ``egress``, ``docs``, ``model``, ``gateway``."""
     kind: str
-    """Dotted name, service first: ``github.pull_request.opened``, ``git.push``."""
+    """Dotted name, service first: ``github.pull_request.opened``, ``git.push``; one of
+    :data:`replay.eventkinds.KINDS`, which also lists each kind's ``data`` keys."""
     actor: str | None
     """Who did it: the login, user id or token owner; None when unauthenticated."""
     object: EventObject
@@ -87,7 +89,12 @@ def _aware(value: datetime) -> datetime:
 
 
 class EventLog:
-    """Appends events inside the caller's session, so an event lands with its mutation."""
+    """Appends events inside the caller's session, so an event lands with its mutation.
+
+    Only what :data:`replay.eventkinds.KINDS` lists is recorded: a kind, service or ``data``
+    key it does not have raises :class:`replay.eventkinds.EventVocabularyError` (a bug in the
+    recorder, so the vocabulary that case files are checked against never drifts from it).
+    """
 
     def __init__(self, clock: FrozenClock) -> None:
         self.clock = clock
@@ -104,8 +111,7 @@ class EventLog:
         object_id: str,
         data: dict[str, Any] | None = None,
     ) -> EventRow:
-        if not kind.startswith(service + "."):
-            raise ValueError(f"event kind {kind!r} must start with its service {service!r}")
+        check_record(service, kind, data or ())
         row = EventRow(
             at=self.clock.now(),
             recorded_at=datetime.now(UTC),

@@ -63,8 +63,9 @@ class NoteFake:
             s.add(Note(id=note_id, text=text))
             self.world.events.record(
                 s,
-                service="notes",
-                kind="notes.note.created",
+                # The log records only the vocabulary's kinds (replay/eventkinds.py); any will do.
+                service="slack",
+                kind="slack.message.posted",
                 actor="agent",
                 object_type="note",
                 object_id=note_id,
@@ -85,8 +86,8 @@ def test_events_land_with_their_mutation_and_reset_restores(world: World) -> Non
         s.add(Note(id="n3", text="doomed"))
         world.events.record(
             s,
-            service="notes",
-            kind="notes.note.created",
+            service="slack",
+            kind="slack.message.posted",
             actor="agent",
             object_type="note",
             object_id="n3",
@@ -95,7 +96,7 @@ def test_events_land_with_their_mutation_and_reset_restores(world: World) -> Non
     with world.session() as s:
         assert fake.dump(s) == {"n1": "seeded", "n2": "hello"}
         (event,) = world.events.read(s)
-    assert event.seq == 1 and event.kind == "notes.note.created"
+    assert event.seq == 1 and event.kind == "slack.message.posted"
     assert event.at > T and event.data == {"text": "hello"}
     world.reset()
     with world.session() as s:
