@@ -373,8 +373,9 @@ def run(
     stub: Annotated[
         list[str] | None,
         typer.Option(
-            help="Play the stub model's trajectory instead: gold, cheat, reckless, asks or "
-            "idle (repeatable: each one is run)."
+            help="Play the stub model's trajectory instead: gold, cheat, reckless, asks, "
+            "idle, or spoof-conftest, spoof-plugin, spoof-site (attacks on the grader) "
+            "(repeatable: each one is run)."
         ),
     ] = None,
     fault: Annotated[
