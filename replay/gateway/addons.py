@@ -20,8 +20,10 @@ the run invalid. Fail closed.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
+import json
 import logging
 import time
 import traceback
@@ -30,14 +32,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from mitmproxy import connection, http, tcp, udp
+from mitmproxy import connection, ctx, http, tcp, udp
 from mitmproxy.proxy import server_hooks
 
 from fakes.core.world import World
 from replay.gateway.asgi import serve
-from replay.gateway.config import GatewayConfig, Route
-from replay.gateway.modelcalls import ModelCall, ModelCallObserver, transport_kind
+from replay.gateway.config import GatewayConfig, Route, key_may_go_to, model_call_refusal
+from replay.gateway.modelcalls import FailureKind, ModelCall, ModelCallObserver, failure_class
 from replay.gateway.paths import names_control_plane
+from replay.gateway.scrub import Scrubber, StreamDecoder, UnreadableEncoding
 
 log = logging.getLogger("replay.gateway")
 
@@ -232,13 +235,26 @@ class ServeWorld(Guarded):
 
 
 class Deny(Guarded):
-    """Anything not answered and not on the model route is refused, and recorded."""
+    """Anything not answered and not on the model route is refused, and recorded.
+
+    Refused at ``requestheaders``, before the body is read and before mitmproxy could open
+    any upstream connection, whatever the body's size; ``request`` refuses again whatever
+    slipped through (fail closed).
+    """
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None or flow.error is not None:
+            return
+        if flow.metadata.get(ROUTE) in (None, "deny"):
+            _refuse_request(self.gate, flow, flow.request.host, "not part of the world")
 
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None or flow.error is not None:
             return
         if flow.metadata.get(ROUTE) != "model":
             _deny(self.gate, flow, flow.request.host, "not part of the world")
+        elif not flow.metadata.get(MODEL_ALLOWED):
+            _deny(self.gate, flow, flow.request.host, "not an allowed model API call")
 
     def tcp_start(self, flow: tcp.TCPFlow) -> None:
         self._refuse(flow, "raw TCP")
@@ -270,73 +286,154 @@ class Deny(Guarded):
         )
 
 
+def _refuse_request(gate: Gate, flow: http.HTTPFlow, host: str, why: str) -> None:
+    """Refuse at ``requestheaders``: a 403 (:func:`_deny`), or, for a body mitmproxy has
+    already chosen to stream (it cannot answer such a request itself), kill the flow, which
+    stops it before any upstream connection."""
+    _deny(gate, flow, host, why)
+    if flow.request.stream:
+        flow.response = None
+        flow.kill()  # type: ignore[no-untyped-call]
+
+
 class NoUpstream(Guarded):
-    """The last line: no connection leaves the machine except on the model route."""
+    """The last line: no connection leaves the machine except to the model provider.
+
+    With ``--model-upstream``, only to that address (over TLS when it is ``https``);
+    without, only to a model host on port 443 over TLS.
+    """
 
     def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
         server: connection.Server = data.server
         host = (server.address[0] if server.address else "") or ""
         upstream = self.gate.config.model_upstream
-        allowed = self.gate.route(host) == "model" or (
-            upstream is not None and _same_host(upstream, host, server.address)
+        if self._allowed(server):
+            if upstream is not None and server.tls:
+                # Verify the upstream's certificate for its own name, not the model host's
+                # the client asked for (mitmproxy would take the client's SNI).
+                server.sni = urlsplit(upstream).hostname
+            return
+        server.error = f"replay gateway: no upstream connections to {host}"
+        self.gate.record(
+            "egress",
+            "egress.denied",
+            "host",
+            host,
+            {
+                "host": host,
+                "port": server.address[1] if server.address else None,
+                "reason": "upstream connection refused",
+            },
         )
-        if not allowed:
-            server.error = f"replay gateway: no upstream connections to {host}"
-            self.gate.record(
-                "egress",
-                "egress.denied",
-                "host",
-                host,
-                {
-                    "host": host,
-                    "port": server.address[1] if server.address else None,
-                    "reason": "upstream connection refused",
-                },
+
+    def _allowed(self, server: connection.Server) -> bool:
+        if server.address is None:
+            return False
+        host, port = server.address[0].lower(), server.address[1]
+        upstream = self.gate.config.model_upstream
+        if upstream is not None:
+            parts = urlsplit(upstream)
+            https = parts.scheme == "https"
+            return (
+                host == (parts.hostname or "").lower()
+                and port == (parts.port or (443 if https else 80))
+                and bool(server.tls) == https
             )
+        return self.gate.route(host) == "model" and port == 443 and bool(server.tls)
 
 
-def _same_host(url: str, host: str, address: tuple[str, int] | None) -> bool:
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return parts.hostname == host and address is not None and address[1] == port
+MODEL_ALLOWED = "replay.model_allowed"
+_OBSERVER = "replay.observer"
+_WIRE = "replay.wire"
+# What the agent may not choose on the model route: the credential is the runner's, and so
+# is the account it bills (a made-up organisation or project gets a 401 that would void the
+# run as the runner's fault).
+_AGENT_HEADERS = (
+    "authorization",
+    "x-api-key",
+    "proxy-authorization",
+    "openai-organization",
+    "openai-project",
+    "cookie",
+)
+
+
+@dataclass
+class _Wire:
+    """One model call's clock towards the provider (the gateway's own deadline)."""
+
+    first_byte: float
+    idle: float
+    started: float = field(default_factory=time.monotonic)
+    last: float | None = None
+    """When the provider last sent something (headers or a chunk); None before headers."""
+    deadline: str | None = None
+    """Set when the deadline passed and the gateway closed the upstream side."""
+    refused: str | None = None
+    """Set when the answer could not be scrubbed (an encoding the gateway cannot decode)."""
+    task: asyncio.Task[None] | None = None
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            self.task = None
 
 
 class ModelRoute(Guarded):
     """The one live route: the real credential goes on here, and every call is logged.
 
-    The agent holds placeholder keys; the runner's real key is set only on requests to the
-    model host, and scrubbed from anything that comes back.
+    Only the allow-listed inference calls (:func:`replay.gateway.config.model_call_refusal`:
+    method and path per provider, HTTPS on 443) go out, decided at ``requestheaders`` before
+    any upstream connection; everything else on a model host gets 403 and an
+    ``egress.denied`` event. The agent holds placeholder keys; the runner's real key is set
+    only on allowed calls, and never in cleartext across a network. Everything that comes
+    back is scrubbed of the key (headers, bodies, streams across chunk boundaries) before the
+    agent or any log sees it; upstream is asked for ``identity`` so nothing compressed
+    passes unscrubbed (gzip and deflate are decoded anyway; another encoding is refused).
+    The gateway keeps its own deadline towards the provider, so a provider that hangs
+    (``timeout``, transport) is told apart from a client that gave up (``abandoned``).
     """
 
     def __init__(self, gate: Gate, secrets: dict[str, tuple[str, str]]) -> None:
         self.secrets = secrets
         """model host -> (header name, header value) taken from the runner's environment."""
+        values = [v for _, v in secrets.values()]
+        self.scrubber = Scrubber(values + [v.removeprefix("Bearer ") for v in values])
         super().__init__(gate)
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None or flow.error is not None:
+            return
         if flow.metadata.get(ROUTE) != "model":
             return
-        host = flow.request.host.lower()
-        secret = self.secrets.get(host)
-        if secret is not None:
-            header, value = secret
-            flow.request.headers[header] = value
-            if header != "authorization":
-                flow.request.headers.pop("authorization", None)
-        if "accept-encoding" in flow.request.headers:
-            # Only encodings the observer can read, so every answer's usage is counted.
-            flow.request.headers["accept-encoding"] = "gzip, deflate"
-        flow.metadata["replay.model_url"] = flow.request.pretty_url
+        request = flow.request
+        host = request.host.lower().rstrip(".")
+        why = model_call_refusal(host, request.method, request.scheme, request.port, request.path)
+        if why is not None:
+            _refuse_request(self.gate, flow, host, why)
+            return
         upstream = self.gate.config.model_upstream
+        for name in _AGENT_HEADERS:
+            request.headers.pop(name, None)
+        secret = self.secrets.get(host)
+        if secret is not None and key_may_go_to(upstream):
+            header, value = secret
+            request.headers[header] = value
+        # Nothing compressed: every byte that comes back must be scrubbed and read.
+        request.headers["accept-encoding"] = "identity"
+        flow.metadata["replay.model_url"] = request.pretty_url
+        flow.metadata[MODEL_ALLOWED] = True
         if upstream:
             parts = urlsplit(upstream)
-            flow.request.scheme = parts.scheme
-            flow.request.host = parts.hostname or "127.0.0.1"
-            flow.request.port = parts.port or (443 if parts.scheme == "https" else 80)
-            flow.request.host_header = host  # what the provider would see
+            request.scheme = parts.scheme
+            request.host = parts.hostname or "127.0.0.1"
+            request.port = parts.port or (443 if parts.scheme == "https" else 80)
+            request.host_header = host  # what the provider would see
 
     def request(self, flow: http.HTTPFlow) -> None:
-        if flow.metadata.get(ROUTE) != "model" or flow.response is not None:
+        if flow.response is not None or flow.error is not None:
+            return
+        if flow.metadata.get(ROUTE) != "model" or not flow.metadata.get(MODEL_ALLOWED):
             return
         observer = ModelCallObserver()
         observer.begin(
@@ -346,70 +443,161 @@ class ModelRoute(Guarded):
             flow.request.raw_content or b"",
             flow.request.timestamp_end or time.time(),
         )
-        flow.metadata["replay.observer"] = observer
+        flow.metadata[_OBSERVER] = observer
+        config = self.gate.config
+        wire = _Wire(config.model_first_byte_timeout, config.model_idle_timeout)
+        flow.metadata[_WIRE] = wire
+        wire.task = asyncio.get_running_loop().create_task(self._watch(flow, wire))
+
+    async def _watch(self, flow: http.HTTPFlow, wire: _Wire) -> None:
+        """Close the upstream side when the provider misses the gateway's deadline."""
+        try:
+            while True:
+                if wire.last is None:
+                    due = wire.started + wire.first_byte
+                    what = f"no answer from the provider within {wire.first_byte:g} s"
+                else:
+                    due = wire.last + wire.idle
+                    what = f"the provider's answer stalled for {wire.idle:g} s"
+                now = time.monotonic()
+                if now >= due:
+                    break
+                await asyncio.sleep(due - now)
+            wire.deadline = f"gateway deadline: {what}"
+            log.info("%s: %s, closing the upstream side", flow.request.pretty_url, what)
+            if not _close_upstream(flow):
+                raise RuntimeError("no upstream connection to close for a call past its deadline")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._fail("deadline", flow, exc)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        observer: ModelCallObserver | None = flow.metadata.get("replay.observer")
-        if observer is None or flow.response is None:
+        observer: ModelCallObserver | None = flow.metadata.get(_OBSERVER)
+        wire: _Wire | None = flow.metadata.get(_WIRE)
+        if observer is None or wire is None or flow.response is None:
             return
+        wire.last = time.monotonic()
         response = flow.response
+        self._scrub_headers(response)
+        decoder: StreamDecoder | None = None
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding not in ("", "identity"):
+            try:
+                decoder = StreamDecoder(encoding)
+            except UnreadableEncoding as exc:
+                # Asked for identity and got what cannot be read, so cannot be scrubbed.
+                wire.refused = f"the provider answered in {exc}; refused unscrubbed"
+                observer.headers(response.status_code, _pairs(response.headers), time.time())
+                flow.kill()  # type: ignore[no-untyped-call]
+                return
+            # Decoded here, so the length changes: the client gets it chunked (HTTP/1).
+            response.headers.pop("content-encoding", None)
+            response.headers.pop("content-length", None)
+            if flow.request.http_version.startswith("HTTP/1") and (
+                "transfer-encoding" not in response.headers
+            ):
+                response.headers["transfer-encoding"] = "chunked"
         observer.headers(
             response.status_code,
             _pairs(response.headers),
             response.timestamp_start or time.time(),
         )
-        self._scrub_headers(response)
-        if "text/event-stream" in response.headers.get("content-type", "").lower():
-            # Set here, not later: setting stream after the headers hook buffers the body.
-            response.stream = self._passthrough(observer)
+        # Every answer is streamed through the scrubber (set here: setting stream after the
+        # headers hook buffers the body); the observer reads the scrubbed bytes.
+        response.stream = self._passthrough(observer, wire, decoder)
 
-    def _passthrough(self, observer: ModelCallObserver) -> Callable[[bytes], bytes]:
+    def _passthrough(
+        self, observer: ModelCallObserver, wire: _Wire, decoder: StreamDecoder | None
+    ) -> Callable[[bytes], bytes]:
+        scrub = self.scrubber.stream()
+
         def chunk(data: bytes) -> bytes:
-            if data:
-                observer.chunk(data)
-            return self._scrub(data)
+            wire.last = time.monotonic()
+            if wire.refused is not None:
+                return b""
+            try:
+                plain = decoder.feed(data) if decoder is not None else data
+                if not data and decoder is not None:
+                    plain += decoder.flush()
+            except UnreadableEncoding as exc:
+                wire.refused = f"the provider's answer is unreadable ({exc}); cut off"
+                return b""
+            out = scrub.feed(plain)
+            if not data:  # the end of the body: what was held back was no key
+                out += scrub.flush()
+            if out:
+                observer.chunk(out)
+            return out
 
         return chunk
 
     def response(self, flow: http.HTTPFlow) -> None:
-        observer: ModelCallObserver | None = flow.metadata.pop("replay.observer", None)
+        observer: ModelCallObserver | None = flow.metadata.pop(_OBSERVER, None)
+        wire: _Wire | None = flow.metadata.get(_WIRE)
         if observer is None or flow.response is None:
             return
+        if wire is not None:
+            wire.stop()
         response = flow.response
-        streamed = bool(response.stream)
-        body = None if streamed else (response.raw_content or b"")
-        if body is not None and response.headers.get("content-encoding"):
-            body = response.get_content(strict=False) or b""
-        call = observer.end(response.timestamp_end or time.time(), body)
-        if not streamed and response.raw_content:
-            response.content = self._scrub(response.get_content(strict=False) or b"")
-        self._log(call)
+        end = response.timestamp_end or time.time()
+        if wire is not None and wire.refused is not None:
+            self._log(observer.error("encoding", wire.refused, end))
+            return
+        body = None
+        if not response.stream:
+            # Answered with the headers alone (no body followed): nothing went through the
+            # stream, so scrub what there is here.
+            body = self.scrubber.scrub(response.get_content(strict=False) or b"")
+            if response.raw_content:
+                response.content = body
+        self._log(observer.end(end, body))
 
     def error(self, flow: http.HTTPFlow) -> None:
-        observer: ModelCallObserver | None = flow.metadata.pop("replay.observer", None)
+        observer: ModelCallObserver | None = flow.metadata.pop(_OBSERVER, None)
+        wire: _Wire | None = flow.metadata.get(_WIRE)
         if observer is None or flow.error is None:
             return
-        kind = transport_kind(flow.error.msg, answered=flow.response is not None)
-        call = observer.error(kind, flow.error.msg, flow.error.timestamp)
-        self._log(call)
+        if wire is not None:
+            wire.stop()
+        if wire is not None and wire.refused is not None:
+            kind: FailureKind = "encoding"
+            detail = wire.refused
+        else:
+            deadline = wire.deadline if wire is not None else None
+            kind = failure_class(flow.error.msg, flow.response is not None, deadline)
+            detail = deadline or flow.error.msg
+        self._log(observer.error(kind, detail, flow.error.timestamp))
 
     def _log(self, call: ModelCall) -> None:
-        self.gate.record(
-            "model", "model.call", "model_call", call.request_id, call.model_dump(mode="json")
-        )
+        # Scrubbed as a whole: an error detail may quote what the provider said.
+        record = json.loads(self.scrubber.scrub_text(call.model_dump_json()))
+        self.gate.record("model", "model.call", "model_call", call.request_id, record)
 
     def _scrub_headers(self, response: http.Response) -> None:
         for name, value in _pairs(response.headers):
-            cleaned = self._scrub(value.encode()).decode("utf-8", "replace")
+            cleaned = self.scrubber.scrub_text(value)
             if cleaned != value:
                 response.headers[name] = cleaned
 
-    def _scrub(self, data: bytes) -> bytes:
-        for _, value in self.secrets.values():
-            secret = value.removeprefix("Bearer ").encode()
-            if secret and secret in data:
-                data = data.replace(secret, b"[replay: credential removed]")
-        return data
+
+def _close_upstream(flow: http.HTTPFlow) -> bool:
+    """Close the flow's upstream connection (or cancel its opening) from outside mitmproxy's
+    layers: ``flow.kill()`` cannot stop a flow in transit (mitmproxy issue 4711), so this
+    does what mitmproxy's own ``CloseConnection`` command does, on the client's handler."""
+    proxyserver: Any = ctx.master.addons.get("proxyserver")  # type: ignore[no-untyped-call]
+    handler = proxyserver.connections.get(flow.client_conn.id) if proxyserver else None
+    if handler is None:
+        return False
+    target = (flow.request.host, flow.request.port)
+    candidates = [flow.server_conn] + [
+        c for c in handler.transports if isinstance(c, connection.Server) and c.address == target
+    ]
+    for server in candidates:
+        if server in handler.transports and handler.transports[server].handler is not None:
+            handler.close_connection(server)
+            return True
+    return False
 
 
 def _pairs(headers: http.Headers) -> list[tuple[str, str]]:

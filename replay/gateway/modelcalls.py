@@ -18,8 +18,8 @@ flow.response.headers, flow.response.timestamp_start)`` and, for a stream, set
 ``flow.response.stream`` to a callable that calls ``chunk(data)`` and returns ``data``
 (chunks are the wire bytes: gzip and deflate are decoded here, another encoding leaves the
 body uninspected); ``response`` -> ``end(flow.response.timestamp_end, None if streamed else
-flow.response.content)``; ``error`` -> ``error(transport_kind(flow.error.msg, answered),
-flow.error.msg, time.time())``.
+flow.response.content)``; ``error`` -> ``error(failure_class(flow.error.msg, answered,
+deadline), flow.error.msg, time.time())``.
 
 Classification (FIELD_NOTES 8). Per call, ``verdict`` is:
 
@@ -29,12 +29,20 @@ Classification (FIELD_NOTES 8). Per call, ``verdict`` is:
   without its terminal event. The SDKs retry these.
 - ``protocol_fail``: the call completed but the answer cannot be parsed (not JSON, or not the
   provider's response object).
-- ``rejected``: the API answered in its own format and refused the request: 400, 401, 403,
-  404, 413 and other 4xx, or a quota stop (an exhausted spend limit or credit balance). This is
-  neither the wire nor an unparseable answer: it means the request, the key or the account is
-  wrong, and retrying does not help. The grader decides what a run stopped by it is (a quota
-  stop or a bad key is an infrastructure problem; a 400 for an oversized context is the
-  harness's).
+- ``rejected``: the API answered in its own format and refused the request: 400, 404, 413
+  and other 4xx (``http_4xx``: the request is wrong, the agent's), 401/403 (``auth``: the key
+  or the account is refused), or a quota stop (``quota``: an exhausted spend limit or credit
+  balance). This is neither the wire nor an unparseable answer, and retrying does not help.
+  The grader decides what a run stopped by it is: a refused key or account is the runner's
+  (``infra_fail``, see :attr:`WireSummary.account_refused`); a 400 for the agent's own bad
+  body is the agent's.
+- ``abandoned``: the agent's own client hung up before the answer was complete, while the
+  gateway was still waiting on a provider that had not failed (and whose deadline had not
+  passed). The agent's doing, not the wire's: it does not make the wire unhealthy.
+
+Who broke the wire is decided by the gateway's own deadline towards the provider: when it
+passes first, the gateway closes the upstream side and the call is a ``timeout``
+(transport); when the client hangs up first, the call is ``abandoned``.
 
 Retries: the SDKs resend the same bytes with ``x-stainless-retry-count`` raised, so calls with
 the same :attr:`ModelCall.logical_key` that follow each other until one succeeds are one
@@ -70,10 +78,15 @@ ErrorClass = Literal[
     "truncated_stream",
     "bad_json",
     "http_4xx",
+    "auth",
     "quota",
+    "encoding",
+    "abandoned",
 ]
-Verdict = Literal["ok", "transport_fail", "protocol_fail", "rejected"]
+Verdict = Literal["ok", "transport_fail", "protocol_fail", "rejected", "abandoned"]
 TransportKind = Literal["connect", "tls", "timeout", "reset"]
+FailureKind = Literal["connect", "tls", "timeout", "reset", "abandoned", "encoding"]
+"""How a call without a complete answer ended (:func:`failure_class`)."""
 
 TRANSPORT_CLASSES: frozenset[str] = frozenset(
     {
@@ -86,10 +99,14 @@ TRANSPORT_CLASSES: frozenset[str] = frozenset(
         "http_5xx",
         "overloaded_529",
         "truncated_stream",
+        # The provider answered in an encoding the gateway cannot decode, so cannot scrub.
+        "encoding",
     }
 )
 PROTOCOL_CLASSES: frozenset[str] = frozenset({"bad_json"})
-REJECTED_CLASSES: frozenset[str] = frozenset({"http_4xx", "quota"})
+REJECTED_CLASSES: frozenset[str] = frozenset({"http_4xx", "auth", "quota"})
+ACCOUNT_CLASSES: frozenset[str] = frozenset({"auth", "quota"})
+"""Refusals of the runner's key or account: they say nothing about the model."""
 
 # How Anthropic words a spend-limit or credit stop (as opposed to a rate-limit blip), and
 # OpenAI's quota code.
@@ -182,7 +199,8 @@ class ModelCall(BaseModel):
     stop_reason: str | None
     """``finish_reason``/``stop_reason``/``status`` of a complete answer."""
     verdict: Verdict
-    """``ok``, ``transport_fail``, ``protocol_fail`` or ``rejected`` (see the module doc)."""
+    """``ok``, ``transport_fail``, ``protocol_fail``, ``rejected`` or ``abandoned`` (see the
+    module doc)."""
 
 
 def verdict_for(error_class: ErrorClass | None) -> Verdict:
@@ -193,6 +211,8 @@ def verdict_for(error_class: ErrorClass | None) -> Verdict:
         return "transport_fail"
     if error_class in PROTOCOL_CLASSES:
         return "protocol_fail"
+    if error_class == "abandoned":
+        return "abandoned"
     return "rejected"
 
 
@@ -285,6 +305,9 @@ def classify_status(status: int, body: Any) -> ErrorClass | None:
         return "http_5xx"
     if status == 400 and message and "credit balance" in message.lower():
         return "quota"
+    if status in (401, 403):
+        # The key (401) or the account, organisation or region (403) is refused.
+        return "auth"
     return "http_4xx"
 
 
@@ -299,15 +322,15 @@ def _stream_error_class(kind: str | None) -> ErrorClass:
 def transport_kind(message: str, answered: bool = False) -> TransportKind:
     """Map a proxy's transport error message to a :data:`TransportKind`.
 
-    ``answered``: whether response headers had arrived. Written for mitmproxy's messages
-    (``server closed connection``, ``Connection killed: ...``, ``Client disconnected``,
-    TLS handshake failures, ``[Errno 111] Connect call failed ...``): a client that hangs up
-    while waiting has given up on a slow answer, so it counts as a timeout.
+    ``answered``: whether response headers had arrived. Written for mitmproxy's messages on
+    the provider's side (``server closed connection``, ``Connection killed: ...``, TLS
+    handshake failures, ``[Errno 111] Connect call failed ...``). A client that hung up is not
+    a transport failure: see :func:`failure_class`.
     """
     text = message.lower()
     if "tls" in text or "ssl" in text or "certificate" in text:
         return "tls"
-    if "timed out" in text or "timeout" in text or "client disconnected" in text:
+    if "timed out" in text or "timeout" in text:
         return "timeout"
     connect_words = (
         "connect call failed",
@@ -322,6 +345,22 @@ def transport_kind(message: str, answered: bool = False) -> TransportKind:
     if not answered and any(w in text for w in connect_words):
         return "connect"
     return "reset"
+
+
+def failure_class(message: str, answered: bool, deadline: str | None = None) -> FailureKind:
+    """Who broke a call that got no complete answer, from the proxy's evidence.
+
+    ``deadline``: set when the gateway's own deadline towards the provider passed and it
+    closed the upstream side (a ``timeout`` on the provider, whatever the proxy's message
+    says). Otherwise a client that disconnected (mitmproxy: ``Client disconnected.``) while
+    the provider had not failed abandoned its own call; anything else failed on the
+    provider's side (:func:`transport_kind`).
+    """
+    if deadline is not None:
+        return "timeout"
+    if "client disconnected" in message.lower():
+        return "abandoned"
+    return transport_kind(message, answered)
 
 
 class _SSEParser:
@@ -510,8 +549,9 @@ class ModelCallObserver:
             self._finish_body(b"".join(self._plain))
         return self._build(t_end)
 
-    def error(self, kind: TransportKind, message: str, t: float) -> ModelCall:
-        """The call failed on the transport: no answer, or an answer cut off."""
+    def error(self, kind: FailureKind, message: str, t: float) -> ModelCall:
+        """The call got no complete answer: it failed on the transport, or the client
+        abandoned it."""
         self._error = kind
         self._detail = message
         return self._build(t)
@@ -721,9 +761,16 @@ class WireSummary(BaseModel):
     protocol_failed: int
     """Logical calls whose last attempt was unparseable."""
     rejected: int
-    """Logical calls whose last attempt was refused (4xx, quota)."""
+    """Logical calls whose last attempt was refused (4xx, 401/403, quota)."""
+    abandoned: int = 0
+    """Logical calls the agent's own client gave up on (not a wire failure)."""
     quota_stop: bool
     """A call hit an exhausted quota or spend limit."""
+    account_refused: str | None = None
+    """The provider refused the runner's key or account (401/403, quota) and no call was
+    answered after that: the run says nothing about the model. The refusal's class and
+    detail; None otherwise. A refusal followed by an answered call does not count (the key
+    worked), so an agent cannot void its run by provoking one refusal itself."""
     healthy: bool
     """No logical call ended in a transport failure."""
     usage: TokenUsage
@@ -747,7 +794,8 @@ def group_logical_calls(calls: Sequence[ModelCall]) -> list[LogicalCall]:
             group = []
             groups.append(group)
         group.append(call)
-        if call.verdict == "transport_fail":
+        if call.verdict in ("transport_fail", "abandoned"):
+            # The SDK resends what timed out or failed on the wire: the same logical call.
             open_by_key[call.logical_key] = group
         else:
             open_by_key.pop(call.logical_key, None)
@@ -768,6 +816,8 @@ def summarize_wire(calls: Sequence[ModelCall]) -> WireSummary:
             usage = usage + call.usage
     transport_failed = sum(1 for lc in logical if lc.verdict == "transport_fail")
     return WireSummary(
+        abandoned=sum(1 for lc in logical if lc.verdict == "abandoned"),
+        account_refused=_account_refused(calls),
         calls=len(calls),
         logical_calls=len(logical),
         failed_attempts=dict(sorted(failed.items())),
@@ -780,3 +830,16 @@ def summarize_wire(calls: Sequence[ModelCall]) -> WireSummary:
         usage=usage,
         model_wait_ms=round(sum(c.total_ms or 0.0 for c in calls), 3),
     )
+
+
+def _account_refused(calls: Sequence[ModelCall]) -> str | None:
+    """The last refusal of the key or account, unless a later call was answered."""
+    refusal: ModelCall | None = None
+    for call in sorted(calls, key=lambda c: c.t_request_end):
+        if call.error_class in ACCOUNT_CLASSES:
+            refusal = call
+        elif call.status is not None and call.status < 400:
+            refusal = None
+    if refusal is None:
+        return None
+    return f"{refusal.error_class} (HTTP {refusal.status}): {refusal.error_detail or ''}".strip()

@@ -96,8 +96,16 @@ async def serve_forever(config: GatewayConfig) -> None:
         upstream_cert=False,
         # mitmproxy's own pages at mitm.it are not part of the world.
         onboarding=False,
-        # Give in-process answers and model calls room; refuse nothing for size here.
-        stream_large_bodies="64m",
+        # No request body is ever streamed: mitmproxy connects upstream for a streamed body
+        # before the `request` hook, so a body past this limit is refused (413) before any
+        # connection, on every route. The model route streams its answers itself.
+        body_size_limit="64m",
+        # Trust for an HTTPS --model-upstream with its own CA (a test's server).
+        **(
+            {"ssl_verify_upstream_trusted_ca": str(config.model_upstream_ca)}
+            if config.model_upstream_ca
+            else {}
+        ),
     )
     master.addons.add(*addons(gate, real_secrets()))  # type: ignore[no-untyped-call]
     # The control plane (events, state, reset) is served to the runner on a Unix socket

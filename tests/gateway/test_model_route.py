@@ -2,12 +2,14 @@
 
 Each injected fault reaches the log with its class; a healthy call has its usage counted.
 The provider side is swapped between tests behind one upstream address, so one gateway serves
-them all.
+them all. The gateway's own deadline towards the provider is short here (``DEADLINE``), so a
+provider that hangs is a ``timeout`` and a client that hangs up first has ``abandoned`` its call.
 """
 
 from __future__ import annotations
 
 import ssl
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +24,8 @@ from tests.gateway.conftest import DEMO, Gateway, start_gateway, stop_gateway
 from tests.serving import serving
 
 SCRIPT = Script.model_validate({"name": "t", "steps": [{"say": "hello there"}]})
+DEADLINE = 4.0
+"""The gateway's first-byte and idle deadlines towards the provider in these tests."""
 
 
 class Swappable:
@@ -45,6 +49,10 @@ def route(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gateway, S
             "slack",
             "--model-upstream",
             upstream_url,
+            env={
+                "REPLAY_MODEL_FIRST_BYTE_TIMEOUT": str(DEADLINE),
+                "REPLAY_MODEL_IDLE_TIMEOUT": str(DEADLINE),
+            },
         )
         try:
             yield gw, upstream
@@ -100,7 +108,8 @@ def test_healthy_calls_pass_and_usage_is_counted(route, stream: bool) -> None:
 
 FAULTS = [
     # (fault, streamed request, SDK timeout, the class the log must give)
-    ("timeout", False, 1.5, "timeout"),
+    # The provider holds the call past the gateway's deadline, the client would wait longer.
+    ("timeout", False, 30, "timeout"),
     ("reset", False, 10, "reset"),
     ("http_503", False, 10, "http_5xx"),
     ("http_429", False, 10, "http_429"),
@@ -120,7 +129,7 @@ def test_each_fault_is_logged_with_its_class(
         StubConfig(
             script=SCRIPT,
             faults=[Fault.model_validate({"kind": kind, "rate": 1.0})],
-            hold_seconds=3,
+            hold_seconds=DEADLINE * 3,
         )
     )
     sdk, http = client(gw, timeout)
@@ -139,3 +148,62 @@ def test_each_fault_is_logged_with_its_class(
     assert call["error_class"] == expected, call
     verdict = "protocol_fail" if expected == "bad_json" else "transport_fail"
     assert call["verdict"] == verdict
+
+
+def test_a_client_that_hangs_up_first_abandoned_its_call(route) -> None:
+    """The provider is still thinking, its deadline has not passed: the agent gave up."""
+    gw, upstream = route
+    upstream.app = make_stub_app(
+        StubConfig(script=SCRIPT, faults=[Fault(kind="timeout", rate=1.0)], hold_seconds=30)
+    )
+    before = len(_calls(gw))
+    sdk, http = client(gw, timeout=DEADLINE / 8)
+    with http, pytest.raises(openai.APITimeoutError):
+        sdk.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
+    call = _wait_for_call(gw, before)
+    assert (call["error_class"], call["verdict"]) == ("abandoned", "abandoned"), call
+
+
+def test_a_stream_that_stalls_past_the_idle_deadline_is_a_timeout(route) -> None:
+    gw, upstream = route
+    upstream.app = make_stub_app(StubConfig(script=SCRIPT, event_gap_seconds=DEADLINE * 3))
+    sdk, http = client(gw, timeout=DEADLINE * 6)
+    with http, pytest.raises(openai.APIError):
+        list(
+            sdk.chat.completions.create(
+                model="gpt-test", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+        )
+    call = last_call(gw)
+    assert (call["error_class"], call["verdict"]) == ("timeout", "transport_fail"), call
+    assert "stalled" in call["error_detail"]
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_refused_key_is_an_auth_rejection(route, status: int) -> None:
+    gw, upstream = route
+    upstream.app = make_stub_app(
+        StubConfig(
+            script=SCRIPT, faults=[Fault.model_validate({"kind": f"http_{status}", "every": 1})]
+        )
+    )
+    sdk, http = client(gw)
+    with http, pytest.raises(openai.APIStatusError):
+        sdk.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
+    call = last_call(gw)
+    assert (call["status"], call["error_class"], call["verdict"]) == (status, "auth", "rejected")
+
+
+def _calls(gw: Gateway) -> list[dict[str, Any]]:
+    return [e["data"] for e in gw.events() if e["kind"] == "model.call"]
+
+
+def _wait_for_call(gw: Gateway, before: int) -> dict[str, Any]:
+    """The call logged after the first ``before`` (an abandoned call is logged when the
+    gateway notices the client left, a moment after the client's exception)."""
+    for _ in range(200):
+        calls = _calls(gw)
+        if len(calls) > before:
+            return calls[before]
+        time.sleep(0.05)
+    raise AssertionError("the abandoned call was never logged")

@@ -26,9 +26,11 @@ from replay.gateway.modelcalls import (
     ModelCall,
     ModelCallObserver,
     TokenUsage,
+    failure_class,
     group_logical_calls,
     summarize_wire,
     transport_kind,
+    verdict_for,
 )
 from replay.harness.stub import Fault, FaultKind, Script, StubConfig, make_stub_app
 from tests.harness.server import serving
@@ -715,14 +717,14 @@ def _err(kind: str, message: str, code: str | None = None, anthropic_shape: bool
             "/v1/messages",
             401,
             _err("authentication_error", "invalid x-api-key"),
-            "http_4xx",
+            "auth",
             "rejected",
         ),
         (
             "/v1/chat/completions",
             403,
             _err("invalid_request_error", "Country not supported", None, False),
-            "http_4xx",
+            "auth",
             "rejected",
         ),
         (
@@ -901,7 +903,6 @@ def test_observer_and_stub_run_in_the_gateway_venv() -> None:
         ("server closed connection", True, "reset"),
         ("server closed connection", False, "reset"),
         ("Connection killed: [Errno 104] Connection reset by peer", False, "reset"),
-        ("Client disconnected.", False, "timeout"),
         ("Connection timed out", False, "timeout"),
     ],
 )
@@ -909,6 +910,57 @@ def test_proxy_error_messages_map_to_transport_kinds(
     message: str, answered: bool, kind: str
 ) -> None:
     assert transport_kind(message, answered) == kind
+    assert failure_class(message, answered) == kind
+
+
+def test_who_broke_the_call_the_client_or_the_provider() -> None:
+    # The agent's client hung up while the provider had not failed: the agent's doing.
+    assert failure_class("Client disconnected.", False) == "abandoned"
+    assert failure_class("Client disconnected.", True) == "abandoned"
+    # The gateway's own deadline passed first: the provider hung, whatever mitmproxy says.
+    deadline = "gateway deadline: no answer from the provider within 4 s"
+    assert failure_class("Client disconnected.", False, deadline) == "timeout"
+    assert failure_class("server closed connection", False, deadline) == "timeout"
+    obs = ModelCallObserver()
+    obs.begin("POST", "https://api.test/v1/chat/completions", {}, b"{}", 0.0)
+    call = obs.error("abandoned", "Client disconnected.", 1.0)
+    assert (call.error_class, call.verdict) == ("abandoned", "abandoned")
+
+
+def _call(t: float, error_class: str | None, status: int | None, key: str = "k") -> ModelCall:
+    obs = ModelCallObserver()
+    obs.begin("POST", "https://api.test/v1/chat/completions", {}, key.encode(), t)
+    call = obs.error("reset", "x", t + 1)  # a template; the fields that matter are set below
+    return call.model_copy(
+        update={
+            "error_class": error_class,
+            "status": status,
+            "verdict": verdict_for(error_class),  # type: ignore[arg-type]
+        }
+    )
+
+
+def test_abandoned_calls_do_not_make_the_wire_unhealthy_and_group_with_their_retry() -> None:
+    calls = [_call(0, "abandoned", None), _call(2, None, 200), _call(5, None, 200, "other")]
+    summary = summarize_wire(calls)
+    assert summary.healthy and summary.transport_failed == 0
+    assert (summary.logical_calls, summary.abandoned) == (2, 0), "the retry answered"
+    only = summarize_wire([_call(0, "abandoned", None), _call(2, "abandoned", None)])
+    assert only.healthy and (only.logical_calls, only.abandoned) == (1, 1)
+
+
+def test_a_refused_key_or_account_is_the_runners_unless_a_later_call_was_answered() -> None:
+    refused = summarize_wire([_call(0, "auth", 401), _call(2, "auth", 401)])
+    assert refused.account_refused is not None and "auth (HTTP 401)" in refused.account_refused
+    quota = summarize_wire([_call(0, None, 200), _call(2, "quota", 429)])
+    assert quota.account_refused is not None and quota.quota_stop
+    # One refusal the agent provoked itself (say, a made-up model), then the harness's next
+    # call answered: the key works, nothing to blame on the runner.
+    provoked = summarize_wire([_call(0, None, 200), _call(2, "auth", 403), _call(4, None, 200)])
+    assert provoked.account_refused is None
+    # A 400 for the agent's own bad body is neither the wire nor the account.
+    bad = summarize_wire([_call(0, "http_4xx", 400)])
+    assert bad.account_refused is None and bad.healthy and bad.rejected == 1
 
 
 def test_a_gzip_stream_is_decoded_and_an_unknown_encoding_is_left_alone() -> None:

@@ -10,6 +10,11 @@ from replay.harness.stub.openai import pieces
 
 _ERRORS: dict[int, tuple[str, str]] = {
     400: ("invalid_request_error", "Invalid request."),
+    401: ("authentication_error", "invalid x-api-key"),
+    403: (
+        "permission_error",
+        "Your API key does not have permission to use the specified resource.",
+    ),
     404: ("not_found_error", "Not found."),
     429: ("rate_limit_error", "Number of requests has exceeded your rate limit. Retry later."),
     500: ("api_error", "Internal server error"),

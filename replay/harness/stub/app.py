@@ -218,7 +218,7 @@ class StubModel:
         if fault == "reset" and not conv.stream:
             await self._reset(send, receive)
             return
-        if fault in {"http_500", "http_503", "http_529", "http_429"}:
+        if fault in {"http_500", "http_503", "http_529", "http_429", "http_401", "http_403"}:
             status = int(fault.removeprefix("http_"))
             headers = dict(rid)
             if status == 429:

@@ -18,6 +18,8 @@ FaultKind = Literal[
     "http_503",
     "http_529",
     "http_429",
+    "http_401",
+    "http_403",
     "truncate",
     "bad_json",
     "stream_error",
@@ -33,6 +35,9 @@ class Fault(Strict):
     - ``reset``: abort the TCP connection (RST): before any byte, or mid-stream for a stream.
     - ``http_500``/``http_503``/``http_529``/``http_429``: the provider's error body (429 with
       ``retry-after``); ``http_502``: a proxy's HTML page.
+    - ``http_401``/``http_403``: the provider refuses the key (``invalid_api_key``,
+      ``authentication_error``) or the account (``permission_error``, an unsupported
+      region), in its own shape.
     - ``truncate``: a stream ends cleanly without its terminal event; a plain body is cut
       short and the connection closed.
     - ``bad_json``: 200 with a body (or SSE data) that is not JSON.

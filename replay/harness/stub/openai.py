@@ -18,6 +18,17 @@ CREATED = 1_700_000_000
 PIECE = 12
 _ERRORS: dict[int, tuple[str, str | None, str]] = {
     400: ("invalid_request_error", None, "Invalid request."),
+    401: (
+        "invalid_request_error",
+        "invalid_api_key",
+        "Incorrect API key provided. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+    ),
+    403: (
+        "request_forbidden",
+        "unsupported_country_region_territory",
+        "Country, region, or territory not supported",
+    ),
     404: ("invalid_request_error", None, "Invalid URL."),
     429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests. Try again later."),
     500: ("server_error", None, "The server had an error while processing your request."),
