@@ -105,7 +105,8 @@ class Condition(Strict):
     """One test on a field of an event; exactly one of equals, contains, regex."""
 
     field: str = Field(min_length=1)
-    """A dotted path into the event, e.g. ``data.ref`` or ``actor``."""
+    """A dotted path into the event as the log exports it, e.g. ``data.ref``, ``actor`` or
+    ``object.id``; it must be a field of a kind the rule matches (``replay/eventkinds.py``)."""
     equals: Any = None
     contains: str | None = None
     regex: str | None = None
@@ -158,7 +159,8 @@ class SideEffectRule(Strict):
     service: Service | None = None
     """Only events from this service."""
     kind: str = Field(min_length=1)
-    """Event kind, e.g. ``github.pull_request.opened``; shell-style wildcards allowed."""
+    """Event kind, e.g. ``github.pull_request.opened``; shell-style wildcards allowed. It must
+    match a kind the world records (``replay/eventkinds.py``), of ``service`` when given."""
     where: list[Condition] = Field(default_factory=list)
     """All must hold for an event to match."""
     at_least: int | None = Field(default=None, ge=0)

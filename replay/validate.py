@@ -1,6 +1,7 @@
 """``replay case validate``: a case is well formed and fits the world it names.
 
-Checks, in order: the format; the snapshot (every hash); T and the base commit agree with the
+Checks, in order: the format (side-effect rules name only event kinds and fields the world
+records); the snapshot (every hash); T and the base commit agree with the
 snapshot; the ticket and the scripted people exist in the world; the gold patch applies at the
 base commit; the hidden tests apply on top of it and contain every listed test.
 """
@@ -28,7 +29,11 @@ class Validated:
 def validate_case(path: Path) -> Validated:
     """Run every check; raise :class:`CaseError` or :class:`SnapshotError` at the first failure."""
     case = load_case(path)
-    checks = ["format (schema 1)"]
+    checks = [
+        "format (schema 1)",
+        f"{len(case.side_effects)} side-effect rule(s): every kind and field is one the world "
+        "records (replay/eventkinds.py)",
+    ]
     try:
         snapshot = load_snapshot(case.snapshot)
     except SnapshotError:

@@ -33,6 +33,7 @@ def test_valid_case_passes(capsys, tiny_case: Path) -> None:
     result = run_cli(capsys, "case", "validate", str(tiny_case))
     assert result.code == 0, result.err
     assert "gold patch applies at the base commit" in result.out
+    assert "2 side-effect rule(s): every kind and field is one the world records" in result.out
     assert "1 FAIL_TO_PASS and 1 PASS_TO_PASS" in result.out
 
 
