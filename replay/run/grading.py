@@ -1,10 +1,24 @@
-"""Running the hidden tests outside the agent's workspace.
+"""Running the hidden tests outside the agent's workspace, with the case's test infrastructure.
 
 A fresh container from the case's environment image, with no network at all: the repository
 is reset to the base commit, the agent's diff applied (``git apply``, then ``--3way``, then
-``patch --fuzz``, resetting between attempts), every file the hidden tests touch restored to
-the base commit so the agent cannot have shaped them, the hidden tests applied, and the test
-command run ``repeat`` times. Each repeat's JUnit XML and exit status go to the verdict.
+``patch --fuzz``, resetting between attempts), and then everything that decides how the tests
+run, rather than what the product does, is put back as the case defines it (see
+:func:`plan_restore`): the test files and directories of the hidden test set, every
+``conftest.py``, the pytest configuration files (``pytest.ini``, ``pyproject.toml``,
+``tox.ini``, ``setup.cfg``, ... restored whole), interpreter start-up hooks
+(``sitecustomize``/``usercustomize``), ``.pth`` files, bytecode, package metadata (a
+``pytest11`` entry point is a plugin) and new top-level modules that would shadow an
+installed or standard module (``pytest.py``, ``_pytest/``, ``pluggy/``...). The hidden tests
+are applied on top and the test command run ``repeat`` times, with the grader's own pytest
+plugin loaded first (``replay/run/grade_guard.py``, a second witness against product code
+that patches pytest from inside); each repeat's JUnit XML, exit status and the plugin's record
+go to the verdict. Every path put back is named in the result (the agent may have
+had a reason; the run is graded with the case's version).
+
+What changed is measured, not read from the diff: the tree is listed (type, content hash or
+link target) before and after the diff goes in, so a diff whose text hides a path still has
+it found.
 """
 
 from __future__ import annotations
@@ -12,40 +26,131 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+import shutil
 import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from replay.case import Case
-from replay.grade import TestVerdict, judge
+from replay.errors import ReplayError
+from replay.grade import GuardReport, TestVerdict, judge
 from replay.runtime.base import Container, ContainerSpec, Limits, Runtime, SandboxError
 
 GRADE_DIR = "/tmp/replay-grade"
+# Lists every entry of the work tree but .git: regular files with their sha256, symbolic
+# links with their target, anything else by path alone (NUL-separated, so any name survives).
+MANIFEST = """\
+manifest() {{
+  find . -path ./.git -prune -o -type f -print0 | xargs -0 -r sha256sum -z -- > {grade}/$1.files
+  find . -path ./.git -prune -o -type l -printf '%p\\0%l\\0' > {grade}/$1.links
+  find . -path ./.git -prune -o ! -type d ! -type f ! -type l -printf '%p\\0' > {grade}/$1.other
+}}
+"""
 APPLY = """\
 set -u
 cd {workdir}
+{manifest}
 reset() {{ git reset -q --hard {base} && git clean -fdq; }}
-reset
+reset || exit 1
+manifest before || exit 1
+git ls-tree -r -t -z --full-tree {base} > {grade}/base.tree || exit 1
 if [ -s {diff} ]; then
-  git apply --binary {diff} 2>/dev/null && echo applied=apply && exit 0
-  reset; git apply --binary --3way {diff} 2>/dev/null && echo applied=3way && exit 0
-  reset; patch -p1 --batch --fuzz=3 --no-backup-if-mismatch < {diff} >/dev/null 2>&1 \\
-    && echo applied=fuzz && exit 0
-  reset; echo applied=none; exit 3
+  how=none
+  if git apply --binary {diff} 2>/dev/null; then how=apply
+  else
+    reset; if git apply --binary --3way {diff} 2>/dev/null; then how=3way
+    else
+      # patch(1) writes any path it is given, .git/config included (whose core.fsmonitor
+      # or hooks would then run in here): it runs with the repository's .git moved aside.
+      reset; mv .git {grade}/dotgit || exit 1
+      patch -p1 --batch --fuzz=3 --no-backup-if-mismatch < {diff} >/dev/null 2>&1
+      patched=$?
+      rm -rf .git && mv {grade}/dotgit .git || exit 1
+      if [ $patched = 0 ]; then how=fuzz; else reset; fi
+    fi
+  fi
+else
+  how=empty
 fi
-echo applied=empty
+manifest after || exit 1
+echo applied=$how
+"""
+# Names an interpreter can import from outside the repository: the standard library, builtins,
+# and every site directory (and the directories their .pth files add). Run with -I -S from /,
+# so nothing in the repository (no .pth, no sitecustomize, no cwd) runs.
+IMPORTABLE = """\
+import os, pkgutil, site, sys
+work = os.path.realpath(sys.argv[1]) + os.sep
+dirs = [p for p in sys.path if p]
+sites = [*site.getsitepackages(), site.getusersitepackages()]
+for d in sites:
+    dirs.append(d)
+    try:
+        pths = [n for n in os.listdir(d) if n.endswith(".pth")]
+    except OSError:
+        continue
+    for n in pths:
+        try:
+            with open(os.path.join(d, n), encoding="utf-8", errors="replace") as fh:
+                lines = fh.read().split("\\n")
+        except OSError:
+            continue
+        keep = [x.strip() for x in lines if x.strip() and not x.startswith(("#", "import"))]
+        dirs += [os.path.join(d, x) for x in keep]
+names = set(sys.builtin_module_names) | set(getattr(sys, "stdlib_module_names", ()))
+for d in dirs:
+    if (os.path.realpath(d) + os.sep).startswith(work) or not os.path.isdir(d):
+        continue
+    names.update(m.name for m in pkgutil.iter_modules([d]))
+    names.update(n for n in os.listdir(d) if n.isidentifier() and os.path.isdir(os.path.join(d, n)))
+print("\\n".join(sorted(names)))
 """
 RESTORE = """\
-set -eu
+set -u
 cd {workdir}
-for f in {files}; do
-  if git cat-file -e {base}:"$f" 2>/dev/null
-  then git checkout -q {base} -- "$f"
-  else rm -f "$f"
-  fi
-done
+top=$(pwd -P)
+# Only ever delete inside the repository: a parent that leads elsewhere is left alone.
+while IFS= read -r -d '' f; do
+  parent=$(realpath -m -- "$(dirname -- "$f")")
+  case "$parent/" in "$top"/*) rm -rf -- "$f" ;; esac
+done < {grade}/remove.lst
+if [ -s {grade}/checkout.lst ]; then
+  git --literal-pathspecs checkout -q {base} --pathspec-from-file={grade}/checkout.lst \\
+    --pathspec-file-nul || exit 1
+fi
 git apply --binary {hidden}
 """
+# The grader's own pytest plugin (replay/run/grade_guard.py), loaded before the repository's
+# code by every pytest the test command starts: a second witness of what ran and what failed.
+GUARD = "replay_grade_guard"
+GUARD_OUT = f"{GRADE_DIR}/guard.json"
+GUARD_ENV = (
+    f'export PYTHONPATH={GRADE_DIR}/guard"${{PYTHONPATH:+:$PYTHONPATH}}" '
+    f'PYTEST_ADDOPTS="-p {GUARD} ${{PYTEST_ADDOPTS:-}}" REPLAY_GUARD_OUT={GUARD_OUT}; '
+)
+TEST_CONFIG = frozenset(
+    {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg"}
+    | {"pyproject.toml"}
+)
+STARTUP_HOOKS = frozenset({"sitecustomize", "usercustomize"})
+MODULE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".so", ".pyd")
+
+
+@dataclass(frozen=True)
+class Restored:
+    """A path of the repository graded with the case's version instead of the agent's."""
+
+    path: str
+    """Relative to the repository's root."""
+    action: Literal["restored", "removed"]
+    """``restored`` from the base commit (+ hidden tests), or ``removed`` (not in the case)."""
+    reason: str
+    """Which kind of test infrastructure the path is."""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "action": self.action, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -55,9 +160,11 @@ class Grading:
     """How the agent's diff went in: apply, 3way, fuzz, empty, or none (it did not apply)."""
     outputs: list[str]
     reports: list[bytes | None]
+    restored: list[Restored]
+    """Paths the agent's diff changed that were put back as the case has them."""
 
 
-class GradingError(Exception):
+class GradingError(ReplayError):
     """The grading sandbox itself failed (not the agent's work): an infrastructure failure."""
 
 
@@ -71,6 +178,170 @@ def files_of_patch(patch: str) -> list[str]:
                 if path not in found:
                     found.append(path)
     return found
+
+
+# ----------------------------------------------------------------------------- what to restore
+
+
+Manifest = Mapping[str, str]
+"""Path (relative, ``/``-separated) to what is there: ``f:<sha256>``, ``l:<target>``, ``o``."""
+
+
+def parse_manifest(files: bytes, links: bytes, other: bytes) -> dict[str, str]:
+    """Read the three NUL-separated listings :data:`MANIFEST` writes."""
+    entries: dict[str, str] = {}
+    for record in files.split(b"\0"):
+        if record:
+            digest, _, path = record.partition(b"  ")
+            entries[_rel(path)] = "f:" + digest.decode("ascii", "replace")
+    fields = links.split(b"\0")
+    for path, target in zip(fields[0::2], fields[1::2], strict=False):
+        if path:
+            entries[_rel(path)] = "l:" + target.decode(errors="surrogateescape")
+    for path in other.split(b"\0"):
+        if path:
+            entries[_rel(path)] = "o"
+    return entries
+
+
+def _rel(path: bytes) -> str:
+    text = path.decode(errors="surrogateescape")
+    return text[2:] if text.startswith("./") else text
+
+
+def parse_tree(listing: bytes) -> dict[str, str]:
+    """``git ls-tree -r -t -z`` output: path to its object type (blob, tree, commit)."""
+    entries: dict[str, str] = {}
+    for record in listing.split(b"\0"):
+        if record:
+            meta, _, path = record.partition(b"\t")
+            entries[path.decode(errors="surrogateescape")] = meta.split(b" ")[1].decode()
+    return entries
+
+
+def hidden_test_dirs(
+    hidden_files: Iterable[str], command: str, base: Mapping[str, str]
+) -> list[str]:
+    """Directories the hidden tests live in or are run from (never the repository's root).
+
+    The parent directory of every file the hidden patch touches, and every argument of the
+    test command that names a directory of the base commit (``pytest ... tests``).
+    """
+    found = {posixpath.dirname(f) for f in hidden_files}
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    for word in words:
+        path = posixpath.normpath(word.split("::")[0]).strip("/")
+        if base.get(path) == "tree":
+            found.add(path)
+    found.discard("")
+    found.discard(".")
+    return sorted(d for d in found if not any(d.startswith(o + "/") for o in found))
+
+
+def _within(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r or path.startswith(r + "/") for r in roots)
+
+
+def _shadowed(
+    path: str, after: Manifest, present: frozenset[str], importable: frozenset[str]
+) -> str:
+    """The installed module a new top-level module at ``path`` would hide, or ''."""
+    parts = path.split("/")
+    for i, name in enumerate(parts):
+        parent = "/".join(parts[:i])
+        if i and f"{parent}/__init__.py" in after:
+            continue  # inside a package: a submodule, not a top-level name
+        entry = "/".join(parts[: i + 1])
+        if i == len(parts) - 1:
+            if not name.endswith(MODULE_SUFFIXES):
+                return ""
+            name = name.split(".")[0]
+        if name in importable and entry not in present:
+            return name
+    return ""
+
+
+def _with_ancestors(paths: Iterable[str]) -> frozenset[str]:
+    found: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        found.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return frozenset(found)
+
+
+def _reason(
+    path: str,
+    *,
+    hidden: frozenset[str],
+    dirs: list[str],
+    anchors: frozenset[str],
+    shadow: str,
+) -> str:
+    parts = path.split("/")
+    name = parts[-1]
+    if path in hidden:
+        return "hidden test file"
+    if _within(path, dirs):
+        return "in a directory of the hidden tests"
+    if path in anchors:
+        return "a directory above the hidden tests"
+    if name == "conftest.py":
+        return "pytest conftest"
+    if name in TEST_CONFIG:
+        return "test configuration (restored whole)"
+    if any(p.split(".")[0] in STARTUP_HOOKS for p in parts):
+        return "interpreter start-up hook"
+    if name.endswith(".pth"):
+        return "path configuration file (.pth)"
+    if "__pycache__" in parts or name.endswith((".pyc", ".pyo")):
+        return "bytecode"
+    if any(p.endswith((".dist-info", ".egg-info")) for p in parts) or name.endswith(".egg-link"):
+        return "package metadata (entry points load plugins)"
+    if ".git" in parts:
+        return "git metadata"
+    if shadow:
+        return f"shadows the module {shadow!r} of the interpreter"
+    return ""
+
+
+def plan_restore(
+    before: Manifest,
+    after: Manifest,
+    base: Mapping[str, str],
+    hidden_files: Iterable[str],
+    command: str,
+    importable: frozenset[str] = frozenset(),
+) -> list[Restored]:
+    """What of the diff's changes (``before`` → ``after``) the grading puts back, and why.
+
+    ``base`` is the base commit's tree (:func:`parse_tree`): a path there is restored from
+    it, any other is removed. A path the diff deleted that the base commit does not hold (a
+    file the environment's setup made) cannot be restored and is left out.
+    """
+    hidden = frozenset(hidden_files)
+    dirs = hidden_test_dirs(hidden, command, base)
+    anchors = frozenset(
+        "/".join(p.split("/")[:i]) for p in [*hidden, *dirs] for i in range(1, p.count("/") + 1)
+    )
+    present = _with_ancestors(before)
+    plan: list[Restored] = []
+    for path in sorted(set(before) | set(after)):
+        if before.get(path) == after.get(path):
+            continue
+        in_base = base.get(path) in ("blob", "tree")
+        if not in_base and path not in after:
+            continue
+        shadow = _shadowed(path, after, present, importable) if path in after else ""
+        reason = _reason(path, hidden=hidden, dirs=dirs, anchors=anchors, shadow=shadow)
+        if reason:
+            plan.append(Restored(path, "restored" if in_base else "removed", reason))
+    return plan
+
+
+# ----------------------------------------------------------------------------- the grading
 
 
 def grade_hidden_tests(
@@ -93,47 +364,136 @@ def grade_hidden_tests(
             stage.mkdir()
             (stage / "agent.diff").write_text(diff)
             (stage / "hidden.patch").write_text(hidden)
+            (stage / "guard").mkdir()
+            shutil.copyfile(
+                Path(__file__).with_name("grade_guard.py"), stage / "guard" / f"{GUARD}.py"
+            )
             container.copy_in(stage, posixpath.dirname(GRADE_DIR))
         diff_in, hidden_in = f"{GRADE_DIR}/agent.diff", f"{GRADE_DIR}/hidden.patch"
+        manifest = MANIFEST.format(grade=GRADE_DIR)
         applied = container.exec(
-            ["bash", "-c", APPLY.format(workdir=shlex.quote(workdir), base=base, diff=diff_in)],
-            timeout=300,
-        )
-        how = applied.out.strip().rpartition("applied=")[2] or "none"
-        if applied.exit_code not in (0, 3):
-            raise GradingError(f"resetting the repository failed: {applied.err[-500:]}")
-        files = " ".join(shlex.quote(f) for f in files_of_patch(hidden))
-        restored = container.exec(
             [
                 "bash",
                 "-c",
-                RESTORE.format(
-                    workdir=shlex.quote(workdir), base=base, files=files, hidden=hidden_in
+                APPLY.format(
+                    workdir=shlex.quote(workdir),
+                    base=base,
+                    diff=diff_in,
+                    grade=GRADE_DIR,
+                    manifest=manifest,
                 ),
             ],
-            timeout=300,
+            timeout=600,
         )
-        if not restored.ok:
-            raise GradingError(f"the hidden tests did not apply: {restored.err[-1000:]}")
+        if not applied.ok:
+            raise GradingError(f"resetting the repository failed: {applied.err[-500:]}")
+        how = applied.out.strip().rpartition("applied=")[2] or "none"
+        listed = _fetch(
+            container,
+            [f"{GRADE_DIR}/{n}" for n in ("before.files", "before.links", "before.other")]
+            + [f"{GRADE_DIR}/{n}" for n in ("after.files", "after.links", "after.other")]
+            + [f"{GRADE_DIR}/base.tree"],
+        )
+        plan = plan_restore(
+            parse_manifest(*listed[0:3]),
+            parse_manifest(*listed[3:6]),
+            parse_tree(listed[6]),
+            files_of_patch(hidden),
+            case.hidden_tests.command,
+            _importable(container, case),
+        )
+        _restore(container, case, plan, hidden_in)
         junit = case.hidden_tests.junit_xml
         command = case.hidden_tests.command.replace("{junit}", shlex.quote(junit))
+        guarded = "pytest" in command
         reports: list[bytes | None] = []
+        guards: list[GuardReport | None] = []
         codes: list[int] = []
         outputs: list[str] = []
         for _ in range(case.hidden_tests.repeat):
             # A report left from before (or planted by the diff) must not count.
             result = container.exec(
-                ["bash", "-c", f"rm -f {shlex.quote(junit)}; {command}"], timeout=timeout
+                ["bash", "-c", f"rm -f {shlex.quote(junit)} {GUARD_OUT}; {GUARD_ENV}{command}"],
+                timeout=timeout,
             )
             if result.limit is not None or result.exit_code is None:
                 raise GradingError(f"the hidden tests hit the {result.limit or 'time'} limit")
             codes.append(result.exit_code)
             outputs.append(result.out + result.err)
             reports.append(_read(container, junit))
+            guards.append(GuardReport.parse(_read(container, GUARD_OUT)))
     finally:
         container.remove()
-    verdict = judge(reports, codes, case.hidden_tests.fail_to_pass, case.hidden_tests.pass_to_pass)
-    return Grading(verdict, how, outputs, reports)
+    verdict = judge(
+        reports,
+        codes,
+        case.hidden_tests.fail_to_pass,
+        case.hidden_tests.pass_to_pass,
+        guards if guarded else None,
+    )
+    return Grading(verdict, how, outputs, reports, plan)
+
+
+def _importable(container: Container, case: Case) -> frozenset[str]:
+    """Top-level module names the test command's interpreter finds outside the repository."""
+    words = case.hidden_tests.command.split()
+    first = words[0] if words else ""
+    python = first if posixpath.basename(first).startswith("python") else "python3"
+    found = container.exec(
+        [
+            "bash",
+            "-c",
+            f"py=$(command -v {shlex.quote(python)} || command -v python3) || exit 0; cd / && "
+            f'"$py" -I -S -c {shlex.quote(IMPORTABLE)} {shlex.quote(case.environment.workdir)}',
+        ],
+        timeout=120,
+    )
+    if not found.ok:
+        raise GradingError(f"listing the interpreter's modules failed: {found.err[-500:]}")
+    return frozenset(found.out.split())
+
+
+def _restore(container: Container, case: Case, plan: list[Restored], hidden_in: str) -> None:
+    base = case.repository.base_commit
+    # Ancestors first, so a symbolic link the diff put in place of a directory goes before
+    # anything is checked out beneath it.
+    remove = sorted((r.path for r in plan), key=lambda p: (p.count("/"), p))
+    checkout = [r.path for r in plan if r.action == "restored"]
+    with tempfile.TemporaryDirectory(prefix="replay-restore-") as tmp:
+        stage = Path(tmp) / posixpath.basename(GRADE_DIR)
+        stage.mkdir()
+        (stage / "remove.lst").write_bytes(b"".join(_nul(p) for p in remove))
+        (stage / "checkout.lst").write_bytes(b"".join(_nul(p) for p in checkout))
+        container.copy_in(stage, posixpath.dirname(GRADE_DIR))
+    done = container.exec(
+        [
+            "bash",
+            "-c",
+            RESTORE.format(
+                workdir=shlex.quote(case.environment.workdir),
+                base=base,
+                grade=GRADE_DIR,
+                hidden=hidden_in,
+            ),
+        ],
+        timeout=300,
+    )
+    if not done.ok:
+        raise GradingError(f"the hidden tests did not apply: {done.err[-1000:]}")
+
+
+def _nul(path: str) -> bytes:
+    return path.encode(errors="surrogateescape") + b"\0"
+
+
+def _fetch(container: Container, paths: list[str]) -> list[bytes]:
+    found: list[bytes] = []
+    for path in paths:
+        data = _read(container, path)
+        if data is None:
+            raise GradingError(f"the grading sandbox did not write {path}")
+        found.append(data)
+    return found
 
 
 def _read(container: Container, path: str) -> bytes | None:

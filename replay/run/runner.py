@@ -465,6 +465,11 @@ def _grade(
             "exit_codes": verdict.exit_codes,
             "flaky": verdict.flaky,
             "spoofed": verdict.spoofed,
+            "tampered": verdict.tampered,
+            "unguarded": verdict.unguarded,
+            "contradictory": verdict.contradictory,
+            # Test infrastructure the diff changed, graded with the case's version instead.
+            "restored": [r.as_dict() for r in grading.restored] if grading else [],
         },
         "side_effects": {
             "ok": side.ok,

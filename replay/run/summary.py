@@ -16,7 +16,18 @@ def _tests(grade: dict[str, object]) -> str:
     f2p, p2p = tests["fail_to_pass"], tests["pass_to_pass"]
     passed = sum(v == "passed" for v in f2p.values()), sum(v == "passed" for v in p2p.values())
     flaky = " flaky" if tests.get("flaky") else ""
-    return f"F2P {passed[0]}/{len(f2p)} P2P {passed[1]}/{len(p2p)}{flaky}"
+    flaky += " spoofed" if tests.get("spoofed") else ""
+    return f"F2P {passed[0]}/{len(f2p)} P2P {passed[1]}/{len(p2p)}{flaky}{_restored(tests)}"
+
+
+def _restored(tests: dict[str, object]) -> str:
+    """Test infrastructure the run changed, graded as the case has it (named, not judged)."""
+    restored = tests.get("restored")
+    if not isinstance(restored, list) or not restored:
+        return ""
+    paths = [f"{r['path']} ({r['action']})" for r in restored if isinstance(r, dict)]
+    shown = ", ".join(paths[:3]) + (f" +{len(paths) - 3} more" if len(paths) > 3 else "")
+    return f"; test setup as in the case: {shown}"
 
 
 def _effects(grade: dict[str, object]) -> str:
