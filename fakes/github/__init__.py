@@ -21,12 +21,14 @@ HOSTS = (
 def install(world: World) -> ASGIApp:
     """Seed GitHub's state into ``world`` and return the ASGI app serving every GitHub host."""
     # Imported here so that the models and backend load without the web layer.
+    from fakes.core.net import Net
     from fakes.github.app import make_app
     from fakes.github.backend import GitHubBackend
+    from fakes.github.errors import failure_response, not_found_response
 
     backend = GitHubBackend(world)
     world.add(backend)
-    return make_app(backend)
+    return Net(make_app(backend), "github", not_found_response, failure_response)
 
 
 __all__ = ["HOSTS", "install"]

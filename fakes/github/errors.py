@@ -6,7 +6,11 @@ GraphQL maps the same exception to its ``type`` (``NOT_FOUND``, ``UNPROCESSABLE`
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import MutableMapping
 from typing import Any
+
+from starlette.responses import JSONResponse, Response
 
 DOCS = "https://docs.github.com/rest"
 
@@ -38,6 +42,13 @@ class GitHubError(Exception):
         out["documentation_url"] = self.documentation_url
         out["status"] = str(self.status)
         return out
+
+
+class BadRequest(GitHubError):
+    """400: a body that is not JSON ("Problems parsing JSON")."""
+
+    status = 400
+    graphql_type = "UNPROCESSABLE"
 
 
 class Unauthorized(GitHubError):
@@ -115,3 +126,35 @@ class ValidationFailed(GitHubError):
         return f"{err.get('resource')} {err.get('field', '')} is {err.get('code')}".replace(
             "  ", " "
         )
+
+
+# --------------------------------------------------------------------------- the net's answers
+# What fakes.core.net sends for a request no route may see and for a bug of the fake's own.
+
+
+def not_found_response(scope: MutableMapping[str, Any]) -> Response:
+    """GitHub's 404, for a path that names nothing (undecodable escapes, a NUL)."""
+    body = NotFound().body()
+    return JSONResponse(body, status_code=404, media_type="application/json; charset=utf-8")
+
+
+def failure_response(scope: MutableMapping[str, Any]) -> Response:
+    """GitHub's own failure: REST ``{"message": "Server Error"}``; GraphQL's "Something went
+    wrong while executing your query" with the request id to quote."""
+    request_id = uuid.uuid4().hex[:20].upper()
+    path = str(scope.get("path", ""))
+    if path in ("/graphql", "/api/graphql"):
+        message = (
+            "Something went wrong while executing your query. This may be the result of a "
+            "timeout, or it could be a GitHub bug. Please include "
+            f"`{request_id}` when reporting this issue."
+        )
+        body: dict[str, Any] = {"data": None, "errors": [{"message": message}]}
+    else:
+        body = {"message": "Server Error", "documentation_url": DOCS, "status": "500"}
+    return JSONResponse(
+        body,
+        status_code=500,
+        media_type="application/json; charset=utf-8",
+        headers={"x-github-request-id": request_id},
+    )

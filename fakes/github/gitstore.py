@@ -18,6 +18,8 @@ from pathlib import Path
 from replay.gitrepo import clean_env
 
 ZERO = "0" * 40
+GIT_INT_MAX = 2**31 - 1
+"""git parses counts such as ``--skip`` as a C int; larger ones are a fatal error."""
 
 
 class GitFailed(Exception):
@@ -162,19 +164,22 @@ class GitStore:
         if not path:
             tree = self.text(full_name, "rev-parse", f"{commit}^{{tree}}")
             return TreeEntry("040000", "tree", tree, 0, "")
-        out = self.text(full_name, "ls-tree", "-l", "--full-tree", commit, "--", path)
+        out = self.text(full_name, "ls-tree", "-z", "-l", "--full-tree", commit, "--", path)
         entries = self._parse_tree(out)
         return entries[0] if entries and entries[0].path == path else None
 
     def list_dir(self, full_name: str, commit: str, path: str) -> list[TreeEntry]:
         spec = [f"{path}/"] if path else []
-        out = self.text(full_name, "ls-tree", "-l", "--full-tree", commit, "--", *spec)
+        out = self.text(full_name, "ls-tree", "-z", "-l", "--full-tree", commit, "--", *spec)
         return self._parse_tree(out)
 
     @staticmethod
     def _parse_tree(out: str) -> list[TreeEntry]:
+        """``ls-tree -z`` output: NUL-terminated, so paths come unquoted (``café.md`` as is)."""
         entries = []
-        for line in out.splitlines():
+        for line in out.split("\0"):
+            if not line:
+                continue
             meta, _, path = line.partition("\t")
             mode, kind, sha, size = meta.split()
             entries.append(TreeEntry(mode, kind, sha, 0 if size == "-" else int(size), path))
@@ -222,6 +227,8 @@ class GitStore:
     def log(
         self, full_name: str, rev: str, *, skip: int = 0, limit: int = 30, path: str | None = None
     ) -> list[str]:
+        if skip > GIT_INT_MAX or limit > GIT_INT_MAX:
+            return []  # past any history git can count: an empty page, as GitHub answers
         args = ["rev-list", f"--skip={skip}", f"--max-count={limit}", rev]
         if path:
             args += ["--", path]

@@ -18,6 +18,7 @@ from typing import Annotated, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from sqlalchemy import func, select
@@ -28,7 +29,14 @@ from fakes.core.server import ASGIApp, Message, Receive, Scope, Send
 from fakes.github import render
 from fakes.github import schemas as w
 from fakes.github.backend import GitHubBackend
-from fakes.github.errors import DOCS, GitHubError, NotFound, Unauthorized, ValidationFailed
+from fakes.github.errors import (
+    DOCS,
+    BadRequest,
+    GitHubError,
+    NotFound,
+    Unauthorized,
+    ValidationFailed,
+)
 from fakes.github.models import Issue, Repo, User
 
 T = TypeVar("T")
@@ -178,6 +186,9 @@ def page_links(
 
 PerPage = Annotated[int, Query(ge=1)]
 Page = Annotated[int, Query(ge=1)]
+INT64_MAX = 2**63 - 1
+Id = Annotated[int, PathParam(ge=0, le=INT64_MAX)]
+"""A number or id in the path: GitHub's are 64-bit, and anything else names nothing (404)."""
 
 
 def open_issue_count(s: Session, r: Repo) -> int:
@@ -273,8 +284,14 @@ def make_rest_app(backend: GitHubBackend) -> ASGIApp:
     async def bad_body(request: Request, exc: RequestValidationError) -> Response:
         first = exc.errors()[0] if exc.errors() else {}
         where = "/".join(str(p) for p in first.get("loc", ())[1:])
-        if first.get("loc", ("",))[0] == "query":
+        source = first.get("loc", ("",))[0]
+        if source == "path":
+            # GitHub's routes only match numbers where a number goes (and none past int64).
+            return error_response(NotFound())
+        if source == "query":
             return error_response(ValidationFailed("Query", where or None, "invalid"))
+        if first.get("type") == "json_invalid":
+            return error_response(BadRequest("Problems parsing JSON"))
         if first.get("type") == "missing":
             detail = f'"{where}" wasn\'t supplied.'
         else:

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from fakes.github import render
 from fakes.github import schemas as w
 from fakes.github.models import Comment, IssueEvent, Review
-from fakes.github.routes import Ctx, Page, PerPage, paginate, wire
+from fakes.github.routes import Ctx, Id, Page, PerPage, paginate, wire
 
 
 def _timeline_entry(row: IssueEvent | Comment | Review) -> w.Wire:
@@ -49,7 +49,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(items, headers=headers)
 
     @router.get("/repos/{owner}/{repo}/issues/events/{event_id}")
-    def get_event(owner: str, repo: str, event_id: int, ctx: Auth) -> Response:
+    def get_event(owner: str, repo: str, event_id: Id, ctx: Auth) -> Response:
         def go(s: Session) -> w.IssueEvent:
             e = ctx.backend.issue_event(s, f"{owner}/{repo}", event_id)
             return render.issue_event(e, with_issue=True)
@@ -61,7 +61,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         request: Request,
         owner: str,
         repo: str,
-        number: int,
+        number: Id,
         ctx: Auth,
         per_page: PerPage = 30,
         page: Page = 1,
@@ -79,7 +79,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         request: Request,
         owner: str,
         repo: str,
-        number: int,
+        number: Id,
         ctx: Auth,
         per_page: PerPage = 30,
         page: Page = 1,

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from fakes.github import bodies, render
 from fakes.github import schemas as w
 from fakes.github.errors import ValidationFailed
-from fakes.github.routes import Ctx, Page, PerPage, open_issue_count, paginate, wire
+from fakes.github.routes import Ctx, Id, Page, PerPage, open_issue_count, paginate, wire
 
 
 def label_names(labels: list[str | dict[str, Any]]) -> list[str]:
@@ -98,14 +98,14 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(out, status=201, headers={"Location": out.url})
 
     @router.get("/repos/{owner}/{repo}/issues/comments/{comment_id}")
-    def get_comment(owner: str, repo: str, comment_id: int, ctx: Auth) -> Response:
+    def get_comment(owner: str, repo: str, comment_id: Id, ctx: Auth) -> Response:
         return wire(
             ctx.run(lambda s: render.comment(ctx.backend.comment(s, f"{owner}/{repo}", comment_id)))
         )
 
     @router.patch("/repos/{owner}/{repo}/issues/comments/{comment_id}")
     def edit_comment(
-        owner: str, repo: str, comment_id: int, body: bodies.CommentCreate, ctx: Auth
+        owner: str, repo: str, comment_id: Id, body: bodies.CommentCreate, ctx: Auth
     ) -> Response:
         def go(s: Session) -> w.IssueComment:
             c = ctx.backend.edit_comment(s, ctx.login, f"{owner}/{repo}", comment_id, body.body)
@@ -114,19 +114,19 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(ctx.run(go))
 
     @router.delete("/repos/{owner}/{repo}/issues/comments/{comment_id}")
-    def delete_comment(owner: str, repo: str, comment_id: int, ctx: Auth) -> Response:
+    def delete_comment(owner: str, repo: str, comment_id: Id, ctx: Auth) -> Response:
         ctx.run(lambda s: ctx.backend.delete_comment(s, ctx.login, f"{owner}/{repo}", comment_id))
         return Response(status_code=204)
 
     @router.get("/repos/{owner}/{repo}/issues/{number}")
-    def get_issue(owner: str, repo: str, number: int, ctx: Auth) -> Response:
+    def get_issue(owner: str, repo: str, number: Id, ctx: Auth) -> Response:
         return wire(
             ctx.run(lambda s: render.issue(ctx.backend.issue(s, f"{owner}/{repo}", number)))
         )
 
     @router.patch("/repos/{owner}/{repo}/issues/{number}")
     def update_issue(
-        owner: str, repo: str, number: int, body: bodies.IssueUpdate, ctx: Auth
+        owner: str, repo: str, number: Id, body: bodies.IssueUpdate, ctx: Auth
     ) -> Response:
         changes: dict[str, Any] = {}
         sent = body.model_fields_set
@@ -153,7 +153,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         request: Request,
         owner: str,
         repo: str,
-        number: int,
+        number: Id,
         ctx: Auth,
         since: str | None = None,
         per_page: PerPage = 30,
@@ -171,7 +171,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.post("/repos/{owner}/{repo}/issues/{number}/comments")
     def create_comment(
-        owner: str, repo: str, number: int, body: bodies.CommentCreate, ctx: Auth
+        owner: str, repo: str, number: Id, body: bodies.CommentCreate, ctx: Auth
     ) -> Response:
         def go(s: Session) -> w.IssueComment:
             c = ctx.backend.add_comment(s, ctx.login, f"{owner}/{repo}", number, body.body)
@@ -181,7 +181,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(out, status=201, headers={"Location": out.url})
 
     @router.get("/repos/{owner}/{repo}/issues/{number}/labels")
-    def issue_labels(owner: str, repo: str, number: int, ctx: Auth) -> Response:
+    def issue_labels(owner: str, repo: str, number: Id, ctx: Auth) -> Response:
         return wire(
             ctx.run(
                 lambda s: [
@@ -193,7 +193,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.post("/repos/{owner}/{repo}/issues/{number}/labels")
     def add_labels(
-        owner: str, repo: str, number: int, body: bodies.LabelsBody, ctx: Auth
+        owner: str, repo: str, number: Id, body: bodies.LabelsBody, ctx: Auth
     ) -> Response:
         def go(s: Session) -> list[w.Label]:
             issue = ctx.backend.add_labels(
@@ -205,7 +205,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.put("/repos/{owner}/{repo}/issues/{number}/labels")
     def set_labels(
-        owner: str, repo: str, number: int, body: bodies.LabelsBody, ctx: Auth
+        owner: str, repo: str, number: Id, body: bodies.LabelsBody, ctx: Auth
     ) -> Response:
         def go(s: Session) -> list[w.Label]:
             issue = ctx.backend.update_issue(
@@ -216,7 +216,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(ctx.run(go))
 
     @router.delete("/repos/{owner}/{repo}/issues/{number}/labels/{name}")
-    def remove_label(owner: str, repo: str, number: int, name: str, ctx: Auth) -> Response:
+    def remove_label(owner: str, repo: str, number: Id, name: str, ctx: Auth) -> Response:
         def go(s: Session) -> list[w.Label]:
             issue = ctx.backend.remove_label(s, ctx.login, f"{owner}/{repo}", number, name)
             return [render.label(lb) for lb in issue.labels]

@@ -13,6 +13,7 @@ from fakes.github import schemas as w
 from fakes.github.errors import NotFound, ValidationFailed
 from fakes.github.routes import (
     Ctx,
+    Id,
     Page,
     PerPage,
     open_issue_count,
@@ -84,7 +85,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(out, status=201, headers={"Location": out.url})
 
     @router.get("/repos/{owner}/{repo}/pulls/comments/{comment_id}")
-    def get_review_comment(owner: str, repo: str, comment_id: int, ctx: Auth) -> Response:
+    def get_review_comment(owner: str, repo: str, comment_id: Id, ctx: Auth) -> Response:
         from fakes.github.models import ReviewComment
 
         def go(s: Session) -> w.Wire:
@@ -97,7 +98,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(ctx.run(go))
 
     @router.get("/repos/{owner}/{repo}/pulls/{number}")
-    def get_pull(request: Request, owner: str, repo: str, number: int, ctx: Auth) -> Response:
+    def get_pull(request: Request, owner: str, repo: str, number: Id, ctx: Auth) -> Response:
         accept = request.headers.get("accept", "")
         if any(t in accept for t in DIFF_TYPES + PATCH_TYPES):
             patch = any(t in accept for t in PATCH_TYPES)
@@ -108,7 +109,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.patch("/repos/{owner}/{repo}/pulls/{number}")
     def update_pull(
-        owner: str, repo: str, number: int, body: bodies.PullUpdate, ctx: Auth
+        owner: str, repo: str, number: Id, body: bodies.PullUpdate, ctx: Auth
     ) -> Response:
         changes: dict[str, Any] = {k: getattr(body, k) for k in body.model_fields_set}
 
@@ -119,7 +120,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(ctx.run(go))
 
     @router.get("/repos/{owner}/{repo}/pulls/{number}/merge")
-    def is_merged(owner: str, repo: str, number: int, ctx: Auth) -> Response:
+    def is_merged(owner: str, repo: str, number: Id, ctx: Auth) -> Response:
         def go(s: Session) -> bool:
             pull = ctx.backend.pull(s, f"{owner}/{repo}", number).pull
             return pull is not None and pull.merged_at is not None
@@ -130,7 +131,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.put("/repos/{owner}/{repo}/pulls/{number}/merge")
     def merge_pull(
-        owner: str, repo: str, number: int, ctx: Auth, body: bodies.MergeBody | None = None
+        owner: str, repo: str, number: Id, ctx: Auth, body: bodies.MergeBody | None = None
     ) -> Response:
         args = body or bodies.MergeBody()
 
@@ -159,7 +160,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         request: Request,
         owner: str,
         repo: str,
-        number: int,
+        number: Id,
         ctx: Auth,
         per_page: PerPage = 30,
         page: Page = 1,
@@ -181,7 +182,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         request: Request,
         owner: str,
         repo: str,
-        number: int,
+        number: Id,
         ctx: Auth,
         per_page: PerPage = 30,
         page: Page = 1,
@@ -203,7 +204,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         request: Request,
         owner: str,
         repo: str,
-        number: int,
+        number: Id,
         ctx: Auth,
         per_page: PerPage = 30,
         page: Page = 1,
@@ -222,7 +223,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(items, headers=headers)
 
     @router.get("/repos/{owner}/{repo}/pulls/{number}/reviews/{review_id}")
-    def get_review(owner: str, repo: str, number: int, review_id: int, ctx: Auth) -> Response:
+    def get_review(owner: str, repo: str, number: Id, review_id: Id, ctx: Auth) -> Response:
         def go(s: Session) -> w.Review:
             issue = ctx.backend.pull(s, f"{owner}/{repo}", number)
             assert issue.pull is not None
@@ -236,7 +237,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.post("/repos/{owner}/{repo}/pulls/{number}/reviews")
     def create_review(
-        owner: str, repo: str, number: int, body: bodies.ReviewCreate, ctx: Auth
+        owner: str, repo: str, number: Id, body: bodies.ReviewCreate, ctx: Auth
     ) -> Response:
         def go(s: Session) -> w.Review:
             review = ctx.backend.submit_review(
@@ -264,7 +265,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         request: Request,
         owner: str,
         repo: str,
-        number: int,
+        number: Id,
         ctx: Auth,
         per_page: PerPage = 30,
         page: Page = 1,
@@ -281,8 +282,8 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
     def reply_to_review_comment(
         owner: str,
         repo: str,
-        number: int,
-        comment_id: int,
+        number: Id,
+        comment_id: Id,
         body: bodies.CommentCreate,
         ctx: Auth,
     ) -> Response:
@@ -297,7 +298,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
 
     @router.post("/repos/{owner}/{repo}/pulls/{number}/comments")
     def create_review_comment(
-        owner: str, repo: str, number: int, body: bodies.ReviewCommentCreate, ctx: Auth
+        owner: str, repo: str, number: Id, body: bodies.ReviewCommentCreate, ctx: Auth
     ) -> Response:
         def go(s: Session) -> w.ReviewComment:
             row = ctx.backend.add_review_comment(

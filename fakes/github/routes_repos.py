@@ -14,6 +14,7 @@ from fakes.github.errors import NotFound
 from fakes.github.models import Repo, node_id
 from fakes.github.routes import (
     Ctx,
+    Id,
     Page,
     PerPage,
     decode_content,
@@ -39,7 +40,7 @@ def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
         return wire(ctx.run(go))
 
     @router.get("/repositories/{repo_id}")
-    def get_repo_by_id(repo_id: int, ctx: Auth) -> Response:
+    def get_repo_by_id(repo_id: Id, ctx: Auth) -> Response:
         def go(s: Session) -> w.Wire:
             r = ctx.backend.repo_by_id(s, repo_id)
             return render.repository(r, open_issue_count(s, r), full=True)

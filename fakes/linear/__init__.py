@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fastapi import FastAPI
-
+from fakes.core.net import Net
 from fakes.core.world import World
 from fakes.linear.backend import LinearBackend
+from fakes.linear.errors import failure_response, not_found_response
 from fakes.linear.graphql import build_schema
 from fakes.linear.routes import router
 
 HOSTS = ("api.linear.app",)
 
 
-def install(world: World, api_keys: Iterable[str] | None = None) -> FastAPI:
+def install(world: World, api_keys: Iterable[str] | None = None) -> Net:
     """Add Linear to ``world`` and return its ASGI app (``POST /graphql``).
 
     ``api_keys`` limits the keys accepted; by default any well-formed personal key
@@ -23,7 +23,8 @@ def install(world: World, api_keys: Iterable[str] | None = None) -> FastAPI:
     """
     backend = LinearBackend(world, api_keys)
     world.add(backend)
-    return router(backend, build_schema())
+    app = router(backend, build_schema())
+    return Net(app, "linear", not_found_response, failure_response)
 
 
 __all__ = ["HOSTS", "LinearBackend", "install"]

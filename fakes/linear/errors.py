@@ -9,9 +9,11 @@ captured from the real API and quoted in public client tests.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import JSONResponse, Response
 
 ErrorType = Literal[
     "authentication error",
@@ -104,11 +106,41 @@ class InvalidInput(LinearError):
         )
 
 
-def graphql_error_extensions() -> dict[str, Any]:
+def graphql_error_extensions(status: int = 400) -> dict[str, Any]:
     """What Linear adds to a document that does not parse or validate (HTTP 400)."""
     return ErrorExtensions(
         type="graphql error",
         code="GRAPHQL_VALIDATION_FAILED",
-        status_code=400,
+        status_code=status,
         user_error=True,
     ).model_dump(by_alias=True, exclude_none=True)
+
+
+class InternalError(LinearError):
+    """Linear failing on its side (HTTP 500): what the net answers for a bug of the fake's."""
+
+    http_status = 500
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Internal server error",
+            ErrorExtensions(
+                type="internal error",
+                code="INTERNAL_SERVER_ERROR",
+                status_code=500,
+                user_presentable_message="An internal error occurred.",
+            ),
+        )
+
+
+def not_found_response(scope: MutableMapping[str, Any]) -> Response:
+    """A path Linear does not serve (only ``/graphql`` exists): a 404 in the error shape."""
+    extensions = graphql_error_extensions(404)
+    body = {"errors": [{"message": "Not Found", "extensions": extensions}]}
+    return JSONResponse(body, status_code=404)
+
+
+def failure_response(scope: MutableMapping[str, Any]) -> Response:
+    """Linear's own failure: HTTP 500 with an ``internal error``."""
+    error = InternalError()
+    return JSONResponse({"errors": [error.wire()]}, status_code=error.http_status)

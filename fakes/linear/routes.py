@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from graphql import GraphQLError, GraphQLSchema, execute, parse, validate
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fakes.linear.backend import LinearBackend
 from fakes.linear.errors import AuthenticationError, LinearError, graphql_error_extensions
@@ -26,7 +27,9 @@ def format_error(error: GraphQLError) -> dict[str, Any]:
     if isinstance(original, LinearError):
         out = original.wire()
         out = {"message": out["message"], **_where(error), "extensions": out["extensions"]}
-    elif original is None:
+    elif original is None or isinstance(original, GraphQLError) or not error.path:
+        # A document or variables that do not fit the schema (graphql-core keeps the scalar's
+        # own exception as the cause of a bad variable): a GraphQL error, the caller's fault.
         # graphql-js, which Linear runs, quotes names with double quotes.
         out["message"] = _QUOTED.sub(r'"\1"', error.message)
         out.update(_where(error))
@@ -89,6 +92,14 @@ def _execute(
 
 def router(backend: LinearBackend, schema: GraphQLSchema) -> FastAPI:
     app = FastAPI(title="Linear (replay fake)", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def no_route(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Only POST /graphql exists; anything else gets the error shape, not FastAPI's.
+        message = "Not Found" if exc.status_code == 404 else str(exc.detail)
+        extensions = graphql_error_extensions(exc.status_code)
+        body = {"errors": [{"message": message, "extensions": extensions}]}
+        return JSONResponse(body, status_code=exc.status_code)
 
     @app.post("/graphql")
     async def graphql(request: Request) -> JSONResponse:

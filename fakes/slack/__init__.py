@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
-
+from fakes.core.net import Net
 from fakes.core.world import World
 from fakes.slack.access import Access, Caller
 from fakes.slack.backend import SlackBackend
-from fakes.slack.errors import SlackError
+from fakes.slack.errors import SlackError, failure_response, not_found_response
 from fakes.slack.humans import ScriptError
 from fakes.slack.models import SlackBase
 from fakes.slack.routes import METHODS, router
@@ -27,8 +26,8 @@ __all__ = [
 ]
 
 
-def install(world: World) -> FastAPI:
+def install(world: World) -> Net:
     """Seed the Slack backend into ``world`` and return the app that serves it."""
     backend = SlackBackend(world)
     world.add(backend)
-    return router(backend)
+    return Net(router(backend), "slack", not_found_response, failure_response)

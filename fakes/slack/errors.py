@@ -8,9 +8,10 @@ and a ``Retry-After`` header.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 
 class SlackError(Exception):
@@ -58,3 +59,18 @@ def unknown_method(method: str) -> SlackError:
 
 def ratelimited(retry_after: int) -> SlackError:
     return SlackError("ratelimited", status=429, headers={"Retry-After": str(retry_after)})
+
+
+def not_found_response(scope: MutableMapping[str, Any]) -> Response:
+    """A path that names no method: ``unknown_method`` under ``/api/``; elsewhere slack.com's
+    web server answers a plain 404 page."""
+    path = str(scope.get("path", ""))
+    if path.startswith("/api/"):
+        name = path.removeprefix("/api/").encode("utf-8", "replace").decode("utf-8")
+        return unknown_method(name.replace("\x00", "\ufffd")).response()
+    return HTMLResponse("<html><body><h1>Not Found</h1></body></html>", status_code=404)
+
+
+def failure_response(scope: MutableMapping[str, Any]) -> Response:
+    """Slack failing on its side: ``fatal_error``, sent like every other error (HTTP 200)."""
+    return SlackError("fatal_error").response()

@@ -19,11 +19,18 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fakes.slack import schemas as w
 from fakes.slack.access import HISTORY_SCOPES, READ_SCOPES, Caller, TokenKind
 from fakes.slack.backend import SlackBackend
-from fakes.slack.errors import SlackError, invalid_arguments, missing_scope, unknown_method
+from fakes.slack.errors import (
+    SlackError,
+    invalid_arguments,
+    missing_scope,
+    not_found_response,
+    unknown_method,
+)
 from fakes.slack.timestamps import Window, to_us
 
 _TRUE = {"1", "true"}
@@ -276,6 +283,10 @@ def router(backend: SlackBackend) -> FastAPI:
     app = FastAPI(
         title="Slack Web API (replay fake)", docs_url=None, redoc_url=None, openapi_url=None
     )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def no_route(request: Request, exc: StarletteHTTPException) -> Response:
+        return not_found_response(request.scope)
 
     @app.api_route("/api/{name}", methods=["GET", "POST"])
     async def call(name: str, request: Request) -> Response:

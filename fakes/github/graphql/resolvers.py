@@ -18,6 +18,7 @@ from fakes.github.graphql.comments import CommentView, ReviewCommentView, Review
 from fakes.github.graphql.commits import RefView
 from fakes.github.graphql.context import Context
 from fakes.github.graphql.faults import Fault, not_found
+from fakes.github.graphql.scalars import scalars
 from fakes.github.graphql.threads import IssueView, PullRequestView, search, thread
 from fakes.github.graphql.views import (
     ActorView,
@@ -489,7 +490,7 @@ class ViewBinding(SchemaBindable):
 @cache
 def schema() -> GraphQLSchema:
     """The executable schema (built once per process; it holds no state)."""
-    return make_executable_schema(SCHEMA_PATH.read_text(), ViewBinding())
+    return make_executable_schema(SCHEMA_PATH.read_text(), ViewBinding(), *scalars())
 
 
 def roots(ctx: Context) -> dict[str, View]:
