@@ -509,26 +509,29 @@ class ModelRoute(Guarded):
 
     def _passthrough(
         self, observer: ModelCallObserver, wire: _Wire, decoder: StreamDecoder | None
-    ) -> Callable[[bytes], bytes]:
+    ) -> Callable[[bytes], list[bytes]]:
         scrub = self.scrubber.stream()
 
-        def chunk(data: bytes) -> bytes:
+        # A list, not bytes: an empty bytes chunk would go out as HTTP/1's chunked terminator
+        # and end the client's body while the provider is still sending.
+        def chunk(data: bytes) -> list[bytes]:
             wire.last = time.monotonic()
             if wire.refused is not None:
-                return b""
+                return []
             try:
                 plain = decoder.feed(data) if decoder is not None else data
                 if not data and decoder is not None:
                     plain += decoder.flush()
             except UnreadableEncoding as exc:
                 wire.refused = f"the provider's answer is unreadable ({exc}); cut off"
-                return b""
+                return []
             out = scrub.feed(plain)
             if not data:  # the end of the body: what was held back was no key
                 out += scrub.flush()
-            if out:
-                observer.chunk(out)
-            return out
+            if not out:
+                return []
+            observer.chunk(out)
+            return [out]
 
         return chunk
 
@@ -565,7 +568,8 @@ class ModelRoute(Guarded):
             detail = wire.refused
         else:
             deadline = wire.deadline if wire is not None else None
-            kind = failure_class(flow.error.msg, flow.response is not None, deadline)
+            client_gone = not flow.client_conn.state & connection.ConnectionState.CAN_READ
+            kind = failure_class(flow.error.msg, flow.response is not None, deadline, client_gone)
             detail = deadline or flow.error.msg
         self._log(observer.error(kind, detail, flow.error.timestamp))
 

@@ -347,18 +347,23 @@ def transport_kind(message: str, answered: bool = False) -> TransportKind:
     return "reset"
 
 
-def failure_class(message: str, answered: bool, deadline: str | None = None) -> FailureKind:
+def failure_class(
+    message: str, answered: bool, deadline: str | None = None, client_gone: bool = False
+) -> FailureKind:
     """Who broke a call that got no complete answer, from the proxy's evidence.
 
     ``deadline``: set when the gateway's own deadline towards the provider passed and it
     closed the upstream side (a ``timeout`` on the provider, whatever the proxy's message
-    says). Otherwise a client that disconnected (mitmproxy: ``Client disconnected.``) while
-    the provider had not failed abandoned its own call; anything else failed on the
-    provider's side (:func:`transport_kind`).
+    says). Otherwise a client that went away while the provider had not failed abandoned
+    its own call: ``client_gone`` (the client's connection no longer reads when the failure
+    is reported; HTTP/2 says only ``peer closed connection``, on either side) or mitmproxy's
+    words for it (``Client disconnected.``, ``stream reset by client``). Anything else
+    failed on the provider's side (:func:`transport_kind`).
     """
     if deadline is not None:
         return "timeout"
-    if "client disconnected" in message.lower():
+    text = message.lower()
+    if client_gone or "client disconnected" in text or "reset by client" in text:
         return "abandoned"
     return transport_kind(message, answered)
 

@@ -4,6 +4,13 @@ Order matters: a broken sandbox says nothing about the model (``infra_fail``); a
 wire failed says nothing about the model either (``transport_fail``); a model that answered
 garbage the harness could not parse is ``protocol_fail``; only then do tests and side effects
 decide between ``pass`` and ``model_fail``.
+
+Who broke the wire is decided from the gateway's evidence (replay.gateway.modelcalls), not
+from what the harness says: a provider refusing the runner's key or account (401/403, an
+exhausted quota) with no answered call after it is ``infra_fail``; a call the agent's own
+client abandoned, or a request it malformed (a 400), is the agent's and leaves the wire
+healthy; only failures between the gateway and the provider (connect, TLS, reset, the
+gateway's own deadline, 408/429/5xx/529, a truncated stream) make it unhealthy.
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ class Evidence:
     infra_errors: list[str] = field(default_factory=list)
     """The sandbox broke: container failed to start, gateway addon crashed, grading failed."""
     wire_healthy: bool = True
-    """No logical model call failed on the transport after the client's retries."""
+    """No logical model call failed on the transport after the client's retries (a call the
+    agent's client abandoned is not a transport failure)."""
     protocol_failures: int = 0
     """Logical model calls whose final answer could not be parsed."""
     tests_resolved: bool = False

@@ -917,6 +917,10 @@ def test_who_broke_the_call_the_client_or_the_provider() -> None:
     # The agent's client hung up while the provider had not failed: the agent's doing.
     assert failure_class("Client disconnected.", False) == "abandoned"
     assert failure_class("Client disconnected.", True) == "abandoned"
+    assert failure_class("stream reset by client (CANCEL)", True) == "abandoned"
+    # HTTP/2 words both sides' hang-ups alike: whose connection is gone decides.
+    assert failure_class("peer closed connection", False, client_gone=True) == "abandoned"
+    assert failure_class("peer closed connection", False) == "reset"
     # The gateway's own deadline passed first: the provider hung, whatever mitmproxy says.
     deadline = "gateway deadline: no answer from the provider within 4 s"
     assert failure_class("Client disconnected.", False, deadline) == "timeout"

@@ -416,6 +416,18 @@ EXPECTED: dict[FaultKind, dict[str, Any]] = {
         "messages": (anthropic.RateLimitError, 429),
         "messages-sse": (anthropic.RateLimitError, 429),
     },
+    "http_401": {
+        "chat": (openai.AuthenticationError, 401),
+        "chat-sse": (openai.AuthenticationError, 401),
+        "messages": (anthropic.AuthenticationError, 401),
+        "messages-sse": (anthropic.AuthenticationError, 401),
+    },
+    "http_403": {
+        "chat": (openai.PermissionDeniedError, 403),
+        "chat-sse": (openai.PermissionDeniedError, 403),
+        "messages": (anthropic.PermissionDeniedError, 403),
+        "messages-sse": (anthropic.PermissionDeniedError, 403),
+    },
     "truncate": {
         "chat": openai.APIConnectionError,
         "chat-sse": "partial",
@@ -474,6 +486,17 @@ def test_each_fault_reaches_the_sdk_as_expected(
             assert err.value.status_code == status
         if kind == "http_429":
             assert err.value.response.headers["retry-after"] == "0.01"
+        if kind in ("http_401", "http_403"):
+            # The provider's own words for a refused key or account, in its own shape.
+            error = err.value.body if call.startswith("chat") else err.value.body["error"]
+            assert error["type"] in {
+                "invalid_request_error",
+                "request_forbidden",
+                "authentication_error",
+                "permission_error",
+            }
+            if call.startswith("chat"):
+                assert error["code"] in {"invalid_api_key", "unsupported_country_region_territory"}
     assert [s.fault for s in app.served[before:]] == [kind]
     with httpx2.Client() as control:
         log = control.get(f"{url}/_replay/stub/calls").json()
