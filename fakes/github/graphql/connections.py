@@ -21,7 +21,8 @@ def _offset(value: str | None, name: str) -> int | None:
     try:
         raw = base64.b64decode(value.encode(), validate=True).decode()
         prefix, _, number = raw.rpartition(":")
-        if prefix != "cursor:v2":
+        # Only what cursor() makes: digits, no sign (a negative offset counted from the end).
+        if prefix != "cursor:v2" or not number.isascii() or not number.isdigit():
             raise ValueError(raw)
         return int(number)
     except ValueError as exc:
