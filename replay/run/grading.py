@@ -7,14 +7,19 @@ run, rather than what the product does, is put back as the case defines it (see
 :func:`plan_restore`): the test files and directories of the hidden test set, every
 ``conftest.py``, the pytest configuration files (``pytest.ini``, ``pyproject.toml``,
 ``tox.ini``, ``setup.cfg``, ... restored whole), interpreter start-up hooks
-(``sitecustomize``/``usercustomize``), ``.pth`` files, bytecode, package metadata (a
-``pytest11`` entry point is a plugin) and new top-level modules that would shadow an
-installed or standard module (``pytest.py``, ``_pytest/``, ``pluggy/``...). The hidden tests
-are applied on top and the test command run ``repeat`` times, with the grader's own pytest
-plugin loaded first (``replay/run/grade_guard.py``, a second witness against product code
-that patches pytest from inside); each repeat's JUnit XML, exit status and the plugin's record
-go to the verdict. Every path put back is named in the result (the agent may have
-had a reason; the run is graded with the case's version).
+(``sitecustomize``/``usercustomize``), ``.pth`` files, bytecode, pytest's cache, package
+metadata (a ``pytest11`` entry point is a plugin) and new top-level modules that would shadow
+an installed or standard module (``pytest.py``, ``_pytest/``, ``pluggy/``...). The hidden
+tests are applied on top and the test command run ``repeat`` times, with the grader's own
+pytest plugin loaded first (``replay/run/grade_guard.py``, a second witness against product
+code that patches pytest from inside); each repeat's JUnit XML, exit status and the plugin's
+record go to the verdict. Every path put back is named in the result (the agent may have had
+a reason; the run is graded with the case's version).
+
+The interpreter is not run with ``-P``/``PYTHONSAFEPATH``: suites that import the project
+from the working directory (``python -m pytest`` puts it on ``sys.path``) would break. What
+``-P`` would prevent, a new module there shadowing the runner or the standard library, is
+removed instead.
 
 What changed is measured, not read from the diff: the tree is listed (type, content hash or
 link target) before and after the diff goes in, so a diff whose text hides a path still has
@@ -83,7 +88,11 @@ echo applied=$how
 IMPORTABLE = """\
 import os, pkgutil, site, sys
 work = os.path.realpath(sys.argv[1]) + os.sep
-dirs = [p for p in sys.path if p]
+dirs = [p for p in [*sys.path, *os.environ.get("PYTHONPATH", "").split(os.pathsep)] if p]
+# -S skips site.venv(): a virtual environment's own site-packages are found by hand.
+exe = os.path.dirname(os.path.abspath(sys.executable))
+if any(os.path.isfile(os.path.join(d, "pyvenv.cfg")) for d in (exe, os.path.dirname(exe))):
+    site.PREFIXES[:0] = [os.path.dirname(exe)]
 sites = [*site.getsitepackages(), site.getusersitepackages()]
 for d in sites:
     dirs.append(d)
@@ -298,6 +307,8 @@ def _reason(
         return "path configuration file (.pth)"
     if "__pycache__" in parts or name.endswith((".pyc", ".pyo")):
         return "bytecode"
+    if ".pytest_cache" in parts:
+        return "pytest cache (--lf, --ff, --sw read it)"
     if any(p.endswith((".dist-info", ".egg-info")) for p in parts) or name.endswith(".egg-link"):
         return "package metadata (entry points load plugins)"
     if ".git" in parts:

@@ -62,6 +62,7 @@ def test_every_spoof_vector_is_restored_or_removed_and_named() -> None:
         "src/sitecustomize/__init__.py": "f:patch",
         "src/zz.pth": "f:import spoof",
         "src/semverkit/__pycache__/ranges.cpython-311.pyc": "f:unchecked hash pyc",
+        ".pytest_cache/v/cache/lastfailed": "f:{}",
         "src/spoof.dist-info/entry_points.txt": "f:[pytest11]",
         "src/semverkit.egg-info/PKG-INFO": "f:changed",
         "tests/test_ranges.py": "f:weakened",
@@ -257,3 +258,26 @@ def test_the_fuzzy_fallback_cannot_write_into_the_repositorys_git_dir(tmp_path: 
     assert "fsmonitor" not in (repo / ".git" / "config").read_text()
     assert git(repo, "rev-parse", "HEAD").strip() == base
     assert not (grade / "dotgit").exists()
+
+
+def test_the_interpreters_own_modules_are_listed_and_the_repositorys_are_not(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    from replay.run.grading import IMPORTABLE
+
+    (tmp_path / "pytest.py").write_text("raise SystemExit('the repository ran')\n")
+    (tmp_path / "mine.py").write_text("")
+    (tmp_path / "sitecustomize.py").write_text("raise SystemExit('the repository ran')\n")
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", IMPORTABLE, str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(tmp_path)},
+    )
+    names = set(done.stdout.split())
+    assert {"pytest", "_pytest", "pluggy", "json", "sys", "os"} <= names
+    assert "mine" not in names
