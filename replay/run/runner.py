@@ -151,14 +151,21 @@ def _env_image(case_path: Path, case: Case, runtime: Runtime, stack: ExitStack) 
         return build_env_image(case_path, runtime, gateway)
 
 
+STUB_GATEWAY_DEADLINE = 15.0
+"""Seconds the gateway waits on the stub model (first byte, and between chunks) in stub
+runs: shorter than every harness's client timeout, longer than any answer of the stub's."""
+
+
 @contextmanager
 def _stub_model(
     case: Case, snapshot: Snapshot, spec: HarnessSpec, options: RunOptions
 ) -> Iterator[str]:
+    import os
     import socket
 
     import uvicorn
 
+    from replay.gateway.config import FIRST_BYTE_TIMEOUT_ENV, IDLE_TIMEOUT_ENV
     from replay.harness.stub.app import StubConfig, make_stub_app
     from replay.harness.stub.faults import Fault
     from replay.run.trajectories import build_script
@@ -168,7 +175,7 @@ def _stub_model(
         script=script,
         faults=[Fault.parse(f) for f in options.stub_faults],
         seed=options.stub_seed,
-        hold_seconds=20,
+        hold_seconds=2 * STUB_GATEWAY_DEADLINE,
     )
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -179,9 +186,22 @@ def _stub_model(
     thread.start()
     while not server.started:
         time.sleep(0.01)
+    # The gateways of these runs give up on the stub before any harness's client does (the
+    # reference harness waits 120 s, litellm and the SDKs 600 s), so a held call is the
+    # provider's timeout (transport), never a call the agent abandoned. They read it from
+    # the environment they inherit.
+    deadlines = {FIRST_BYTE_TIMEOUT_ENV: str(STUB_GATEWAY_DEADLINE)}
+    deadlines[IDLE_TIMEOUT_ENV] = str(STUB_GATEWAY_DEADLINE)
+    saved = {name: os.environ.get(name) for name in deadlines}
+    os.environ.update(deadlines)
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         server.should_exit = True
         thread.join(10)
 
@@ -408,12 +428,14 @@ def _grade(
     crashed = [e["data"]["error"] for e in events if e["kind"] == "gateway.addon_failed"]
     infra += [f"gateway: {c}" for c in crashed]
     protocol = wire.protocol_failed
-    if wire.quota_stop:
-        # An exhausted spend limit says nothing about the model; the run cannot count.
-        infra.append("the provider refused for quota (spend limit or credits)")
-    if harness_exit == 4 and wire.healthy and not infra:
+    if wire.account_refused:
+        # A refused key or account (401/403, an exhausted quota) that no later call
+        # contradicts says nothing about the model; the run cannot count.
+        infra.append(f"the provider refused the runner's key or account: {wire.account_refused}")
+    if harness_exit == 4 and wire.healthy and not wire.abandoned and not infra:
+        # (A call the agent's own client abandoned is the agent's doing, not the sandbox's.)
         infra.append("the harness reported a transport failure the gateway never saw")
-    if harness_exit == 5 and protocol == 0:
+    if harness_exit == 5 and protocol == 0 and not infra:
         protocol = 1
     tokens = wire.usage.input_tokens + wire.usage.output_tokens
     if case.budgets.tokens is not None and tokens > case.budgets.tokens and stopped_by is None:

@@ -1,0 +1,139 @@
+"""Who broke the wire, end to end: the reference harness on demo-caret-zero, against the stub.
+
+A provider that refuses the runner's key is the runner's problem (``infra_fail``); a wire
+that fails between the gateway and the provider is ``transport_fail``; a model call the agent
+itself abandons is the agent's doing and spoils nothing. Each run goes through the real
+gateway, sandbox and grader (Docker), as ``replay run`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replay.case import load_case
+from replay.harness.spec import load_harness
+from replay.harness.stub import StubConfig, make_stub_app
+from replay.harness.stub.script import Script
+from replay.run.runner import RunOptions, RunResult, run_case
+from replay.run.trajectories import build_script
+from replay.snapshot import load_snapshot
+from tests.serving import serving
+
+ROOT = Path(__file__).resolve().parents[2]
+CARET = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
+
+
+def replay(tmp: Path, **kw: Any) -> RunResult:
+    (run,) = run_case(CARET, RunOptions(out=tmp / "runs", db=str(tmp / "results.db"), **kw))
+    return run
+
+
+def model_calls(run: RunResult) -> list[dict[str, Any]]:
+    lines = (run.run_dir / "model_calls.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+# 403 takes the same path (the auth class); it is shown at the gateway and in the roll-up
+# (tests/gateway/test_model_route.py, test_modelcalls.py), one Docker run is enough here.
+@pytest.mark.parametrize("status", [401])
+def test_a_provider_refusing_the_key_on_every_call_is_infra(tmp_path: Path, status: int) -> None:
+    run = replay(tmp_path, stub="gold", stub_faults=(f"http_{status}=every:1",))
+    assert run.outcome == "infra_fail", run.reason
+    assert "refused the runner's key or account" in run.reason
+    calls = model_calls(run)
+    assert calls and {(c["status"], c["error_class"]) for c in calls} == {(status, "auth")}
+    assert run.grade["harness_exit"] == 5, "the harness itself saw an answer it could not use"
+
+
+@pytest.mark.parametrize("fault", ["reset=every:1", "http_503=every:1"])
+def test_a_wire_that_fails_every_call_is_transport(tmp_path: Path, fault: str) -> None:
+    run = replay(tmp_path, stub="gold", stub_faults=(fault,))
+    assert run.outcome == "transport_fail", run.reason
+    assert not run.grade["wire"]["healthy"]
+    calls = model_calls(run)
+    assert len(calls) == 3, "the first call and the harness's two retries"
+    assert {c["verdict"] for c in calls} == {"transport_fail"}
+
+
+ABANDON_MODEL = "replay-abandoned-call"
+
+
+class HoldsOneCall:
+    """The stub model, except that a call for :data:`ABANDON_MODEL` gets no answer until
+    its client hangs up (at most 60 s)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.held = threading.Event()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        try:
+            model = json.loads(body).get("model")
+        except (ValueError, AttributeError):
+            model = None
+        if model == ABANDON_MODEL:
+            self.held.set()
+
+            async def until_disconnect() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(until_disconnect(), 60)
+            return
+        replayed = False
+
+        async def again() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, again, send)
+
+
+def test_a_model_call_the_agent_abandons_is_not_a_transport_failure(tmp_path: Path) -> None:
+    """The agent's own curl asks the model API and gives up after 3 s; the provider had not
+    failed and the gateway's deadline (minutes) had not passed. Gold then finishes."""
+    case = load_case(CARET)
+    spec, _ = load_harness("reference")
+    gold = build_script(case, load_snapshot(case.snapshot), "gold")
+    curl = (
+        "curl -sS --max-time 3 -o /dev/null https://api.openai.com/v1/chat/completions "
+        "-H 'content-type: application/json' "
+        f'-d \'{{"model": "{ABANDON_MODEL}", "messages": [{{"role": "user", "content": "hi"}}]}}\''
+        '; echo "curl exit $?"'
+    )
+    steps = [{"say": "Asking the model API myself, impatiently.", "bash": curl}]
+    script = Script.model_validate(
+        {**gold.model_dump(), "steps": steps + [s.model_dump() for s in gold.steps]}
+    )
+    upstream = HoldsOneCall(make_stub_app(StubConfig(script=spec.stub.apply(script))))
+    with serving(upstream) as url:
+        run = replay(tmp_path, model_upstream=url)
+    assert upstream.held.is_set(), "the agent's own call reached the provider and was held"
+    assert run.outcome == "pass", run.reason
+    assert run.grade["wire"]["healthy"] and run.grade["wire"]["transport_failed"] == 0
+    calls = model_calls(run)
+    abandoned = [c for c in calls if c["verdict"] == "abandoned"]
+    assert [c["model"] for c in abandoned] == [ABANDON_MODEL]
+    assert abandoned[0]["error_class"] == "abandoned"
+    assert "curl exit 28" in (run.run_dir / "transcript.jsonl").read_text()
