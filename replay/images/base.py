@@ -1,7 +1,8 @@
 """The base image, built without a container registry.
 
 ``debootstrap --variant=minbase`` makes a Debian root filesystem from the Debian mirror this
-machine's apt already uses, with Python, git, curl, CA certificates, gh and libfaketime; the
+machine's apt already uses, with Python, git, curl, CA certificates, gh and libfaketime, and
+the unprivileged user the harness runs as (``agent``, uid 1000, home ``/home/agent``); the
 tree is then ``docker import``-ed with a few image settings. The image carries the hash of its
 recipe as a label, and a build is skipped when an image with that hash exists.
 """
@@ -61,7 +62,9 @@ class BaseRecipe:
         "var/cache/apt/archives",
         "var/lib/apt/lists",
     )
-    version: int = 1
+    user: tuple[str, int, str] = ("agent", 1000, "/home/agent")
+    """The unprivileged user (name, uid = gid, home) the harness runs as in a sandbox."""
+    version: int = 2
     mirror: str = field(default=DEFAULT_MIRROR, compare=False)
     """Where packages come from; not part of the hash (any mirror serves the same suite)."""
 
@@ -151,6 +154,7 @@ def build_base_image(recipe: BaseRecipe, tag: str = BASE_IMAGE) -> str:
                         child.unlink()
             else:
                 target.unlink(missing_ok=True)
+        _add_user(root, *recipe.user)
         changes = [
             *recipe.changes,
             f"LABEL {KIND_LABEL}=base {RECIPE_LABEL}={recipe.digest()}",
@@ -170,6 +174,28 @@ def build_base_image(recipe: BaseRecipe, tag: str = BASE_IMAGE) -> str:
         if done.returncode != 0 or tar.returncode != 0:
             raise ToolError(f"docker import failed: {done.stderr.strip()}")
         return done.stdout.strip()
+
+
+def _add_user(root: Path, name: str, uid: int, home: str) -> None:
+    """An unprivileged user and its group, written into the tree (no chroot, no useradd)."""
+    etc = root / "etc"
+    with (etc / "passwd").open("a") as fh:
+        fh.write(f"{name}:x:{uid}:{uid}::{home}:/bin/bash\n")
+    with (etc / "group").open("a") as fh:
+        fh.write(f"{name}:x:{uid}:\n")
+    with (etc / "shadow").open("a") as fh:
+        fh.write(f"{name}:!:19000:0:99999:7:::\n")
+    if (etc / "gshadow").exists():
+        with (etc / "gshadow").open("a") as fh:
+            fh.write(f"{name}:!::\n")
+    target = root / home.lstrip("/")
+    target.mkdir(parents=True, exist_ok=True)
+    skel = etc / "skel"
+    if skel.is_dir():
+        shutil.copytree(skel, target, dirs_exist_ok=True)
+    for path in [target, *target.rglob("*")]:
+        os.lchown(path, uid, uid)
+    target.chmod(0o755)
 
 
 def _scratch() -> str:

@@ -118,6 +118,8 @@ def build_env_image(
         limits=BUILD_LIMITS,
         labels={"replay.role": "env-build", "replay.case": case.id},
         mount_system_bundle=False,
+        # Setup runs as root and its writes must land in the committed image.
+        confined=False,
     )
     with (
         tempfile.TemporaryDirectory(prefix="replay-env-") as tmp,

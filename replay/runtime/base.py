@@ -28,9 +28,11 @@ OWNER_START_LABEL = "replay.owner.start"
 """The owner's start time (``/proc/<pid>/stat`` field 22), so a reused pid is not mistaken
 for a live owner."""
 
-LimitName = Literal["cpu", "memory", "pids", "wall_time"]
+LimitName = Literal["cpu", "memory", "pids", "wall_time", "disk", "inodes"]
 """A limit a run can hit. CPU is a quota (the container is throttled, never stopped), so
-``cpu`` never appears as the limit a run hit; it is listed for completeness of the set."""
+``cpu`` never appears as the limit a run hit; it is listed for completeness of the set.
+``disk`` and ``inodes``: a bounded volume (:class:`Scratch`) filled up; its writers got
+ENOSPC, and the container goes on running (so the final diff can still be taken)."""
 
 
 class SandboxError(ReplayError):
@@ -47,14 +49,25 @@ class Limits:
 
     cpus: float | None = 2.0
     """CPU quota in cores (throttles, never stops)."""
-    memory: int | None = 2 * 1024**3
+    memory: int | None = 4 * 1024**3
     """Memory in bytes (swap included); going over it gets a process OOM-killed and the run
-    stopped."""
+    stopped. Pages a container writes into its tmpfs volumes (``disk``, ``scratch``) count
+    here too: keep ``memory`` above ``disk + 2 * scratch`` plus what the processes need, or a
+    full disk shows up as an OOM kill (``memory``) before it shows up as ENOSPC."""
     pids: int | None = 1024
     """How many processes and threads may exist at once; a failed fork stops the run."""
     wall_time: float | None = None
     """Seconds from the container's start until it is stopped. Enforced while a command runs
     (``exec`` stops the container at the deadline) and reported by ``limit_hit()``."""
+    disk: int = 2 * 1024**3
+    """Bytes of a confined sandbox's workspace (a tmpfs volume; see :class:`Scratch`).
+    Content the workspace starts with counts towards it, but not towards ``memory``."""
+    inodes: int = 200_000
+    """Files, directories and symlinks the workspace may hold."""
+    scratch: int = 512 * 1024**2
+    """Bytes of each of a confined sandbox's other writable places, ``/tmp`` and ``$HOME``."""
+    scratch_inodes: int = 50_000
+    """Inodes of each of ``/tmp`` and ``$HOME``."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,28 @@ class Mount:
     source: Path
     target: str
     read_only: bool = True
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """A writable, size-bounded volume (tmpfs) of one container, gone with the container.
+
+    Writing past ``size`` bytes or ``inodes`` files fails with ENOSPC, and the container's
+    ``limit_hit()`` says ``disk`` or ``inodes``. With ``seed``, the image's content at
+    ``target`` is copied in before the container starts (owned by ``owner``, and with
+    ``mtime`` given, every copied file's modification time set to it).
+    """
+
+    target: str
+    size: int
+    inodes: int
+    owner: tuple[int, int] = (0, 0)
+    """uid and gid of the volume's root (and, with ``seed``, of everything copied in)."""
+    mode: int = 0o755
+    """The volume root's permissions (``0o1777`` for a /tmp)."""
+    seed: bool = False
+    mtime: float | None = None
+    """With ``seed``: the modification time (epoch seconds) every copied file gets."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +116,10 @@ class ContainerSpec:
     network: Literal["none"] = "none"
     """Only ``none`` (loopback alone) exists: the way out is the gateway bridge."""
     name: str | None = None
+    read_only: bool = False
+    """Mount the image's root filesystem read-only: only ``scratch`` volumes and read-write
+    ``mounts`` can be written."""
+    scratch: Sequence[Scratch] = ()
 
 
 @dataclass(frozen=True)
@@ -190,12 +229,25 @@ class Container(ABC):
         env: Mapping[str, str] | None = None,
         workdir: str | None = None,
         timeout: float | None = None,
+        user: str | None = None,
     ) -> ExecResult:
-        """Run a command; capture its output. Stops the container if it hits a limit."""
+        """Run a command as ``user`` (``uid:gid`` or a name; the image's user when ``None``);
+        capture its output. Stops the container if it hits a limit (but ``disk``/``inodes``,
+        which its writers see as ENOSPC)."""
 
     @abstractmethod
-    def copy_in(self, source: Path, dest: str) -> None:
-        """Copy a host file or directory into the directory ``dest`` (as a tar stream)."""
+    def copy_in(
+        self,
+        source: Path,
+        dest: str,
+        *,
+        owner: tuple[int, int] | None = None,
+        mtime: float | None = None,
+    ) -> None:
+        """Copy a host file or directory into the directory ``dest`` (as a tar stream).
+
+        ``owner`` (uid, gid) and ``mtime`` (epoch seconds) replace the host's on everything
+        copied; the host's are kept when ``None``."""
 
     @abstractmethod
     def copy_out(self, source: str, dest: Path) -> None:

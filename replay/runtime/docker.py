@@ -1,20 +1,34 @@
 """The Docker provider, on the Docker SDK (``docker`` package).
 
 Containers run with ``--network none`` (loopback only), every capability dropped but the few a
-root user needs to own files, ``no-new-privileges``, and ``docker-init`` as PID 1. Limits map to
-the engine's: CPU quota, memory without swap, a pids limit; wall time is kept here. Whether a
-limit was hit is read from the container's cgroup (the OOM killer's and the pids controller's
-counters), so a run stopped for memory is told apart from one that crashed.
+root user needs to own files, ``no-new-privileges``, and ``docker-init`` as PID 1. A command
+run as another user (``exec(user=...)``) has no capability at all. Limits map to the engine's:
+CPU quota, memory without swap, a pids limit; wall time is kept here. Whether a limit was hit is
+read from the container's cgroup (the OOM killer's and the pids controller's counters), so a
+run stopped for memory is told apart from one that crashed.
+
+Disk: this engine's storage driver (fuse-overlayfs here; overlay2 needs xfs with pquota for
+``--storage-opt size``) cannot bound a container's writable layer, so a bounded place is a
+:class:`~replay.runtime.base.Scratch`: a named volume of the ``local`` driver with
+``type=tmpfs,o=size=...,nr_inodes=...``, mounted by the engine on the host. Docker does not
+seed such a volume from the image (it stays empty), so a *keeper* container of the same image
+mounts the volumes first, copies the image's content in (``cp -a``, then owner and mtimes), and
+lives as long as the container: a tmpfs volume lives only while some container mounts it, so
+the keeper also keeps the files through a stop (a limit), for ``copy_out``. A volume filled up
+is read from the host (``statvfs`` of its mount point) while commands run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
+import shlex
 import shutil
 import tarfile
 import threading
 import time
+import uuid
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +66,8 @@ from replay.runtime.base import (
 # MKNOD, SYS_CHROOT, NET_BIND_SERVICE and the rest of Docker's default set are dropped.
 KEEP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID"]
 POLL = 0.2
+KEEPER_MOUNT = "/replay-scratch"
+"""Where the keeper container mounts volume ``i`` (``/replay-scratch/<i>``)."""
 
 
 def _client() -> docker.DockerClient:
@@ -72,6 +88,18 @@ class DockerRuntime(Runtime):
     def create(self, spec: ContainerSpec, run_id: str) -> DockerContainer:
         limits = spec.limits
         labels = {**spec.labels, **run_labels(run_id, self.owner)}
+        volumes: dict[str, dict[str, str]] = {
+            str(m.source): {"bind": m.target, "mode": "ro" if m.read_only else "rw"}
+            for m in spec.mounts
+        }
+        scratch = _Scratches(self.client, spec, labels)
+        try:
+            scratch.prepare()
+        except BaseException:
+            scratch.remove()
+            raise
+        for name, volume in zip(scratch.names, spec.scratch, strict=True):
+            volumes[name] = {"bind": volume.target, "mode": "rw"}
         kwargs: dict[str, Any] = {
             "command": list(spec.command),
             "environment": dict(spec.env),
@@ -81,10 +109,8 @@ class DockerRuntime(Runtime):
             "cap_drop": ["ALL"],
             "cap_add": KEEP_CAPS,
             "security_opt": ["no-new-privileges"],
-            "volumes": {
-                str(m.source): {"bind": m.target, "mode": "ro" if m.read_only else "rw"}
-                for m in spec.mounts
-            },
+            "volumes": volumes,
+            "read_only": spec.read_only,
             "detach": True,
         }
         if spec.workdir:
@@ -101,10 +127,12 @@ class DockerRuntime(Runtime):
         try:
             sdk = self.client.containers.run(spec.image, **kwargs)
         except ImageNotFound as exc:
+            scratch.remove()
             raise SandboxError(f"no image {spec.image!r} here (build it: replay image)") from exc
         except APIError as exc:
+            scratch.remove()
             raise SandboxError(f"docker could not start {spec.image!r}: {exc}") from exc
-        return DockerContainer(self.client, sdk, run_id, spec.limits.wall_time)
+        return DockerContainer(self.client, sdk, run_id, spec.limits.wall_time, scratch)
 
     def image_id(self, reference: str) -> str | None:
         try:
@@ -216,11 +244,118 @@ def _quietly(fn: Any) -> None:
             raise
 
 
+class _Scratches:
+    """The bounded volumes of one container, and the keeper container that holds them."""
+
+    def __init__(
+        self, client: docker.DockerClient, spec: ContainerSpec, labels: Mapping[str, str]
+    ) -> None:
+        self.client = client
+        self.spec = spec
+        self.labels = dict(labels)
+        tag = uuid.uuid4().hex[:12]
+        self.names = [f"replay-scratch-{tag}-{i}" for i in range(len(spec.scratch))]
+        self.paths: list[Path] = []
+        self.keeper: SdkContainer | None = None
+
+    def prepare(self) -> None:
+        if not self.spec.scratch:
+            return
+        try:
+            for name, volume in zip(self.names, self.spec.scratch, strict=True):
+                uid, gid = volume.owner
+                options = (
+                    f"size={volume.size},nr_inodes={volume.inodes},"
+                    f"uid={uid},gid={gid},mode={volume.mode:o}"
+                )
+                created = self.client.volumes.create(
+                    name=name,
+                    driver="local",
+                    driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options},
+                    labels={**self.labels, "replay.role": "scratch"},
+                )
+                self.paths.append(Path(str(created.attrs.get("Mountpoint", "/nonexistent"))))
+            self.keeper = self.client.containers.run(
+                self.spec.image,
+                ["sleep", "infinity"],
+                labels={**self.labels, "replay.role": "keeper"},
+                network_mode="none",
+                init=True,
+                cap_drop=["ALL"],
+                cap_add=KEEP_CAPS,
+                security_opt=["no-new-privileges"],
+                volumes={
+                    name: {"bind": f"{KEEPER_MOUNT}/{i}", "mode": "rw"}
+                    for i, name in enumerate(self.names)
+                },
+                detach=True,
+            )
+        except ImageNotFound as exc:
+            image = self.spec.image
+            raise SandboxError(f"no image {image!r} here (build it: replay image)") from exc
+        except APIError as exc:
+            raise SandboxError(f"docker could not make the bounded volumes: {exc}") from exc
+        self._seed()
+
+    def _seed(self) -> None:
+        assert self.keeper is not None
+        lines = ["set -e"]
+        for i, volume in enumerate(self.spec.scratch):
+            inside = f"{KEEPER_MOUNT}/{i}"
+            owner = f"{volume.owner[0]}:{volume.owner[1]}"
+            if volume.seed:
+                src = shlex.quote(volume.target.rstrip("/") or "/")
+                lines.append(f"if [ -d {src} ]; then cp -a {src}/. {inside}/; fi")
+                lines.append(f"chown -R -h {owner} {inside}")
+                if volume.mtime is not None:
+                    stamp = f"@{volume.mtime:.6f}"
+                    lines.append(f"find {inside} -exec touch -h -d {stamp} {{}} +")
+            else:
+                lines.append(f"chown {owner} {inside}")
+            lines.append(f"chmod {volume.mode:o} {inside}")
+        code, out = self.keeper.exec_run(["sh", "-c", "\n".join(lines)])
+        if code != 0:
+            text = out.decode(errors="replace")[-2000:]
+            if "No space left" in text:
+                raise SandboxError(
+                    "the image's content does not fit in its bounded volume "
+                    f"(raise Limits.disk or Limits.inodes): {text}"
+                )
+            raise SandboxError(f"seeding the bounded volumes failed ({code}): {text}")
+
+    def filled(self) -> LimitName | None:
+        """``disk`` or ``inodes`` when a volume has no room left, read from the host."""
+        for path in self.paths:
+            try:
+                st = os.statvfs(path)
+            except OSError:
+                continue  # an engine on another machine: ENOSPC still bounds, unreported
+            if st.f_blocks and st.f_bfree == 0:
+                return "disk"
+            if st.f_files and st.f_ffree == 0:
+                return "inodes"
+        return None
+
+    def remove(self) -> None:
+        if self.keeper is not None:
+            keeper = self.keeper
+            _quietly(lambda: keeper.remove(force=True, v=True))
+            self.keeper = None
+        for name in self.names:
+            with contextlib.suppress(NotFound):
+                _quietly(lambda name=name: self.client.volumes.get(name).remove(force=True))
+
+
 class DockerContainer(Container):
     """A running Docker container."""
 
     def __init__(
-        self, client: docker.DockerClient, sdk: SdkContainer, run_id: str, wall: float | None
+        self,
+        client: docker.DockerClient,
+        sdk: SdkContainer,
+        run_id: str,
+        wall: float | None,
+        scratch: _Scratches | None = None,
     ) -> None:
         self.client = client
         self.sdk = sdk
@@ -229,6 +364,8 @@ class DockerContainer(Container):
         self.started = time.monotonic()
         self.deadline = None if wall is None else self.started + wall
         self._limit: LimitName | None = None
+        self._filled: LimitName | None = None
+        self._scratch = scratch
         self._cgroups = _cgroup_dirs(client, self.id)
 
     # ------------------------------------------------------------------ exec
@@ -240,6 +377,7 @@ class DockerContainer(Container):
         env: Mapping[str, str] | None = None,
         workdir: str | None = None,
         timeout: float | None = None,
+        user: str | None = None,
     ) -> ExecResult:
         cmd = list(command)
         if timeout is not None:
@@ -250,7 +388,9 @@ class DockerContainer(Container):
         if self._limit is not None:
             return ExecResult(None, b"", b"", 0.0, limit=self._limit)
         try:
-            eid = api.exec_create(self.id, cmd, environment=dict(env or {}), workdir=workdir)
+            eid = api.exec_create(
+                self.id, cmd, environment=dict(env or {}), workdir=workdir, user=user or ""
+            )
             # The raw socket, not stream=True: docker-py never closes a streamed exec's socket.
             sock = api.exec_start(eid, socket=True)
         except APIError as exc:
@@ -262,6 +402,7 @@ class DockerContainer(Container):
         while reader.is_alive():
             reader.join(POLL)
             now = time.monotonic()
+            self._disk()
             limit = self._check(now)
             if limit is None and hard is not None and now > hard:
                 self.stop(timeout=0)  # `timeout` inside did not manage; end it all
@@ -272,12 +413,19 @@ class DockerContainer(Container):
                 break
         duration = time.monotonic() - start
         code = _exit_code(api, eid)
+        self._disk()
         if self._limit is None:
             self._limit = self._check(time.monotonic(), final=True)
             if self._limit is not None:
                 self.stop(timeout=0)
         timed_out = timeout is not None and code in (124, 137) and duration >= timeout
-        return ExecResult(code, bytes(out), bytes(err), duration, timed_out, self._limit)
+        limit = self._limit or self._filled
+        return ExecResult(code, bytes(out), bytes(err), duration, timed_out, limit)
+
+    def _disk(self) -> None:
+        """Remember the first time a bounded volume was seen full (it never stops the run)."""
+        if self._filled is None and self._scratch is not None:
+            self._filled = self._scratch.filled()
 
     def _check(self, now: float, final: bool = False) -> LimitName | None:
         if self.deadline is not None and now > self.deadline:
@@ -319,14 +467,30 @@ class DockerContainer(Container):
     def limit_hit(self) -> LimitName | None:
         if self._limit is None:
             self._limit = self._check(time.monotonic(), final=True)
-        return self._limit
+        self._disk()
+        return self._limit or self._filled
 
     # ------------------------------------------------------------------ files
 
-    def copy_in(self, source: Path, dest: str) -> None:
+    def copy_in(
+        self,
+        source: Path,
+        dest: str,
+        *,
+        owner: tuple[int, int] | None = None,
+        mtime: float | None = None,
+    ) -> None:
+        def restamp(info: tarfile.TarInfo) -> tarfile.TarInfo:
+            if owner is not None:
+                info.uid, info.gid = owner
+                info.uname = info.gname = ""
+            if mtime is not None:
+                info.mtime = mtime
+            return info
+
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w") as tar:
-            tar.add(str(source), arcname=source.name)
+            tar.add(str(source), arcname=source.name, filter=restamp)
         try:
             self.sdk.exec_run(["mkdir", "-p", dest])
             if not self.sdk.put_archive(dest, buf.getvalue()):
@@ -341,8 +505,13 @@ class DockerContainer(Container):
             raise SandboxError(f"could not copy {source} out of {self.id[:12]}: {exc}") from exc
         buf = io.BytesIO(b"".join(chunks))
         dest.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=buf) as tar:
-            tar.extractall(dest, filter="tar")
+        # "data": what comes out was written by the agent; no link may point outside ``dest``,
+        # no device, no setuid bit, and nothing owned by anyone but the runner.
+        try:
+            with tarfile.open(fileobj=buf) as tar:
+                tar.extractall(dest, filter="data")
+        except tarfile.TarError as exc:
+            raise SandboxError(f"refused to copy {source} out of {self.id[:12]}: {exc}") from exc
 
     def logs(self) -> bytes:
         try:
@@ -363,6 +532,8 @@ class DockerContainer(Container):
 
     def remove(self) -> None:
         _quietly(lambda: self.sdk.remove(force=True, v=True))
+        if self._scratch is not None:
+            self._scratch.remove()
 
     def status(self) -> str:
         try:

@@ -16,10 +16,22 @@ Design (the network lock):
   (``/etc/ssl/certs/ca-certificates.crt``) and named by the usual variables (``SSL_CERT_FILE``,
   ``REQUESTS_CA_BUNDLE``, ``PIP_CERT``, ``GIT_SSL_CAINFO``, ``NODE_EXTRA_CA_CERTS``...).
 - With ``clock_at`` set, libfaketime shifts every process's clock so that it reads T plus the
-  time elapsed since the sandbox started (an offset fixed at start, so all processes agree).
-  Statically linked programs (``gh``, Go) keep the real clock. Known gap: the gateway mints
-  its certificates valid from "now - 2 days", so OpenSSL clients under a clock at T reject
-  them until the gateway backdates them (a strict xfail in tests/runtime records it).
+  time elapsed since the sandbox started (an offset fixed at start, so all processes agree),
+  and the files placed in the sandbox (the workspace, $HOME, the run's files) carry T as
+  their modification time. What it does not cover is listed in the README ("The frozen
+  clock"): statically linked programs (``gh``, Go), ``env -u LD_PRELOAD``, and every time the
+  kernel keeps itself (new files' mtimes, ctimes, /proc/uptime, boot time). Known gap: the
+  gateway mints its certificates valid from "now - 2 days", so OpenSSL clients under a clock at
+  T reject them until the gateway backdates them (a strict xfail in tests/runtime records it).
+
+Confinement (``confined``, the default; image builds turn it off): commands run as the
+unprivileged :data:`AGENT_USER` (uid 1000, no capability, ``no-new-privileges``) unless a
+caller asks for :data:`ROOT`; the image's root filesystem is read-only; the only writable
+places are the workspace, ``$HOME`` (:data:`AGENT_HOME`) and ``/tmp``, each a tmpfs volume
+bounded in bytes and inodes (:class:`~replay.runtime.base.Limits`: ``disk``/``inodes`` for
+the workspace, ``scratch``/``scratch_inodes`` for the other two), plus Docker's 64 MiB
+``/dev/shm``. The workspace starts as the image's, owned by the agent. Pages written to them
+count against the memory limit (size ``memory`` above their sum).
 
 Every resource is labelled with the run (see :mod:`replay.runtime.base`); a sandbox whose
 runner died is removed by ``replay gc`` or by the next sandbox's start.
@@ -47,6 +59,7 @@ from replay.runtime.base import (
     Mount,
     Runtime,
     SandboxError,
+    Scratch,
 )
 from replay.runtime.bridge import FORWARDER_FILE, INNER_PROXY, MOUNT, READY, HostBridge
 
@@ -63,6 +76,14 @@ CA_VARIABLES = (
     "npm_config_cafile",
 )
 _ARCH = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "arm64": "aarch64-linux-gnu"}
+AGENT_UID = AGENT_GID = 1000
+AGENT_USER = f"{AGENT_UID}:{AGENT_GID}"
+"""Who the harness (and every command of a confined sandbox, unless told) runs as; the base
+image names it ``agent``."""
+AGENT_HOME = "/home/agent"
+ROOT = "0:0"
+"""Ask :meth:`Sandbox.exec` for root explicitly (the runner's own steps, never the agent's)."""
+DEFAULT_WORKDIR = "/workspace"
 
 
 def faketime_env(at: datetime, now: datetime | None = None) -> dict[str, str]:
@@ -118,6 +139,19 @@ class SandboxConfig:
     mount_system_bundle: bool = True
     """Mount the gateway's CA over the system bundle (off when building an image that runs
     ``update-ca-certificates`` itself)."""
+    confined: bool = True
+    """Run commands as :data:`AGENT_USER`, the root filesystem read-only, the workspace,
+    ``$HOME`` and ``/tmp`` bounded (see the module's docstring). Off for image builds, whose
+    setup runs as root and whose writes must land in the committed image."""
+
+    @property
+    def workspace(self) -> str:
+        return self.workdir or DEFAULT_WORKDIR
+
+    @property
+    def user(self) -> str | None:
+        """Whom commands run as unless a caller says otherwise (``None``: the image's)."""
+        return AGENT_USER if self.confined else None
 
 
 class Sandbox:
@@ -162,6 +196,8 @@ class Sandbox:
                 workdir=cfg.workdir,
                 limits=cfg.limits,
                 labels={"replay.role": "agent", **cfg.labels},
+                read_only=cfg.confined,
+                scratch=self._scratch() if cfg.confined else (),
             )
             self.container = self.runtime.create(spec, self.run_id)
             self._wait_ready(self.container)
@@ -169,6 +205,17 @@ class Sandbox:
             self.close()
             raise
         return self
+
+    def _scratch(self) -> list[Scratch]:
+        """The workspace, $HOME and /tmp as bounded volumes; with a clock, files dated T."""
+        cfg, limits = self.config, self.config.limits
+        at = None if cfg.clock_at is None else cfg.clock_at.timestamp()
+        agent = (AGENT_UID, AGENT_GID)
+        return [
+            Scratch(cfg.workspace, limits.disk, limits.inodes, agent, seed=True, mtime=at),
+            Scratch(AGENT_HOME, limits.scratch, limits.scratch_inodes, agent, seed=True, mtime=at),
+            Scratch("/tmp", limits.scratch, limits.scratch_inodes, (0, 0), mode=0o1777),
+        ]
 
     def _wait_ready(self, container: Container) -> None:
         deadline = time.monotonic() + self.config.ready_timeout
@@ -188,11 +235,19 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         workdir: str | None = None,
         timeout: float | None = None,
+        user: str | None = None,
     ) -> ExecResult:
+        """Run ``command`` as ``user`` (the sandbox's :attr:`SandboxConfig.user` by default;
+        :data:`ROOT` for the runner's own steps) with the sandbox's environment."""
         if self.container is None:
             raise SandboxError("the sandbox is not started")
-        merged = {**self.env, **(env or {})}
-        return self.container.exec(command, env=merged, workdir=workdir, timeout=timeout)
+        user = user or self.config.user
+        home = {"HOME": AGENT_HOME} if user == AGENT_USER else {}
+        if user == ROOT:
+            # Not the agent's $HOME: root must not read config the agent wrote there.
+            home = {"HOME": "/root"}
+        merged = {**home, **self.env, **(env or {})}
+        return self.container.exec(command, env=merged, workdir=workdir, timeout=timeout, user=user)
 
     def sh(self, script: str, **kw: Any) -> ExecResult:
         """Run a shell script (``sh -c``)."""

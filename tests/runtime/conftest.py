@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from replay.images.base import ensure_base_image
-from replay.runtime import Runtime, get_runtime
+from replay.runtime import Runtime, Sandbox, SandboxConfig, get_runtime
+from replay.runtime.base import ContainerSpec, Limits
+from replay.runtime.docker import DockerRuntime
 from tests.gateway.conftest import DEMO, Gateway, start_gateway, stop_gateway
 
 HERE = Path(__file__).resolve().parent
@@ -156,3 +158,48 @@ def outside(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outside]:
             proc.stdout.close()
         subprocess.run(["ip", "link", "del", host_if], capture_output=True, check=False)
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+
+
+# ---------------------------------------------------------------- confined sandboxes
+
+MiB = 1024**2
+SMALL = Limits(disk=16 * MiB, inodes=2_000, scratch=8 * MiB, scratch_inodes=1_000)
+
+REPO = """
+set -e
+mkdir -p /workspace/pkg && cd /workspace
+git init -q -b main .
+printf 'def answer():\\n    return 41\\n' > pkg/core.py
+printf 'secret build note\\n' > pkg/notes.txt
+git add -A
+git -c user.name=t -c user.email=t@example.invalid commit -q -m base
+git rev-parse HEAD
+"""
+
+
+@pytest.fixture(scope="session")
+def workspace_image(runtime: Runtime, base_image: str) -> Iterator[tuple[str, str]]:
+    """An image with a one-commit repository in /workspace (owned by root, like env images)."""
+    assert isinstance(runtime, DockerRuntime)
+    c = runtime.create(ContainerSpec(image=base_image, command=["sleep", "300"]), "ws-image")
+    try:
+        made = c.exec(["sh", "-c", REPO])
+        assert made.exit_code == 0, made.err
+        tag = uuid.uuid4().hex[:10]
+        image = c.commit("replay-test-ws", tag, changes=["WORKDIR /workspace"])
+    finally:
+        c.remove()
+    yield image, made.out.strip()
+    runtime.client.images.remove(image, force=True)
+
+
+@pytest.fixture()
+def gateway(tmp_path: Path) -> dict[str, Any]:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not a real CA\n")
+    return {"proxy": "http://127.0.0.1:9", "ca_bundle": str(ca), "env": {}}
+
+
+def sandbox(runtime: Runtime, gateway: dict[str, Any], image: str, **kw: Any) -> Sandbox:
+    config = SandboxConfig(image=image, workdir="/workspace", collect_garbage=False, **kw)
+    return Sandbox(runtime, gateway, config)

@@ -67,10 +67,14 @@ def test_gc_removes_what_a_killed_runner_left(
     runner.wait()
     runner.stdout.close()
     left = resources(runtime, "killed-run")
+    # The sandbox and the keeper of its bounded volumes (workspace, $HOME, /tmp).
+    assert len(left["containers"]) == 2
+    scratch = [v for v in left["volumes"] if v.startswith("replay-scratch-")]
+    assert len(scratch) == 3
     assert left == {
-        "containers": [left["containers"][0]],
+        "containers": left["containers"],
         "networks": ["replay-net-killed-run"],
-        "volumes": ["replay-vol-killed-run"],
+        "volumes": sorted(["replay-vol-killed-run", *scratch], key=left["volumes"].index),
     }
     assert run_dir.is_dir()
 
@@ -82,7 +86,7 @@ def test_gc_removes_what_a_killed_runner_left(
         assert result.exit_code == 0, result.output
         assert resources(runtime, "killed-run") == {"containers": [], "networks": [], "volumes": []}
         assert not run_dir.exists()
-        for name in (left["containers"][0], "replay-net-killed-run", "replay-vol-killed-run"):
+        for name in (*left["containers"], "replay-net-killed-run", *left["volumes"]):
             assert f"  {name}\n" in result.output
         (kept,) = [ln for ln in result.output.splitlines() if ln.startswith("kept ")]
         assert "live-run" in kept.split(": ")[1].split(", ")
