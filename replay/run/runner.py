@@ -10,6 +10,7 @@ the results store.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import shutil
 import tempfile
@@ -36,8 +37,8 @@ from replay.results import GradeRow, RunRow, Store
 from replay.run.grading import GradingError, grade_hidden_tests
 from replay.run.prices import load_prices
 from replay.run.task import render_task
-from replay.runtime.base import Limits, Runtime, get_runtime
-from replay.runtime.sandbox import Sandbox, SandboxConfig
+from replay.runtime.base import Limits, Mount, Runtime, get_runtime
+from replay.runtime.sandbox import AGENT_GID, AGENT_UID, AGENT_USER, Sandbox, SandboxConfig
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit_cached
 from replay.snapshot.load import Snapshot
@@ -265,9 +266,14 @@ def run_once(
                 limits=Limits(wall_time=case.budgets.wall_time_s + 120),
                 clock_at=case.at if options.clock else None,
                 labels={"replay.case": case.id},
+                # The root filesystem is read-only: files of a harness without an image of
+                # its own come in as a read-only mount of the run directory's copy.
+                mounts=_harness_files(spec, spec_dir, run_dir, case.at if options.clock else None)
+                if harness is None
+                else (),
             )
             with Sandbox(runtime, gateway, config) as box:
-                _prepare(box, case, snapshot, spec, spec_dir, run_dir, copy_files=harness is None)
+                _prepare(box, case, snapshot, run_dir)
                 argv = spec.argv(
                     task=f"{RUN_FILES}/task.md",
                     workdir=case.environment.workdir,
@@ -280,6 +286,7 @@ def run_once(
                     workdir=case.environment.workdir,
                     env={**spec.environment(options.model), **options.harness_env},
                     timeout=case.budgets.wall_time_s,
+                    user=AGENT_USER,
                 )
                 harness_seconds = time.monotonic() - started_harness
                 harness_exit = result.exit_code
@@ -287,7 +294,7 @@ def run_once(
                 (run_dir / "stderr.txt").write_bytes(result.stderr)
                 stopped_by = result.limit or ("wall_time" if result.timed_out else None)
                 _copy_out(box, f"{RUN_FILES}/{spec.transcript}", run_dir)
-                diff = _final_diff(box, case)
+                diff = _final_diff(box, case, run_dir)
                 (run_dir / "diff.patch").write_text(diff)
     except ReplayError as exc:
         infra.append(f"sandbox: {exc}")
@@ -313,17 +320,12 @@ def run_once(
     )
 
 
-def _prepare(
-    box: Sandbox,
-    case: Case,
-    snapshot: Snapshot,
-    spec: HarnessSpec,
-    spec_dir: Path,
-    run_dir: Path,
-    *,
-    copy_files: bool = True,
-) -> None:
-    """The workspace as a teammate's clone, the harness in its prefix, the task on disk."""
+def _prepare(box: Sandbox, case: Case, snapshot: Snapshot, run_dir: Path) -> None:
+    """The workspace as a teammate's clone, the task on disk; all of it the agent's own.
+
+    Run as the agent (the sandbox's default user): the git config lands in its $HOME, and
+    nothing here reads what the agent could have written (it has not run yet).
+    """
     assert box.container is not None
     agent = snapshot.github.viewer
     setup = " && ".join(
@@ -341,21 +343,33 @@ def _prepare(
         raise RunError(f"preparing the workspace failed: {done.err[-500:]}")
     task = render_task(case, snapshot)
     (run_dir / "task.md").write_text(task)
+    at = None if box.config.clock_at is None else box.config.clock_at.timestamp()
     with tempfile.TemporaryDirectory(prefix="replay-stage-") as tmp:
-        stage = Path(tmp)
-        files = stage / posixpath.basename(RUN_FILES)
+        files = Path(tmp) / posixpath.basename(RUN_FILES)
         files.mkdir()
         (files / "task.md").write_text(task)
-        box.container.copy_in(files, posixpath.dirname(RUN_FILES))
-        if not copy_files:
-            return  # the harness image has them
-        prefix = stage / posixpath.basename(PREFIX)
-        prefix.mkdir()
-        for dest, src in spec.install.files.items():
-            target = prefix / posixpath.relpath(dest, PREFIX)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(spec_dir / src, target)
-        box.container.copy_in(prefix, posixpath.dirname(PREFIX))
+        box.container.copy_in(
+            files, posixpath.dirname(RUN_FILES), owner=(AGENT_UID, AGENT_GID), mtime=at
+        )
+
+
+def _harness_files(
+    spec: HarnessSpec, spec_dir: Path, run_dir: Path, at: datetime | None
+) -> list[Mount]:
+    """The spec's ``install.files`` under ``run_dir/harness``, mounted read-only at PREFIX."""
+    if not spec.install.files:
+        return []
+    prefix = run_dir / "harness"
+    prefix.mkdir(mode=0o755)
+    for dest, src in spec.install.files.items():
+        target = prefix / posixpath.relpath(dest, PREFIX)
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+        shutil.copyfile(spec_dir / src, target)
+        target.chmod(0o755 if os.access(spec_dir / src, os.X_OK) else 0o644)
+    if at is not None:
+        for path in [prefix, *prefix.rglob("*")]:
+            os.utime(path, (at.timestamp(), at.timestamp()), follow_symlinks=False)
+    return [Mount(prefix, PREFIX, read_only=True)]
 
 
 def _copy_out(box: Sandbox, path: str, dest: Path) -> None:
@@ -366,16 +380,67 @@ def _copy_out(box: Sandbox, path: str, dest: Path) -> None:
         (dest / posixpath.basename(path)).write_text("")
 
 
-def _final_diff(box: Sandbox, case: Case) -> str:
-    """Everything the agent changed since the base commit, committed or not."""
-    base = case.repository.base_commit
-    result = box.sh(
-        f"git add -A >/dev/null 2>&1; git diff --cached --binary {base}",
-        workdir=case.environment.workdir,
-        timeout=120,
+# The runner's git in the agent's repository: nothing the agent configured may run or change
+# what git reads (fsmonitor, hooks such as post-index-change, external diff, textconv, filter
+# drivers, a worktree elsewhere), and the repository's owner is not questioned.
+SAFE_GIT = (
+    "--no-pager",
+    *("-c", "safe.directory=*"),
+    *("-c", "core.fsmonitor=false"),
+    *("-c", "core.hooksPath=/dev/null"),
+    *("-c", "diff.external="),
+    *("-c", "core.attributesFile=/dev/null"),
+    *("-c", "gc.auto=0"),
+)
+
+
+def _final_diff(box: Sandbox, case: Case, run_dir: Path) -> str:
+    """Everything the agent changed since the base commit, committed or not.
+
+    Taken as the agent (never with more privilege than the agent had), after every process
+    of the agent is gone, with the repository's own configuration neutralised (SAFE_GIT and
+    every filter driver it names). A repository the agent broke, or a sandbox stopped by a
+    limit, gives an empty diff and a note in ``diff-error.txt``: that is the agent's doing,
+    never an infrastructure failure.
+    """
+    workdir = case.environment.workdir
+
+    def fail(why: str) -> str:
+        (run_dir / "diff-error.txt").write_text(why + "\n")
+        return ""
+
+    stopped = box.limit_hit()
+    if stopped in ("memory", "pids", "wall_time"):
+        return fail(f"the sandbox was stopped by its {stopped} limit; no diff was taken")
+    # kill(-1) as the agent reaches every process of the agent's uid and nothing else; the
+    # shell calling it is spared. Twice, for children forked while the first one ran.
+    for _ in range(2):
+        box.exec(["sh", "-c", "kill -KILL -1"], user=AGENT_USER)
+    tree = ("--git-dir", f"{workdir}/.git", "--work-tree", workdir)
+    names = box.exec(
+        ["git", *SAFE_GIT, *tree, "config", "-z", "--name-only", "--get-regexp", r"^filter\."],
+        workdir=workdir,
+        timeout=60,
+        user=AGENT_USER,
     )
+    neutral: list[str] = []
+    for name in sorted({n.rpartition(".")[0] for n in names.out.split("\0") if n}):
+        for key in ("clean", "smudge", "process"):
+            neutral += ["-c", f"{name}.{key}="]
+        neutral += ["-c", f"{name}.required=false"]
+    git = ["git", *SAFE_GIT, *neutral, *tree]
+    base = case.repository.base_commit
+    box.exec([*git, "add", "-A"], workdir=workdir, timeout=120, user=AGENT_USER)
+    result = box.exec(
+        [*git, "diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", base],
+        workdir=workdir,
+        timeout=120,
+        user=AGENT_USER,
+    )
+    if result.limit in ("memory", "pids", "wall_time"):
+        return fail(f"the sandbox was stopped by its {result.limit} limit while taking the diff")
     if result.exit_code != 0:
-        raise RunError(f"taking the final diff failed: {result.err[-500:]}")
+        return fail(f"git diff --cached {base} failed ({result.exit_code}): {result.err[-2000:]}")
     return result.out
 
 

@@ -1,0 +1,134 @@
+"""The runner's own git in the agent's repository: nothing the agent planted runs or bends it.
+
+The agent owns its repository, so it can write ``.git/config``, hooks, ``.gitattributes`` and
+``$HOME/.gitconfig``. Each plant is first shown to work (a plain ``git`` in the sandbox runs it:
+the control), then the runner's final diff is taken and the plant must not have run at all,
+as root or otherwise, while the agent's real change is in the diff.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from replay.run.runner import _copy_out, _final_diff
+from replay.runtime import Runtime
+from replay.runtime.sandbox import ROOT, Sandbox
+from tests.runtime.conftest import SMALL, sandbox
+
+MARK = "/tmp/planted-ran"
+HOOK = f"#!/bin/sh\nid -u >> {MARK}\n"
+PLANTS = f"""
+set -e
+cd /workspace
+printf '{HOOK}' > /tmp/hook.sh && chmod +x /tmp/hook.sh
+git config core.fsmonitor /tmp/hook.sh
+mkdir -p .git/hooks && cp /tmp/hook.sh .git/hooks/post-index-change
+git config diff.external /tmp/hook.sh
+git config filter.evil.clean '/tmp/hook.sh; cat'
+git config diff.evil.textconv '/tmp/hook.sh; cat'
+git config --global core.fsmonitor /tmp/hook.sh
+printf '*.py filter=evil diff=evil\\n' > .git/info/attributes
+printf 'def answer():\\n    return 42\\n' > pkg/core.py
+printf 'new file\\n' > pkg/added.txt
+"""
+
+
+def case(base: str) -> Any:
+    return SimpleNamespace(
+        environment=SimpleNamespace(workdir="/workspace"),
+        repository=SimpleNamespace(base_commit=base),
+    )
+
+
+def marks(box: Sandbox) -> list[str]:
+    return box.sh(f"cat {MARK} 2>/dev/null; rm -f {MARK}", user=ROOT).out.split()
+
+
+def test_planted_git_config_runs_nothing_when_the_runner_takes_the_diff(
+    runtime: Runtime,
+    gateway: dict[str, Any],
+    workspace_image: tuple[str, str],
+    run_root: Path,
+    tmp_path: Path,
+) -> None:
+    image, base = workspace_image
+    with sandbox(runtime, gateway, image, limits=SMALL) as box:
+        planted = box.sh(PLANTS)
+        assert planted.exit_code == 0, planted.err
+        # The controls: the agent's own git runs the plants as the agent, and a runner that
+        # ran plain git as root (trusting the directory) would have run them as root.
+        assert box.sh("git status --short >/dev/null && git diff >/dev/null").exit_code == 0
+        assert set(marks(box)) == {"1000"}
+        naive = "git -c safe.directory='*' add -A && git -c safe.directory='*' diff HEAD"
+        assert box.sh(naive, user=ROOT).exit_code == 0
+        assert set(marks(box)) == {"0"}
+        assert (
+            box.sh(
+                "git -c safe.directory='*' reset -q; chown -R 1000:1000 /workspace", user=ROOT
+            ).exit_code
+            == 0
+        )
+        marks(box)
+
+        diff = _final_diff(box, case(base), tmp_path)
+        assert marks(box) == []
+        assert "-    return 41\n+    return 42\n" in diff
+        assert "+new file\n" in diff and "pkg/added.txt" in diff
+        assert not (tmp_path / "diff-error.txt").exists()
+
+
+def test_the_agents_processes_are_gone_before_the_diff(
+    runtime: Runtime,
+    gateway: dict[str, Any],
+    workspace_image: tuple[str, str],
+    run_root: Path,
+    tmp_path: Path,
+) -> None:
+    image, base = workspace_image
+    count = "grep -l '^Uid:.*1000' /proc/[0-9]*/status 2>/dev/null | wc -l"
+    with sandbox(runtime, gateway, image, limits=SMALL) as box:
+        # A process left behind that would rewrite the tree while the runner reads it.
+        loop = "while :; do echo tampered > /workspace/late.txt; sleep 0.1; done"
+        assert box.sh(f"sh -c '{loop}' >/dev/null 2>&1 & sleep 0.5").exit_code == 0
+        assert int(box.sh(count, user=ROOT).out) >= 1
+        _final_diff(box, case(base), tmp_path)
+        assert int(box.sh(count, user=ROOT).out) == 0
+        gone = box.sh("rm -f /workspace/late.txt; sleep 0.5; test ! -e /workspace/late.txt")
+        assert gone.exit_code == 0
+        # The runner's own processes (the gateway forwarder, root's) are still there.
+        assert "forward.py" in box.sh("cat /proc/[0-9]*/cmdline | tr '\\0' ' '").out
+
+
+def test_a_broken_repository_gives_an_empty_diff_not_an_infra_failure(
+    runtime: Runtime,
+    gateway: dict[str, Any],
+    workspace_image: tuple[str, str],
+    run_root: Path,
+    tmp_path: Path,
+) -> None:
+    image, base = workspace_image
+    with sandbox(runtime, gateway, image, limits=SMALL) as box:
+        assert box.sh("rm -rf /workspace/.git").exit_code == 0
+        assert _final_diff(box, case(base), tmp_path) == ""
+        assert "failed" in (tmp_path / "diff-error.txt").read_text()
+
+
+def test_a_transcript_that_links_out_is_not_followed(
+    runtime: Runtime,
+    gateway: dict[str, Any],
+    workspace_image: tuple[str, str],
+    run_root: Path,
+    tmp_path: Path,
+) -> None:
+    with sandbox(runtime, gateway, workspace_image[0], limits=SMALL) as box:
+        made = box.sh("mkdir -p /tmp/run && ln -s /etc/passwd /tmp/run/transcript.jsonl")
+        assert made.exit_code == 0, made.err
+        _copy_out(box, "/tmp/run/transcript.jsonl", tmp_path)
+        out = tmp_path / "transcript.jsonl"
+        assert not out.is_symlink() and out.read_text() == ""
+        # The control: a regular file comes out.
+        assert box.sh("rm /tmp/run/transcript.jsonl && echo '{}' > /tmp/run/t2.jsonl").ok
+        _copy_out(box, "/tmp/run/t2.jsonl", tmp_path)
+        assert (tmp_path / "t2.jsonl").read_text() == "{}\n"
