@@ -64,6 +64,12 @@ def test_base_image_has_the_tools_and_settings(runtime: Runtime, base_image: str
         lines = r.out.splitlines()
         assert lines[0].startswith("Python 3.11")
         assert lines[-3:] == ["/workspace", "C.UTF-8", "0"]
+        # The unprivileged user the harness runs as, with a home of its own.
+        who = c.exec(["sh", "-c", "id agent && stat -c '%u %g %a' /home/agent"])
+        assert who.out.split("\n")[:2] == [
+            "uid=1000(agent) gid=1000(agent) groups=1000(agent)",
+            "1000 1000 755",
+        ], who.out
     finally:
         c.remove()
 
