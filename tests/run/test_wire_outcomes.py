@@ -62,6 +62,21 @@ def test_a_wire_that_fails_every_call_is_transport(tmp_path: Path, fault: str) -
     assert {c["verdict"] for c in calls} == {"transport_fail"}
 
 
+def test_a_provider_that_hangs_is_timed_out_by_the_gateway_not_abandoned(tmp_path: Path) -> None:
+    """The stub holds the call; the gateway's deadline for stub runs passes long before the
+    harness's own client would give up, so the call is the provider's timeout."""
+    run = replay(
+        tmp_path,
+        stub="gold",
+        stub_faults=("timeout=every:1",),
+        harness_env={"REPLAY_MODEL_RETRIES": "0"},
+    )
+    assert run.outcome == "transport_fail", run.reason
+    [call] = model_calls(run)
+    assert (call["error_class"], call["verdict"]) == ("timeout", "transport_fail"), call
+    assert call["error_detail"].startswith("gateway deadline: no answer from the provider")
+
+
 ABANDON_MODEL = "replay-abandoned-call"
 
 
