@@ -465,7 +465,9 @@ class ModelRoute(Guarded):
                 await asyncio.sleep(due - now)
             wire.deadline = f"gateway deadline: {what}"
             log.info("%s: %s, closing the upstream side", flow.request.pretty_url, what)
-            if not _close_upstream(flow):
+            if not _close_upstream(flow) and flow.live and flow.error is None:
+                # Nothing to close while the call is still waiting: the deadline cannot be
+                # enforced, which must not pass silently.
                 raise RuntimeError("no upstream connection to close for a call past its deadline")
         except asyncio.CancelledError:
             raise

@@ -11,6 +11,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from replay.errors import ReplayError
+
 Route = Literal["fake", "registry", "docs", "model", "deny"]
 
 GITHUB_HOSTS = (
@@ -107,6 +109,10 @@ def key_may_go_to(upstream: str | None) -> bool:
     return parts.scheme == "https" or is_loopback(parts.hostname or "")
 
 
+class GatewayConfigError(ReplayError):
+    """The gateway's configuration (or the environment it reads) is wrong."""
+
+
 def _seconds(name: str, default: float) -> float:
     raw = os.environ.get(name)
     if not raw:
@@ -114,9 +120,9 @@ def _seconds(name: str, default: float) -> float:
     try:
         value = float(raw)
     except ValueError as exc:
-        raise ValueError(f"{name}={raw!r} is not a number of seconds") from exc
-    if value <= 0:
-        raise ValueError(f"{name}={raw!r} must be more than 0 seconds")
+        raise GatewayConfigError(f"${name}={raw!r} is not a number of seconds") from exc
+    if not value > 0:
+        raise GatewayConfigError(f"${name}={raw!r} must be more than 0 seconds")
     return value
 
 
