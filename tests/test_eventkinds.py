@@ -15,6 +15,7 @@ rule name something that never happens:
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -53,6 +54,14 @@ ENG_TEAM = "b7e2c1d4-5a6f-4b8c-9d0e-1f2a3b4c5d6e"
 IN_REVIEW = "5d1e7f20-8a3b-4c4d-9e5f-0a1b2c3d4e05"
 SLACK_AGENT, RANDOM, RELEASES = "U07AGT3NT", "C04QL3RND", "C04QL2REL"
 RELEASE_THREAD = "1773246000.000500"
+
+CONSUMERS = [
+    *(ROOT / "replay" / d for d in ("grade", "run", "casebuild")),
+    ROOT / "replay/contract/coverage.py",
+    ROOT / "replay/snapshot/audit.py",
+]
+"""Code that reads the log by kind: the grader, the runner, case building, the coverage table."""
+KIND_LIKE = re.compile(r"(github|git|linear|slack|egress|docs|model|gateway)(\.[a-z_]+)+")
 
 PENDING_KEYS = {("egress.denied", "route")}
 """Declared before any recorder sends them: issue 13's model route names the route it refused
@@ -194,3 +203,18 @@ def test_a_model_call_event_is_a_whole_model_call() -> None:
     assert gateway_records()["model.call"] is None  # the gateway dumps a ModelCall
     assert set(KINDS["model.call"].data) == set(ModelCall.model_fields)
     assert KINDS["model.call"].nested == {"usage"}
+
+
+def test_code_that_reads_the_log_names_only_recorded_kinds() -> None:
+    # A misspelt kind in the grader ("gateway.addon_faild") fails as silently as one in a case.
+    files = [f for c in CONSUMERS for f in ([c] if c.is_file() else sorted(c.rglob("*.py")))]
+    named = {
+        (str(f.relative_to(ROOT)), node.value)
+        for f in files
+        for node in ast.walk(ast.parse(f.read_text(), str(f)))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and KIND_LIKE.fullmatch(node.value)
+    }
+    assert {kind for _, kind in named} >= {"model.call", "git.push", "egress.denied"}
+    assert [(f, kind) for f, kind in sorted(named) if kind not in KINDS] == []
