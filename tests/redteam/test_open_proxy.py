@@ -1,0 +1,141 @@
+"""The gateway as an open proxy to this machine: loopback under every spelling of its address.
+
+The target is a trap the test listens with on 127.0.0.1 and ::1 (the same port); the
+gateway runs on the host, so a gateway that forwarded these would reach it. Each attempt,
+CONNECT (then plain HTTP in the tunnel) and absolute-form GET, must be refused, recorded,
+and the trap must have seen nothing. The gateway's own port and the runner's control socket
+(named by its path) are tried the same way; neither may answer with the world's log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from tests.redteam.conftest import Agent, Keys, World, refused
+from tests.redteam.listeners import Trap, Upstream
+
+LOOPBACK = {
+    "127.0.0.1": "127.0.0.1",
+    "localhost": "localhost",
+    "ipv6-loopback": "::1",
+    "127.1": "127.1",
+    "127.0.0.2": "127.0.0.2",
+    "0.0.0.0": "0.0.0.0",
+    "decimal-2130706433": "2130706433",
+    "hex-0x7f.0.0.1": "0x7f.0.0.1",
+    "hex-0x7f000001": "0x7f000001",
+    "octal-0177.0.0.1": "0177.0.0.1",
+    "ipv4-mapped-ipv6": "::ffff:127.0.0.1",
+    "localhost-trailing-dot": "localhost.",
+}
+"""Attack id -> a spelling of this machine."""
+
+
+def _pair(host: str, port: int) -> dict[str, dict[str, Any]]:
+    return {
+        "connect": {
+            "mode": "connect",
+            "tls": False,
+            "method": "GET",
+            "host": host,
+            "port": port,
+            "target": "/",
+        },
+        "absolute": {
+            "mode": "absolute",
+            "method": "GET",
+            "host": host,
+            "port": port,
+            "target": "/",
+        },
+    }
+
+
+CASES = [(name, mode) for name in LOOPBACK for mode in ("connect", "absolute")]
+
+
+@pytest.mark.parametrize(("spelling", "mode"), CASES, ids=[f"{n}-{m}" for n, m in CASES])
+def test_loopback_through_the_gateway_is_refused(
+    spelling: str, mode: str, agent: Agent, world: World, upstream: Upstream, trap: Trap, keys: Keys
+) -> None:
+    hits = len(trap.seen())
+    request = _pair(LOOPBACK[spelling], trap.port)[mode]
+    outcome = agent.attempt(world, upstream, request, keys.all)
+    assert trap.seen()[hits:] == [], f"the trap was reached: {outcome.describe()}"
+    assert refused(outcome.result), outcome.describe()
+    assert outcome.denials, f"not recorded: {outcome.describe()}"
+
+
+@pytest.mark.parametrize("mode", ["connect", "absolute"])
+def test_the_model_upstreams_own_address_is_refused(
+    mode: str, agent: Agent, world: World, upstream: Upstream, keys: Keys
+) -> None:
+    """The one loopback address the gateway may connect to, asked for by name."""
+    request = {**_pair("127.0.0.1", upstream.port)[mode], "target": "/v1/models"}
+    outcome = agent.attempt(world, upstream, request, keys.all)
+    assert outcome.upstream_connections == 0 and outcome.upstream_requests == [], outcome.describe()
+    assert refused(outcome.result), outcome.describe()
+    assert outcome.denials, f"not recorded: {outcome.describe()}"
+
+
+@pytest.mark.parametrize("mode", ["connect", "absolute"])
+def test_the_gateways_own_port_is_refused(
+    mode: str, agent: Agent, world: World, upstream: Upstream, keys: Keys
+) -> None:
+    port = int(str(world.state["proxy"]).rsplit(":", 1)[1])
+    request = {**_pair("127.0.0.1", port)[mode], "target": "/_replay/events"}
+    outcome = agent.attempt(world, upstream, request, keys.all)
+    assert refused(outcome.result), outcome.describe()
+    assert '"seq"' not in outcome.result["body"], "the gateway answered with the log"
+    assert outcome.denials, f"not recorded: {outcome.describe()}"
+
+
+def _socket_targets(path: str) -> dict[str, dict[str, Any]]:
+    encoded = quote(path, safe="")
+    return {
+        "pct-encoded-host": {
+            "mode": "absolute",
+            "method": "GET",
+            "host": "localhost",
+            "port": 80,
+            "url": f"http://{encoded}/_replay/events",
+        },
+        "http+unix": {
+            "mode": "absolute",
+            "method": "GET",
+            "host": "localhost",
+            "port": 80,
+            "url": f"http+unix://{encoded}/_replay/events",
+        },
+        "unix-scheme": {
+            "mode": "absolute",
+            "method": "GET",
+            "host": "localhost",
+            "port": 80,
+            "url": f"unix://{path}:/_replay/events",
+        },
+        "connect-path": {
+            "mode": "connect",
+            "tls": False,
+            "method": "GET",
+            "host": path,
+            "port": 80,
+            "target": "/_replay/events",
+        },
+    }
+
+
+@pytest.mark.parametrize("form", ["pct-encoded-host", "http+unix", "unix-scheme", "connect-path"])
+def test_the_control_socket_by_its_path_is_refused(
+    form: str, agent: Agent, world: World, upstream: Upstream, keys: Keys
+) -> None:
+    path = str(world.state["control"])
+    outcome = agent.attempt(world, upstream, _socket_targets(path)[form], keys.all)
+    status, body = world.control_raw("GET", "/_replay/events")
+    assert status == 200 and b'"seq"' in body, "the socket serves the log to the runner"
+    assert '"seq"' not in outcome.result["body"], "the agent got the log"
+    assert refused(outcome.result), outcome.describe()
+    assert outcome.denials, f"not recorded: {outcome.describe()}"
