@@ -153,6 +153,11 @@ class Provider:
                 await chunk(raw[i : i + 16])
                 await asyncio.sleep(0.01)
             await chunk(b"", more=False)
+        elif b"brotli-body" in body:
+            # An encoding the gateway cannot read (so cannot scrub): the key, as it would
+            # look to a client that decodes it (the gateway cannot tell).
+            await start(200, [(b"content-type", b"application/json"), (b"content-encoding", b"br")])
+            await chunk(b'{"echo": "' + key + b'"}', more=False)
         elif b"quote-key-401" in body:
             error = {
                 "error": {
@@ -389,6 +394,23 @@ def test_a_gzip_stream_is_decoded_and_scrubbed(tls_world) -> None:
     assert r.status_code == 200 and "content-encoding" not in r.headers
     assert OPENAI_KEY.encode() not in raw
     assert b"[replay: credential removed]" in raw and raw.endswith(b"data: [DONE]\n\n")
+
+
+def test_an_encoding_the_gateway_cannot_read_is_refused_not_passed(tls_world) -> None:
+    gw, _, _ = tls_world
+    with agent(gw) as client:
+        try:
+            r = client.post(
+                "https://api.openai.com/v1/chat/completions", json={"cue": "brotli-body"}
+            )
+            seen = r.content + str(r.headers).encode()
+            assert r.status_code >= 500, r.status_code
+        except httpx.TransportError:
+            seen = b""  # the gateway cut the connection: nothing came through
+    assert OPENAI_KEY.encode() not in seen
+    call = [e["data"] for e in gw.events() if e["kind"] == "model.call"][-1]
+    assert (call["error_class"], call["verdict"]) == ("encoding", "transport_fail"), call
+    assert "content-encoding 'br'" in call["error_detail"]
 
 
 def test_a_401_quoting_the_key_is_scrubbed_before_anything_is_logged(tls_world) -> None:
