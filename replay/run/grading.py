@@ -171,6 +171,10 @@ class Grading:
     reports: list[bytes | None]
     restored: list[Restored]
     """Paths the agent's diff changed that were put back as the case has them."""
+    stopped: str | None = None
+    """Why the hidden tests could not run to the end under the agent's code (a limit they hit,
+    or the hidden tests not going in on top of the agent's diff): the tests count as failed.
+    The case's calibration shows the gold fix runs them within the same limits."""
 
 
 class GradingError(ReplayError):
@@ -413,7 +417,20 @@ def grade_hidden_tests(
             case.hidden_tests.command,
             _importable(container, case),
         )
-        _restore(container, case, plan, hidden_in)
+        unapplied = _restore(container, case, plan, hidden_in)
+        if unapplied is not None:
+            if how in ("empty", "none") or not _applies_at_base(container, case, hidden_in):
+                # The hidden tests do not go on the base commit itself: the case is broken,
+                # which says nothing about the agent's work.
+                raise GradingError(f"the hidden tests did not apply: {unapplied}")
+            # The gold fix takes the hidden tests (case validate checks it); a diff that the
+            # hidden tests cannot go on top of leaves them failed. Voiding the run instead
+            # would let an agent cancel a losing run by shaping its diff.
+            nothing = judge(
+                [None], [1], case.hidden_tests.fail_to_pass, case.hidden_tests.pass_to_pass
+            )
+            why = f"the hidden tests did not go in on top of the agent's diff: {unapplied}"
+            return Grading(nothing, how, [unapplied], [None], plan, why)
         junit = case.hidden_tests.junit_xml
         command = case.hidden_tests.command.replace("{junit}", shlex.quote(junit))
         guarded = "pytest" in command
@@ -421,6 +438,7 @@ def grade_hidden_tests(
         guards: list[GuardReport | None] = []
         codes: list[int] = []
         outputs: list[str] = []
+        stopped: str | None = None
         for _ in range(case.hidden_tests.repeat):
             # A report left from before (or planted by the diff) must not count.
             result = container.exec(
@@ -428,7 +446,15 @@ def grade_hidden_tests(
                 timeout=timeout,
             )
             if result.limit is not None or result.exit_code is None:
-                raise GradingError(f"the hidden tests hit the {result.limit or 'time'} limit")
+                # The agent's code under the hidden tests hit a limit (memory, processes, time):
+                # this repeat failed, and the container is gone, so no repeat follows. It is
+                # not the grader's failure: that would let a diff void its own run.
+                stopped = f"the hidden tests hit the {result.limit or 'time'} limit"
+                codes.append(result.exit_code if result.exit_code else 137)
+                outputs.append(result.out + result.err + f"\n[replay: {stopped}]\n")
+                reports.append(None)
+                guards.append(None)
+                break
             codes.append(result.exit_code)
             outputs.append(result.out + result.err)
             reports.append(_read(container, junit))
@@ -442,7 +468,7 @@ def grade_hidden_tests(
         case.hidden_tests.pass_to_pass,
         guards if guarded else None,
     )
-    return Grading(verdict, how, outputs, reports, plan)
+    return Grading(verdict, how, outputs, reports, plan, stopped)
 
 
 def _importable(container: Container, case: Case) -> frozenset[str]:
@@ -464,7 +490,8 @@ def _importable(container: Container, case: Case) -> frozenset[str]:
     return frozenset(found.out.split())
 
 
-def _restore(container: Container, case: Case, plan: list[Restored], hidden_in: str) -> None:
+def _restore(container: Container, case: Case, plan: list[Restored], hidden_in: str) -> str | None:
+    """Put the planned paths back and apply the hidden tests; why that failed, or None."""
     base = case.repository.base_commit
     # Ancestors first, so a symbolic link the diff put in place of a directory goes before
     # anything is checked out beneath it.
@@ -489,8 +516,29 @@ def _restore(container: Container, case: Case, plan: list[Restored], hidden_in: 
         ],
         timeout=300,
     )
-    if not done.ok:
-        raise GradingError(f"the hidden tests did not apply: {done.err[-1000:]}")
+    if done.limit is not None or done.exit_code is None:
+        raise GradingError(f"restoring the test set hit the {done.limit or 'time'} limit")
+    return None if done.ok else done.err[-1000:]
+
+
+def _applies_at_base(container: Container, case: Case, hidden_in: str) -> bool:
+    """Whether the hidden tests go on a clean copy of the base commit (outside the tree)."""
+    scratch = f"{GRADE_DIR}/base-check"
+    done = container.exec(
+        [
+            "bash",
+            "-c",
+            f"set -eu; rm -rf {scratch}; mkdir -p {scratch}; "
+            f"git -C {shlex.quote(case.environment.workdir)} archive {case.repository.base_commit}"
+            f" | tar -x -C {scratch}; cd {scratch}; git apply --check --binary {hidden_in}",
+        ],
+        timeout=300,
+    )
+    if done.limit is not None or done.exit_code is None:
+        raise GradingError(
+            f"checking the hidden tests at base hit the {done.limit or 'time'} limit"
+        )
+    return done.ok
 
 
 def _nul(path: str) -> bytes:

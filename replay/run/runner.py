@@ -557,7 +557,12 @@ def _grade(
             "contradictory": verdict.contradictory,
             # Test infrastructure the diff changed, graded with the case's version instead.
             "restored": [r.as_dict() for r in grading.restored] if grading else [],
+            # The hidden tests could not run to the end under the agent's code: they failed.
+            "stopped": grading.stopped if grading else None,
         },
+        # Requests a fake of ours failed on (answered 500): the world's defect, shown beside
+        # the verdict for a person to weigh; it never voids the run.
+        "world_errors": [e["data"] for e in events if e["kind"] == "gateway.world_error"],
         "side_effects": {
             "ok": side.ok,
             "violated": side.violated,

@@ -16,7 +16,6 @@ import posixpath
 import shlex
 import tempfile
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,28 +23,11 @@ import pytest
 from replay.case import Case, load_case
 from replay.grade import judge
 from replay.grade.junit import TestVerdict as Verdict
-from replay.images.env import build_env_image
-from replay.images.world import running_world
 from replay.run.runner import RunOptions, run_case
 from replay.run.trajectories import SPOOFS, Builder
-from replay.runtime.base import Container, ContainerSpec, Runtime, SandboxError, get_runtime
+from replay.runtime.base import Container, ContainerSpec, Runtime, SandboxError
 from replay.snapshot.load import load_snapshot
-
-ROOT = Path(__file__).resolve().parents[2]
-CARET = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
-
-
-@pytest.fixture(scope="module")
-def caret_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Runtime, str]]:
-    """The demo case's environment image (built once; later runs reuse it)."""
-    case = load_case(CARET)
-    runtime = get_runtime("docker")
-    try:
-        with running_world(case.snapshot, tmp_path_factory.mktemp("world")) as gateway:
-            env = build_env_image(CARET, runtime, gateway)
-        yield runtime, env.id
-    finally:
-        runtime.close()
+from tests.run.conftest import CARET
 
 
 def naive_grade(container: Container, case: Case) -> Verdict:
