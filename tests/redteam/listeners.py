@@ -198,7 +198,8 @@ def _delta(text: str, *, end: bool = True) -> bytes:
 
 
 class Trap:
-    """A TCP listener on 127.0.0.1 and ::1 that logs every connection; nothing may reach it."""
+    """A TCP listener on 127.0.0.1, 127.0.0.2 and ::1 (one port) that logs every connection;
+    nothing may reach it."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -216,18 +217,20 @@ class Trap:
             port = int(v4.getsockname()[1])
             v6 = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
             v6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            second = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             try:
                 v6.bind(("::1", port))
+                second.bind(("127.0.0.2", port))
             except OSError:
-                v4.close()
-                v6.close()
+                for s in (v4, v6, second):
+                    s.close()
                 continue
-            for s in (v4, v6):
+            for s in (v4, v6, second):
                 s.listen(16)
                 s.setblocking(False)
-            self.sockets = [v4, v6]
+            self.sockets = [v4, v6, second]
             return port
-        raise RuntimeError("no port free on both 127.0.0.1 and ::1")
+        raise RuntimeError("no port free on 127.0.0.1, 127.0.0.2 and ::1 at once")
 
     def start(self) -> Trap:
         for s in self.sockets:

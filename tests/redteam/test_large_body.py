@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.redteam.conftest import Agent, Keys, World, refused
+from tests.redteam.conftest import Agent, Keys, World
 from tests.redteam.listeners import Trap, Upstream
 
 MIB_70 = 70
@@ -88,10 +88,8 @@ def test_a_70_mib_body_is_refused_before_any_upstream_connection(
     result = outcome.result
     assert outcome.upstream_connections == 0 and outcome.upstream_requests == [], outcome.describe()
     assert trap.seen()[hits:] == [], "the trap listener was reached"
-    # The gateway may close while the body is still being sent; then there is no answer to
-    # read, which still means nothing was delivered. An answer, though, must be a refusal.
-    if result["status"] is not None or result.get("connect") not in (None, 200):
-        assert refused(result), outcome.describe()
-    else:
-        assert result.get("error"), outcome.describe()
+    # Refused means delivered nowhere (the listeners say so above) and answered by the
+    # gateway with an error, or the connection closed while the body was still being sent.
+    assert result["status"] is None or result["status"] >= 400, outcome.describe()
+    assert "UPSTREAM REACHED" not in result["body"] and "you sent" not in result["body"]
     assert outcome.denials, f"not recorded: {outcome.describe()}"

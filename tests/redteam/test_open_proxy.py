@@ -9,12 +9,21 @@ and the trap must have seen nothing. The gateway's own port and the runner's con
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 
-from tests.redteam.conftest import Agent, Keys, World, refused
+from tests.gateway.conftest import GATEWAY_PYTHON
+from tests.redteam.conftest import HERE, Agent, Keys, World, refused
 from tests.redteam.listeners import Trap, Upstream
 
 LOOPBACK = {
@@ -29,7 +38,6 @@ LOOPBACK = {
     "hex-0x7f000001": "0x7f000001",
     "octal-0177.0.0.1": "0177.0.0.1",
     "ipv4-mapped-ipv6": "::ffff:127.0.0.1",
-    "localhost-trailing-dot": "localhost.",
 }
 """Attack id -> a spelling of this machine."""
 
@@ -67,6 +75,72 @@ def test_loopback_through_the_gateway_is_refused(
     assert trap.seen()[hits:] == [], f"the trap was reached: {outcome.describe()}"
     assert refused(outcome.result), outcome.describe()
     assert outcome.denials, f"not recorded: {outcome.describe()}"
+
+
+@pytest.fixture(scope="module")
+def plain_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """mitmproxy with none of the gateway's addons: what an open proxy does with the attempts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    conf = tmp_path_factory.mktemp("plain-proxy")
+    mitmdump = GATEWAY_PYTHON.parent / "mitmdump"
+    process = subprocess.Popen(
+        [
+            str(mitmdump),
+            "-q",
+            "--listen-host",
+            "127.0.0.1",
+            "--listen-port",
+            str(port),
+            "--set",
+            f"confdir={conf}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("mitmdump did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(15)
+
+
+def test_the_same_attempts_reach_the_trap_through_an_open_proxy(
+    plain_proxy: str, trap: Trap, tmp_path: Path
+) -> None:
+    """The control: the same bytes, sent from here through a proxy that forwards them, do
+    reach the trap under every spelling, so the trap's silence above means a refusal."""
+    requests = [
+        {**_pair(host, trap.port)[mode], "id": f"{name}-{mode}"}
+        for name, host in LOOPBACK.items()
+        for mode in ("connect", "absolute")
+    ]
+    missed = []
+    for request in requests:
+        one = tmp_path / f"{request['id']}.json"
+        one.write_text(json.dumps({"requests": [request], "needles": []}))
+        before = len(trap.seen())
+        done = subprocess.run(
+            [sys.executable, str(HERE / "probe.py"), str(one)],
+            env={**os.environ, "HTTPS_PROXY": plain_proxy},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        if len(trap.seen()) == before:
+            missed.append(f"{request['id']}: {done.stdout[:300]}")
+    assert missed == [], missed
 
 
 @pytest.mark.parametrize("mode", ["connect", "absolute"])
