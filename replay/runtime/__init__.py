@@ -17,14 +17,17 @@ from replay.runtime.base import (
     Mount,
     Runtime,
     SandboxError,
+    Scratch,
     UnknownProviderError,
     get_runtime,
     provider,
 )
-from replay.runtime.sandbox import Sandbox, SandboxConfig
+from replay.runtime.sandbox import AGENT_USER, ROOT, Sandbox, SandboxConfig
 
 __all__ = [
+    "AGENT_USER",
     "PROVIDERS",
+    "ROOT",
     "Container",
     "ContainerSpec",
     "ExecResult",
@@ -36,6 +39,7 @@ __all__ = [
     "Sandbox",
     "SandboxConfig",
     "SandboxError",
+    "Scratch",
     "UnknownProviderError",
     "get_runtime",
     "provider",
