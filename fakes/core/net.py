@@ -28,6 +28,9 @@ from fakes.core.server import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("fakes.net")
 
+KEPT = 100
+"""How many caught failures a net lists (a run that hits a bug in a loop stays bounded)."""
+
 Answer = Callable[[Scope], Response]
 """Builds the vendor's response for a request (its scope)."""
 
@@ -54,7 +57,8 @@ class Net:
     failure: Answer
     """The vendor's answer when it fails on its side (its 5xx shape)."""
     failures: list[str] = field(default_factory=list)
-    """One line per exception caught, for tests and operators: the net should stay empty."""
+    """One line per exception caught (the first :data:`KEPT`), for tests and operators: the
+    net should stay empty."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -86,7 +90,8 @@ class Net:
             await self.app(scope, receive, tracking)
         except Exception as exc:
             where = f"{scope.get('method')} {scope.get('path')!r}"
-            self.failures.append(f"{where}: {type(exc).__name__}: {exc}")
+            if len(self.failures) < KEPT:
+                self.failures.append(f"{where}: {type(exc).__name__}: {exc}")
             log.exception("%s fake failed on %s", self.service, where)
             if held or not started:
                 await self.failure(scope)(scope, receive, send)

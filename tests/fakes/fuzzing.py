@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import importlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,13 +57,22 @@ class Tally:
     examples: int = 0
     statuses: Counter[int] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
+    answered: int = 0
+    """Answers that carried what was asked for (2xx; GraphQL data; Slack ``ok: true``)."""
+    success: Callable[[int, Any], bool] = lambda status, body: status < 300
 
     def line(self) -> str:
         codes = " ".join(f"{k}:{v}" for k, v in sorted(self.statuses.items()))
         return (
             f"fuzz {self.service}: {self.operations} operations, {self.examples} examples, "
-            f"{len(self.errors)} server errors; statuses {codes}"
+            f"{len(self.errors)} server errors; {self.answered} answered; statuses {codes}"
         )
+
+
+def graphql_answered(status: int, body: Any) -> bool:
+    """A GraphQL answer with some data in it (a root field that resolved to something)."""
+    data = body.get("data") if isinstance(body, dict) else None
+    return isinstance(data, dict) and any(v is not None for v in data.values())
 
 
 def body_of(response: requests.Response) -> Any:
@@ -109,7 +118,9 @@ class Sender:
             self.tally.errors.append(f"{where}: no response: {type(exc).__name__}: {exc}")
             return
         self.tally.statuses[response.status_code] += 1
-        problem = self.judge(response.status_code, body_of(response))
+        body = body_of(response)
+        self.tally.answered += self.tally.success(response.status_code, body)
+        problem = self.judge(response.status_code, body)
         if problem is not None:
             self.tally.errors.append(
                 f"{where} -> {response.status_code}: {problem}; sent {sent!r:.300}"
@@ -149,10 +160,11 @@ def fuzz(
     *,
     headers: dict[str, str],
     examples: int,
-    modes: Iterable[GenerationMode] = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE),
+    negative: int = 0,
     known: dict[str, str] | None = None,
 ) -> None:
-    """Send up to ``examples`` generated requests per operation and mode; record in ``tally``.
+    """Send up to ``examples`` valid generated requests per operation and up to ``negative``
+    invalid ones (schemathesis' negative mode); record in ``tally``.
 
     ``known`` path parameters (the demo's owner and repository) are fixed in positive mode, so
     that valid requests get past the lookup into the handlers; negative mode breaks them too.
@@ -162,14 +174,19 @@ def fuzz(
         for result in schema.get_all_operations():
             operation = result.ok()
             tally.operations += 1
-            for mode in modes:
+            for mode, count in (
+                (GenerationMode.POSITIVE, examples),
+                (GenerationMode.NEGATIVE, negative),
+            ):
+                if count == 0:
+                    continue
                 fixed = None
                 if mode.is_positive and known:
                     names = {p.name for p in operation.path_parameters}
                     fixed = {k: v for k, v in known.items() if k in names} or None
                 strategy = operation.as_strategy(generation_mode=mode, path_parameters=fixed)
                 try:
-                    drive(strategy, examples, sender.case(base_url, mode))
+                    drive(strategy, count, sender.case(base_url, mode))
                 except Unsatisfiable:
                     # Nothing to break (no parameters, no body): negative mode has no example.
                     assert not mode.is_positive, f"{operation.label}: no valid request generated"
@@ -182,9 +199,7 @@ def caught(net: Net, tally: Tally) -> None:
 
 def report(tally: Tally) -> str:
     """The figures line, then the first errors (for the assertion message)."""
-    lines = [tally.line(), *tally.errors[:25]]
-    print(lines[0])
-    return "\n".join(lines)
+    return "\n".join([tally.line(), *tally.errors[:25]])
 
 
 @contextmanager
