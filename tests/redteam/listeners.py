@@ -5,8 +5,9 @@ each connection it accepts and each request (method, path, headers) as soon as t
 are read, before any body, so a request the gateway should never have sent shows up even if
 its body never finishes. Its answers are chosen by the request (the ``model`` field): plain
 JSON that quotes the credential it received, an event stream that splits the credential
-across two writes, the same stream gzip-encoded when the client accepts gzip, or a 401 that
-quotes the credential, as real providers' error messages do.
+across two writes, the same stream gzip-encoded when the client accepts gzip, a 401 that
+quotes the credential, as real providers' error messages do, or (``slow``, ``slow-stream``)
+an answer that keeps the caller waiting before its headers or in the middle of its stream.
 
 :class:`Trap` is a TCP listener on 127.0.0.1 and ::1 (same port) that nothing should ever
 reach: it logs every connection it accepts.
@@ -25,6 +26,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 INFERENCE = ("/v1/chat/completions", "/v1/responses", "/v1/messages")
+SLOW = 4.0
+"""Seconds the ``slow`` models keep a call waiting (a client giving up after 1 s leaves it)."""
 MAX_BODY = 100 * 1024 * 1024
 
 
@@ -145,7 +148,12 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, AttributeError):
             model = "echo"
         key = self._credential()
-        if model == "reject":
+        if model == "slow":
+            time.sleep(SLOW)
+            model = "echo"
+        if model == "slow-stream":
+            self._stream([_delta("thinking", end=False), _delta("... done")], pause=SLOW)
+        elif model == "reject":
             message = f"Incorrect API key provided: {key}. You can find your API key at ..."
             error = {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}
             self._send(401, json.dumps({"error": error}).encode())
@@ -170,7 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
             }
             self._send(200, json.dumps(answer).encode(), headers={"x-echo-credential": key})
 
-    def _stream(self, writes: list[bytes], *, compress: bool = False) -> None:
+    def _stream(self, writes: list[bytes], *, compress: bool = False, pause: float = 0.5) -> None:
         """An event stream in chunked encoding, one flushed chunk per write."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -182,11 +190,15 @@ class _Handler(BaseHTTPRequestHandler):
         for i, data in enumerate(writes):
             if i:
                 # Two reads on the gateway's side, so two chunks for its stream hook.
-                time.sleep(0.5)
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                time.sleep(pause)
+            try:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+            except OSError:
+                return  # the gateway hung up (its client abandoned the call)
+        with contextlib.suppress(OSError):
+            self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
 
 
 def _delta(text: str, *, end: bool = True) -> bytes:
