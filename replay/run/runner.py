@@ -38,7 +38,14 @@ from replay.run.grading import GradingError, grade_hidden_tests
 from replay.run.prices import load_prices
 from replay.run.task import render_task
 from replay.runtime.base import Limits, Mount, Runtime, get_runtime
-from replay.runtime.sandbox import AGENT_GID, AGENT_UID, AGENT_USER, Sandbox, SandboxConfig
+from replay.runtime.sandbox import (
+    AGENT_GID,
+    AGENT_UID,
+    AGENT_USER,
+    ROOT,
+    Sandbox,
+    SandboxConfig,
+)
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit_cached
 from replay.snapshot.load import Snapshot
@@ -338,12 +345,21 @@ def _prepare(box: Sandbox, case: Case, snapshot: Snapshot, run_dir: Path) -> Non
             f"mkdir -p {RUN_FILES}",
         ]
     )
+    at = None if box.config.clock_at is None else box.config.clock_at.timestamp()
+    if at is not None:
+        # The kernel dates what these steps wrote with the real time, whatever the clock says.
+        setup += (
+            f' && find "$HOME" .git {RUN_FILES} -newermt @{at:.0f}'
+            f" -exec touch -h -d @{at:.0f} {{}} +"
+        )
     done = box.sh(setup, workdir=case.environment.workdir, timeout=60)
+    if at is not None and done.ok:
+        # /tmp is root's (mode 1777); the agent has not run yet, so this touches only ours.
+        done = box.exec(["touch", "-d", f"@{at:.0f}", posixpath.dirname(RUN_FILES)], user=ROOT)
     if not done.ok:
         raise RunError(f"preparing the workspace failed: {done.err[-500:]}")
     task = render_task(case, snapshot)
     (run_dir / "task.md").write_text(task)
-    at = None if box.config.clock_at is None else box.config.clock_at.timestamp()
     with tempfile.TemporaryDirectory(prefix="replay-stage-") as tmp:
         files = Path(tmp) / posixpath.basename(RUN_FILES)
         files.mkdir()

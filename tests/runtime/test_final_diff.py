@@ -132,3 +132,42 @@ def test_a_transcript_that_links_out_is_not_followed(
         assert box.sh("rm /tmp/run/transcript.jsonl && echo '{}' > /tmp/run/t2.jsonl").ok
         _copy_out(box, "/tmp/run/t2.jsonl", tmp_path)
         assert (tmp_path / "t2.jsonl").read_text() == "{}\n"
+
+
+def test_the_run_files_are_the_agents_and_dated_t(
+    runtime: Runtime,
+    gateway: dict[str, Any],
+    workspace_image: tuple[str, str],
+    run_root: Path,
+    tmp_path: Path,
+) -> None:
+    """``_prepare`` and the harness files as a run gets them, with the clock at T."""
+    from replay.case import load_case
+    from replay.harness.spec import load_harness
+    from replay.run.runner import RUN_FILES, _harness_files, _prepare
+    from replay.snapshot import load_snapshot
+    from tests.runtime.test_confinement import T
+
+    root = Path(__file__).resolve().parents[2]
+    case = load_case(root / "cases" / "demo-caret-zero" / "case.yaml")
+    env = case.environment.model_copy(update={"workdir": "/workspace"})
+    case = case.model_copy(update={"environment": env})
+    spec, spec_dir = load_harness("reference")
+    mounts = _harness_files(spec, spec_dir, tmp_path, T)
+    with sandbox(
+        runtime, gateway, workspace_image[0], limits=SMALL, clock_at=T, mounts=mounts
+    ) as box:
+        _prepare(box, case, load_snapshot(case.snapshot), tmp_path)
+        files = f"{RUN_FILES}/task.md {RUN_FILES} /tmp $HOME $HOME/.gitconfig .git/config"
+        seen = box.sh(f"stat -c '%u %Y %n' {files} /opt/harness $(find /opt/harness -type f)")
+        assert seen.exit_code == 0, seen.err
+        rows = [line.split() for line in seen.out.splitlines()]
+        assert len(rows) >= 5
+        for uid, mtime, name in rows:
+            assert int(mtime) <= T.timestamp(), (name, mtime)
+            roots = name == "/tmp" or name.startswith("/opt/harness")
+            assert uid == ("0" if roots else "1000"), name
+        assert box.sh("git config --global user.email").out.endswith("@users.noreply.github.com\n")
+        assert box.sh("git remote get-url origin").out.startswith("https://github.com/")
+        wrote = box.sh("touch /opt/harness/x")
+        assert wrote.exit_code != 0 and "Read-only" in wrote.err, wrote.err
