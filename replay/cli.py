@@ -306,6 +306,24 @@ def world_up(
     service: Annotated[
         list[str] | None, typer.Option(help="Start only these fakes (repeatable).")
     ] = None,
+    model_first_byte_timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds the gateway waits for the provider's first byte before it gives up "
+            "(a transport timeout); default $REPLAY_MODEL_FIRST_BYTE_TIMEOUT or 540."
+        ),
+    ] = None,
+    model_idle_timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds an answer may stall mid-body before the gateway gives up; "
+            "default $REPLAY_MODEL_IDLE_TIMEOUT or 300."
+        ),
+    ] = None,
+    model_upstream_ca: Annotated[
+        Path | None,
+        typer.Option(help="PEM bundle to trust for an https --model-upstream."),
+    ] = None,
 ) -> None:
     """Start the world: fakes, registry and docs behind mitmproxy; only the model API is live."""
     import asyncio
@@ -332,6 +350,13 @@ def world_up(
         model_upstream=model_upstream,
         case=case.resolve() if case else None,
         **({"services": tuple(service)} if service else {}),
+        **(
+            {"model_first_byte_timeout": model_first_byte_timeout}
+            if model_first_byte_timeout
+            else {}
+        ),
+        **({"model_idle_timeout": model_idle_timeout} if model_idle_timeout else {}),
+        **({"model_upstream_ca": model_upstream_ca.resolve()} if model_upstream_ca else {}),
     )
     asyncio.run(serve_forever(config))
 

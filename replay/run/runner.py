@@ -168,12 +168,10 @@ runs: shorter than every harness's client timeout, longer than any answer of the
 def _stub_model(
     case: Case, snapshot: Snapshot, spec: HarnessSpec, options: RunOptions
 ) -> Iterator[str]:
-    import os
     import socket
 
     import uvicorn
 
-    from replay.gateway.config import FIRST_BYTE_TIMEOUT_ENV, IDLE_TIMEOUT_ENV
     from replay.harness.stub.app import StubConfig, make_stub_app
     from replay.harness.stub.faults import Fault
     from replay.run.trajectories import build_script
@@ -194,22 +192,9 @@ def _stub_model(
     thread.start()
     while not server.started:
         time.sleep(0.01)
-    # The gateways of these runs give up on the stub before any harness's client does (the
-    # reference harness waits 120 s, litellm and the SDKs 600 s), so a held call is the
-    # provider's timeout (transport), never a call the agent abandoned. They read it from
-    # the environment they inherit.
-    deadlines = {FIRST_BYTE_TIMEOUT_ENV: str(STUB_GATEWAY_DEADLINE)}
-    deadlines[IDLE_TIMEOUT_ENV] = str(STUB_GATEWAY_DEADLINE)
-    saved = {name: os.environ.get(name) for name in deadlines}
-    os.environ.update(deadlines)
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
         server.should_exit = True
         thread.join(10)
 
@@ -262,6 +247,12 @@ def run_once(
     ]
     if upstream:
         world_args += ["--model-upstream", upstream]
+    if options.stub is not None:
+        # The gateway gives up on the stub before any harness's client does (the reference
+        # harness waits 120 s, litellm and the SDKs 600 s), so a held call is the provider's
+        # timeout (transport), never a call the agent abandoned.
+        deadline = str(STUB_GATEWAY_DEADLINE)
+        world_args += ["--model-first-byte-timeout", deadline, "--model-idle-timeout", deadline]
     try:
         gateway_dir = run_dir / "gateway"
         gateway_dir.mkdir()
@@ -513,9 +504,12 @@ def _grade(
         # A refused key or account (401/403, an exhausted quota) that no later call
         # contradicts says nothing about the model; the run cannot count.
         infra.append(f"the provider refused the runner's key or account: {wire.account_refused}")
-    if harness_exit == 4 and wire.healthy and not wire.abandoned and not infra:
-        # (A call the agent's own client abandoned is the agent's doing, not the sandbox's.)
-        infra.append("the harness reported a transport failure the gateway never saw")
+    claims: list[str] = []
+    if harness_exit == 4 and wire.healthy:
+        # The harness's word alone never voids a run: the agent shares its container and can
+        # break its own path to the gateway (or, for a candidate harness, simply exit 4). The
+        # gateway saw no failure, so the run is graded on what it did; the claim is kept.
+        claims.append("the harness reported a transport failure the gateway never saw")
     if harness_exit == 5 and protocol == 0 and not infra:
         protocol = 1
     tokens = wire.usage.input_tokens + wire.usage.output_tokens
@@ -600,6 +594,8 @@ def _grade(
         "model_wait_s": round(wire.model_wait_ms / 1000, 3),
         "wire": wire.model_dump(mode="json"),
         "harness_exit": harness_exit,
+        # What the harness said of its run that the evidence did not bear out.
+        "harness_claims": claims,
         "stopped_by": stopped_by,
         "infra_errors": infra,
         "seconds": {"harness": round(harness_seconds, 3)},
