@@ -75,6 +75,10 @@ class Gate:
     docs_hosts: frozenset[str] = frozenset()
     invalid: list[str] = field(default_factory=list)
     """Why the run cannot be trusted (an addon crashed); empty while healthy."""
+    scrubber: Scrubber = field(default_factory=lambda: Scrubber(()))
+    """The runner's real keys, masked in every event the gateway records (set by
+    :func:`addons`), whatever addon records it: a crash message or a refused URL may quote
+    what the provider sent back."""
 
     def route(self, host: str) -> Route:
         return self.config.route_for(host, self.fake_hosts, self.docs_hosts)
@@ -82,6 +86,9 @@ class Gate:
     def record(
         self, service: str, kind: str, object_type: str, object_id: str, data: dict[str, Any]
     ) -> None:
+        if self.scrubber:
+            object_id = self.scrubber.scrub_text(object_id)
+            data = json.loads(self.scrubber.scrub_text(json.dumps(data)))
         with self.world.session() as s:
             self.world.events.record(
                 s,
@@ -127,8 +134,9 @@ class Guarded:
 
     def _fail(self, hook: str, arg: Any, exc: Exception) -> None:
         where = f"{type(self).__name__}.{hook}"
-        reason = f"{where}: {type(exc).__name__}: {exc}"
-        log.error("addon failed, killing the flow: %s\n%s", reason, traceback.format_exc())
+        scrub = self.gate.scrubber.scrub_text
+        reason = scrub(f"{where}: {type(exc).__name__}: {exc}")
+        log.error("addon failed, killing the flow: %s\n%s", reason, scrub(traceback.format_exc()))
         self.gate.invalid.append(reason)
         if isinstance(arg, server_hooks.ServerConnectionHookData):
             arg.server.error = f"replay gateway: {reason}"
@@ -397,8 +405,7 @@ class ModelRoute(Guarded):
     def __init__(self, gate: Gate, secrets: dict[str, tuple[str, str]]) -> None:
         self.secrets = secrets
         """model host -> (header name, header value) taken from the runner's environment."""
-        values = [v for _, v in secrets.values()]
-        self.scrubber = Scrubber(values + [v.removeprefix("Bearer ") for v in values])
+        self.scrubber = gate.scrubber
         super().__init__(gate)
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
@@ -612,6 +619,8 @@ def _pairs(headers: http.Headers) -> list[tuple[str, str]]:
 
 def addons(gate: Gate, secrets: dict[str, tuple[str, str]]) -> list[Guarded]:
     """The gateway's addons, in the order they must run."""
+    values = [value for _, value in secrets.values()]
+    gate.scrubber = Scrubber(values + [v.removeprefix("Bearer ") for v in values])
     return [
         Classify(gate),
         ServeWorld(gate),

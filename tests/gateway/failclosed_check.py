@@ -13,9 +13,16 @@ from pathlib import Path
 from mitmproxy.test import tflow
 
 from fakes.core import build_world
-from replay.gateway.addons import Gate, Guarded
+from replay.gateway.addons import Gate, Guarded, addons
 from replay.gateway.config import GatewayConfig
 from replay.snapshot import load_snapshot
+
+KEY = "sk-real-secret-in-a-crash-0123456789"
+
+
+class Quoting(Guarded):
+    def request(self, flow: object) -> None:
+        raise RuntimeError(f"provider said: invalid key {KEY}")
 
 
 class Broken(Guarded):
@@ -42,6 +49,13 @@ def main() -> None:
     asyncio.run(addon.response(answered))  # type: ignore[arg-type]
     with world.world.session() as s:
         events = [e.model_dump(mode="json") for e in world.world.events.read(s)]
+    # A crash whose message quotes the runner's key: the record of it must not hold the key.
+    quoted = build_world(snapshot, ())
+    gate2 = Gate(config, quoted.world, {}, frozenset())
+    addons(gate2, {"api.openai.com": ("authorization", f"Bearer {KEY}")})
+    Quoting(gate2).request(tflow.tflow())  # type: ignore[arg-type]
+    with quoted.world.session() as s:
+        crash = [e.model_dump(mode="json") for e in quoted.world.events.read(s)]
     print(
         json.dumps(
             {
@@ -49,6 +63,8 @@ def main() -> None:
                 "answered_killed": answered.error is not None,
                 "invalid": gate.invalid,
                 "events": [(e["kind"], e["object"]["id"]) for e in events],
+                "crash_records": len(crash),
+                "key_in_crash_record": KEY in json.dumps(crash) or KEY in str(gate2.invalid),
             }
         )
     )

@@ -32,6 +32,8 @@ def test_a_crashing_addon_kills_the_flow_and_marks_the_run_invalid() -> None:
         ["gateway.addon_failed", "Broken.request"],
         ["gateway.addon_failed", "Broken.response"],
     ]
+    assert result["crash_records"] == 1
+    assert result["key_in_crash_record"] is False, "the runner's key never lands in the log"
 
 
 def test_the_gateway_venv_runs_the_cli_without_the_clients_extra() -> None:
