@@ -44,6 +44,9 @@ SPELLINGS = {
     "double-encoded-reset": "/%255Freplay/reset",
     "double-encoded-events": "/%255Freplay/events",
     "trailing-slash-reset": "/_replay/reset/",
+    "params-reset": "/_replay;x/reset",
+    "params-tail-events": "/_replay/events;x",
+    "absolute-in-request-line-events": "https://api.github.com/%5Freplay/events",
     "query-events": "/_replay/events?since=0",
 }
 """Attack id -> the request target, exactly as sent."""
@@ -105,15 +108,21 @@ def _requests(path: str, hosts: list[str]) -> list[dict[str, Any]]:
         for method in ("GET", "POST"):
             for scheme in ("https", "http"):
                 tls = scheme == "https"
+                target, url = path, None
+                if path.startswith("https://"):
+                    # An absolute URL as the request target, inside the tunnel too.
+                    rest = "/" + path.split("/", 3)[3]
+                    target, url = f"https://{host}{rest}", f"http://{host}{rest}"
                 out.append(
                     {
-                        "id": f"{method} {scheme}://{host}{path}",
+                        "url": url,
+                        "id": f"{method} {scheme}://{host} {url or target}",
                         "mode": "connect" if tls else "absolute",
                         "tls": tls,
                         "method": method,
                         "host": host,
                         "port": 443 if tls else 80,
-                        "target": path,
+                        "target": target,
                         "body": "" if method == "POST" else None,
                     }
                 )
