@@ -20,9 +20,8 @@ Design (the network lock):
   and the files placed in the sandbox (the workspace, $HOME, the run's files) carry T as
   their modification time. What it does not cover is listed in the README ("The frozen
   clock"): statically linked programs (``gh``, Go), ``env -u LD_PRELOAD``, and every time the
-  kernel keeps itself (new files' mtimes, ctimes, /proc/uptime, boot time). Known gap: the
-  gateway mints its certificates valid from "now - 2 days", so OpenSSL clients under a clock at
-  T reject them until the gateway backdates them (a strict xfail in tests/runtime records it).
+  kernel keeps itself (new files' mtimes, ctimes, /proc/uptime, boot time). The gateway's
+  certificates are valid from long before any T, so TLS works under the clock.
 
 Confinement (``confined``, the default; image builds turn it off): commands run as the
 unprivileged :data:`AGENT_USER` (uid 1000, no capability, ``no-new-privileges``) unless a
