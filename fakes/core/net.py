@@ -1,16 +1,17 @@
 """The last resort around each fake: a request it cannot read, or a bug it hits, still gets
 the vendor's own answer, never a dropped connection or a bare traceback.
 
-Behind the gateway an app that raises kills its flow and marks the run invalid (fail closed,
-:mod:`replay.gateway.asgi`). That is right for a broken gateway, but a fake that crashes on
-a request the agent chose would let the agent void a losing run with one GET. So:
+A fake that crashes on a request the agent chose must neither leave the agent hanging nor
+void its run (that would let an agent cancel a losing run with one GET). So:
 
 - A path that is not text (an undecodable percent-escape such as ``%ff``, which the gateway
   hands on as a lone surrogate) or that holds a NUL names nothing any vendor has: it gets the
   vendor's not-found answer before any route sees it.
 - Any exception a fake lets escape becomes the vendor's own server-error answer, and is
   logged. The request's transaction was rolled back by :meth:`World.session`, so nothing it
-  did is kept or recorded as the agent's mutation.
+  did is kept or recorded as the agent's mutation. The net also writes what happened into
+  the request's scope under :data:`FAILURE`, where the gateway reads it and records the
+  world's defect (``gateway.world_error``) beside the run's verdict.
 
 The net is not the fix: each fake answers malformed input itself, and the fuzz tests
 (``tests/fakes/test_fuzz_*.py``) assert the net never fires.
@@ -27,6 +28,9 @@ from starlette.responses import Response
 from fakes.core.server import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("fakes.net")
+
+FAILURE = "replay.failure"
+"""Scope key the net sets, to one line naming the exception, when it caught one."""
 
 KEPT = 100
 """How many caught failures a net lists (a run that hits a bug in a loop stays bounded)."""
@@ -90,6 +94,7 @@ class Net:
             await self.app(scope, receive, tracking)
         except Exception as exc:
             where = f"{scope.get('method')} {scope.get('path')!r}"
+            scope[FAILURE] = f"{type(exc).__name__}: {exc}"
             if len(self.failures) < KEPT:
                 self.failures.append(f"{where}: {type(exc).__name__}: {exc}")
             log.exception("%s fake failed on %s", self.service, where)

@@ -237,7 +237,7 @@ class ServeWorld(Guarded):
                         "url": flow.request.pretty_url,
                         "method": flow.request.method,
                         "host": flow.request.pretty_host,
-                        "error": f"{type(failure).__name__}: {failure}"[:2000],
+                        "error": failure[:2000],
                     },
                 )
 

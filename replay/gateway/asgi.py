@@ -18,9 +18,7 @@ from urllib.parse import unquote
 from mitmproxy import http
 from mitmproxy.net.http import status_codes
 
-
-class AppError(Exception):
-    """The in-process app broke or answered nothing."""
+from fakes.core.net import FAILURE
 
 
 def scope_for(flow: http.HTTPFlow) -> dict[str, Any]:
@@ -43,11 +41,13 @@ def scope_for(flow: http.HTTPFlow) -> dict[str, Any]:
     }
 
 
-async def serve(app: Any, flow: http.HTTPFlow) -> Exception | None:
+async def serve(app: Any, flow: http.HTTPFlow) -> str | None:
     """Run ``app`` on the flow's request and set the flow's response.
 
-    Returns the app's exception, if it raised one: the flow is answered all the same, with the
-    response the app had sent (Starlette sends its 500 and then re-raises) or a plain 500.
+    Returns what went wrong in the app, if anything: an exception it raised (the flow is
+    answered all the same, with the response the app had sent, as Starlette sends its 500 and
+    then re-raises, or a plain 500), or one a fake's last-resort net caught and answered in
+    the vendor's shape (:data:`fakes.core.net.FAILURE`).
     """
     body = flow.request.raw_content or b""
     sent_body = False
@@ -74,15 +74,18 @@ async def serve(app: Any, flow: http.HTTPFlow) -> Exception | None:
             if not message.get("more_body", False):
                 finished.set()
 
-    failure: Exception | None = None
+    failure: str | None = None
+    scope = scope_for(flow)
     try:
-        await app(scope_for(flow), receive, send)
+        await app(scope, receive, send)
     except Exception as exc:
-        failure = exc
+        failure = f"{type(exc).__name__}: {exc}"
     finally:
         finished.set()
+    if failure is None and isinstance(scope.get(FAILURE), str):
+        failure = scope[FAILURE]
     if status is None:
-        failure = failure or AppError(f"the app for {flow.request.pretty_host} sent no response")
+        failure = failure or f"the app for {flow.request.pretty_host} sent no response"
         status, chunks = 500, [b'{"message":"Server Error"}']
         headers[:] = [(b"content-type", b"application/json; charset=utf-8")]
     data = b"".join(chunks)

@@ -29,6 +29,14 @@ async def raises_after_answering(scope: Any, receive: Any, send: Any) -> None:
     raise UnicodeEncodeError("utf-8", "\udcff", 0, 1, "surrogates not allowed")
 
 
+def install_github_net(app: Any) -> Any:
+    """``app`` behind the GitHub fake's own last-resort net, as ``fakes.github.install`` does."""
+    from fakes.core.net import Net
+    from fakes.github import errors
+
+    return Net(app, "github", errors.not_found_response, errors.failure_response)
+
+
 def main() -> None:
     snapshot = load_snapshot(Path(sys.argv[1]))
     world = build_world(snapshot, ())
@@ -37,8 +45,9 @@ def main() -> None:
         confdir=Path("/nonexistent"),
         state_file=Path("/nonexistent/state.json"),
     )
+    netted = install_github_net(raises_at_once)
     answers = []
-    for app in (raises_at_once, raises_after_answering):
+    for app in (raises_at_once, raises_after_answering, netted):
         gate = Gate(config, world.world, {"fake": app}, frozenset({"api.github.com"}))
         flow = tflow.tflow()
         flow.metadata[ROUTE] = "fake"
@@ -46,6 +55,7 @@ def main() -> None:
         answers.append(
             {
                 "status": flow.response.status_code if flow.response else None,
+                "body": flow.response.get_text() if flow.response else None,
                 "killed": flow.error is not None,
                 "invalid": gate.invalid,
             }
