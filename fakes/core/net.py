@@ -14,7 +14,7 @@ void its run (that would let an agent cancel a losing run with one GET). So:
   world's defect (``gateway.world_error``) beside the run's verdict.
 
 The net is not the fix: each fake answers malformed input itself, and the fuzz tests
-(``tests/fakes/test_fuzz_*.py``) assert the net never fires.
+(``tests/fakes/*/test_fuzz.py``) assert the net never fires.
 """
 
 from __future__ import annotations
