@@ -312,7 +312,6 @@ _ALL = [
             "scheme": "http or https.",
             "path": "The request's path; null for a CONNECT.",
             "protocol": "What was refused when it is not HTTP: raw TCP, UDP, DNS, WebSocket.",
-            "route": "The route the host was on (e.g. ``model``) when that route refused it.",
             "reason": "Why it was refused.",
         },
     ),

@@ -63,10 +63,6 @@ CONSUMERS = [
 """Code that reads the log by kind: the grader, the runner, case building, the coverage table."""
 KIND_LIKE = re.compile(r"(github|git|linear|slack|egress|docs|model|gateway)(\.[a-z_]+)+")
 
-PENDING_KEYS = {("egress.denied", "route")}
-"""Declared before any recorder sends them: issue 13's model route names the route it refused
-on. The test fails once one is sent, so the entry is dropped here then."""
-
 
 def drive_github(github: GitHubBackend) -> None:
     with github.world.session() as s:
@@ -194,9 +190,7 @@ def test_the_gateway_kinds_declare_exactly_the_keys_it_sends() -> None:
     for name, keys in gateway_records().items():
         if keys is None:
             continue  # built elsewhere: the log's own check still refuses an undeclared key
-        pending = {key for kind, key in PENDING_KEYS if kind == name}
-        assert not pending & keys, f"{name}: {pending & keys} is sent now; drop it from PENDING"
-        assert keys | pending == set(KINDS[name].data), name
+        assert keys == set(KINDS[name].data), name
 
 
 def test_a_model_call_event_is_a_whole_model_call() -> None:
