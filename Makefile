@@ -21,13 +21,16 @@ $(GATEWAY): pyproject.toml
 	touch $@
 
 # The main job: the demo cases replayed end to end with the reference harness against the
-# built-in stub model playing three trajectories (embedded defaults: SQLite in .replay/,
+# built-in stub model playing six trajectories (embedded defaults: SQLite in .replay/,
 # Docker), ending with a summary table; it fails unless each gets the verdict it must.
 demo: $(BIN)/replay $(GATEWAY)
 	$(BIN)/replay case validate cases/*/case.yaml
 	$(BIN)/replay run cases/*/case.yaml --harness reference \
 	  --stub gold --stub cheat --stub reckless \
-	  --expect gold=pass --expect cheat=model_fail --expect reckless=model_fail
+	  --stub spoof-conftest --stub spoof-plugin --stub spoof-site \
+	  --expect gold=pass --expect cheat=model_fail --expect reckless=model_fail \
+	  --expect spoof-conftest=model_fail --expect spoof-plugin=model_fail \
+	  --expect spoof-site=model_fail
 
 lint: $(BIN)/replay $(GATEWAY)
 	$(BIN)/ruff check replay fakes tests contract_tests bench
