@@ -25,7 +25,7 @@ from fakes.core.server import control_app
 from replay.case import load_case
 from replay.docs import DocsCache, docs_app
 from replay.errors import ReplayError
-from replay.gateway.addons import Gate, addons
+from replay.gateway.addons import Gate, addons, record_unparsed
 from replay.gateway.certs import backdate_minted_certificates, ensure_ca
 from replay.gateway.config import CREDENTIALS, GatewayConfig, Route, client_env
 from replay.registry.serve import Registry, registry_app
@@ -108,6 +108,8 @@ async def serve_forever(config: GatewayConfig) -> None:
         ),
     )
     master.addons.add(*addons(gate, real_secrets()))  # type: ignore[no-untyped-call]
+    # What mitmproxy refuses before any addon hook (an unparsable request line) is recorded too.
+    record_unparsed(gate)
     # The control plane (events, state, reset) is served to the runner on a Unix socket
     # beside the state file, never through the proxy.
     control_sock = config.state_file.with_name(config.state_file.stem + ".control.sock")
