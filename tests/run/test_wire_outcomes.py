@@ -40,9 +40,7 @@ def model_calls(run: RunResult) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
-# 403 takes the same path (the auth class); it is shown at the gateway and in the roll-up
-# (tests/gateway/test_model_route.py, test_modelcalls.py), one Docker run is enough here.
-@pytest.mark.parametrize("status", [401])
+@pytest.mark.parametrize("status", [401, 403])
 def test_a_provider_refusing_the_key_on_every_call_is_infra(tmp_path: Path, status: int) -> None:
     run = replay(tmp_path, stub="gold", stub_faults=(f"http_{status}=every:1",))
     assert run.outcome == "infra_fail", run.reason
