@@ -59,7 +59,7 @@ def _pip(target: Path, *args: str, env: dict[str, str] | None = None) -> None:
 
 @suite
 def gateway() -> list[Pair]:
-    from replay.registry.blobs import BlobStore
+    from replay.base.blobs import BlobStore
     from replay.snapshot import load_snapshot
 
     state = start_gateway(str(DEMO))

@@ -13,10 +13,10 @@ from bench.common import ROOT_DIR, Pair, suite
 
 @suite
 def snapshot() -> list[Pair]:
-    from replay import gitrepo
+    from replay.base import gitrepo
+    from replay.base.sharedgit import prune_bundles
+    from replay.base.snapshot import list_files
     from replay.snapshot import build_snapshot, load_snapshot
-    from replay.snapshot.load import list_files
-    from replay.snapshot.shared import prune_bundles
 
     snap = ROOT_DIR / "snapshots" / "demo"
     files = [snap / name for name in list_files(snap)]

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from replay import __version__
-from replay.errors import InputError, ReplayError
+from replay.base.errors import InputError, ReplayError
 
 app = typer.Typer(
     help="Replay shipped tickets against coding agents in a frozen copy of the world.",
@@ -209,7 +209,7 @@ def snapshot_prune_cache(
     ] = 1.0,
 ) -> None:
     """Remove the bundles cut from the shared git stores; they are made again on use."""
-    from replay.snapshot.shared import blob_root, prune_bundles
+    from replay.base.sharedgit import blob_root, prune_bundles
 
     root = blob_root(blobs)
     removed = prune_bundles(root, older_than * 3600)
@@ -225,7 +225,7 @@ def snapshot_audit(
     fresh: Annotated[bool, typer.Option(help="Ignore the cached verdict.")] = False,
 ) -> None:
     """Search every part of the snapshot for what came after T and, with --case, the answer."""
-    from replay.case import load_case
+    from replay.base.case import load_case
     from replay.snapshot import load_snapshot
     from replay.snapshot.audit import audit, audit_cached
 

@@ -13,10 +13,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from replay import gitrepo
-from replay.case import Case, load_case
-from replay.errors import CaseError, InputError, SnapshotError, ToolError
-from replay.snapshot.load import Snapshot, load_snapshot
+from replay.base import gitrepo
+from replay.base.case import Case, load_case
+from replay.base.errors import CaseError, InputError, SnapshotError, ToolError
+from replay.base.snapshot import Snapshot, load_snapshot
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ def validate_case(path: Path) -> Validated:
     checks = [
         "format (schema 1)",
         f"{len(case.side_effects)} side-effect rule(s): every kind and field is one the world "
-        "records (replay/eventkinds.py)",
+        "records (replay/base/eventkinds.py)",
     ]
     try:
         snapshot = load_snapshot(case.snapshot)

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from replay.base.snapshot import Snapshot, load_snapshot
 from replay.snapshot import build_snapshot
-from replay.snapshot.load import Snapshot, load_snapshot
 from tests import worlds
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from replay.case import Case, SideEffectRule, load_case
-from replay.errors import CaseError
+from replay.base.case import Case, SideEffectRule, load_case
+from replay.base.errors import CaseError
 from tests.cli_helpers import assert_one_line_error, run_cli
 
 

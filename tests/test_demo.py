@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.case import load_case
+from replay.base.case import load_case
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.audit import dated_after
 from tests.cli_helpers import run_cli

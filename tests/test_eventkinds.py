@@ -1,4 +1,4 @@
-"""The event vocabulary (replay/eventkinds.py) is exactly what the world records.
+"""The event vocabulary (replay/base/eventkinds.py) is exactly what the world records.
 
 One direction holds by construction: the event log refuses a kind, service or data key the
 vocabulary lacks (tests/fakes/core/test_events.py), so every event any test makes is in it.
@@ -29,10 +29,10 @@ from fakes.github.backend import GitHubBackend
 from fakes.github.ops_refs import RefUpdate
 from fakes.linear.backend import LinearBackend
 from fakes.slack.models import MemberRow
-from replay.case import ScriptedReply
-from replay.eventkinds import KINDS
+from replay.base.case import ScriptedReply
+from replay.base.eventkinds import KINDS
+from replay.base.snapshot import load_snapshot
 from replay.gateway.modelcalls import ModelCall
-from replay.snapshot.load import load_snapshot
 from tests.serving import serving
 
 ROOT = Path(__file__).resolve().parents[1]

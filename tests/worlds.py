@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from replay.gitrepo import clean_env
+from replay.base.gitrepo import clean_env
 
 T = "2026-03-12T09:00:00Z"
 

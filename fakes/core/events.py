@@ -15,7 +15,7 @@ from sqlalchemy import JSON, DateTime, Integer, String, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from fakes.core.clock import FrozenClock
-from replay.eventkinds import check_record
+from replay.base.eventkinds import check_record
 
 EVENT_SCHEMA = 1
 
@@ -45,7 +45,7 @@ class Event(BaseModel):
     """``github``, ``git``, ``linear``, ``slack``, ``egress``, ``docs``, ``model``, ``gateway``."""
     kind: str
     """Dotted name, service first: ``github.pull_request.opened``, ``git.push``; one of
-    :data:`replay.eventkinds.KINDS`, which also lists each kind's ``data`` keys."""
+    :data:`replay.base.eventkinds.KINDS`, which also lists each kind's ``data`` keys."""
     actor: str | None
     """Who did it: the login, user id or token owner; None when unauthenticated."""
     object: EventObject
@@ -91,8 +91,8 @@ def _aware(value: datetime) -> datetime:
 class EventLog:
     """Appends events inside the caller's session, so an event lands with its mutation.
 
-    Only what :data:`replay.eventkinds.KINDS` lists is recorded: a kind, service or ``data``
-    key it does not have raises :class:`replay.eventkinds.EventVocabularyError` (a bug in the
+    Only what :data:`replay.base.eventkinds.KINDS` lists is recorded: a kind, service or ``data``
+    key it does not have raises :class:`replay.base.eventkinds.EventVocabularyError` (a bug in the
     recorder, so the vocabulary that case files are checked against never drifts from it).
     """
 

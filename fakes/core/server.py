@@ -27,9 +27,9 @@ from fastapi.responses import JSONResponse, Response
 
 from fakes.core.events import EventLog
 from fakes.core.world import World, control_router
-from replay.case import ScriptedReply
-from replay.errors import ReplayError
-from replay.snapshot.load import Snapshot
+from replay.base.case import ScriptedReply
+from replay.base.errors import ReplayError
+from replay.base.snapshot import Snapshot
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

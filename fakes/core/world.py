@@ -15,8 +15,8 @@ from sqlalchemy.pool import StaticPool
 
 from fakes.core.clock import FrozenClock
 from fakes.core.events import EventBase, EventLog
-from replay.case import ScriptedReply
-from replay.snapshot.load import Snapshot
+from replay.base.case import ScriptedReply
+from replay.base.snapshot import Snapshot
 
 
 class Fake(Protocol):

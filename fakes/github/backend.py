@@ -237,7 +237,7 @@ class GitHubBackend(PullOps):
 
 
 def _dump_event(e: IssueEvent) -> dict[str, Any]:
-    """An issue event in the snapshot's terms (:class:`replay.snapshot.state.GitHubIssueEvent`)."""
+    """An issue event in the snapshot's terms (:class:`replay.base.worldstate.GitHubIssueEvent`)."""
     return {
         "id": e.id,
         "event": e.event,

@@ -20,7 +20,7 @@ from fakes.core.server import Receive, Scope, Send
 from fakes.github.backend import GitHubBackend, RefUpdate
 from fakes.github.errors import NotFound
 from fakes.github.gitstore import ZERO
-from replay.gitrepo import clean_env
+from replay.base.gitrepo import clean_env
 
 GIT_PATH = re.compile(
     r"^/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+?)(?:\.git)?/"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from replay.gitrepo import clean_env
+from replay.base.gitrepo import clean_env
 
 ZERO = "0" * 40
 GIT_INT_MAX = 2**31 - 1

@@ -193,7 +193,7 @@ class IssueEvent(GitHubBase):
 
     Seeded from the snapshot's ``events`` (everything up to T) and appended by every change
     GitHub records as an issue event. ``event`` is GitHub's own name for it, as in the
-    snapshot (:class:`replay.snapshot.state.GitHubIssueEvent`).
+    snapshot (:class:`replay.base.worldstate.GitHubIssueEvent`).
     """
 
     __tablename__ = "github_issue_events"

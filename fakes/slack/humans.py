@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 
 from fakes.slack.models import ChannelRow, HumanReplyRow, MessageRow
 from fakes.slack.timestamps import is_ts, to_us
-from replay.case import ScriptedReply
-from replay.errors import ReplayError
+from replay.base.case import ScriptedReply
+from replay.base.errors import ReplayError
 
 if TYPE_CHECKING:
     from fakes.slack.backend import SlackBackend

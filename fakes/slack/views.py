@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from fakes.slack import schemas as w
 from fakes.slack.models import ChannelRow, MemberRow, MessageRow, ReactionRow, UserRow
-from replay.snapshot.state import SlackTeam
+from replay.base.worldstate import SlackTeam
 
 TOMBSTONE_TEXT = "This message was deleted."
 

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from replay.errors import InputError
+from replay.base.errors import InputError
 
 app = typer.Typer(help="Capturing snapshots from real services.", no_args_is_help=True)
 out = Console(highlight=False, soft_wrap=True)
@@ -92,6 +92,7 @@ def capture(
 ) -> None:
     """Capture GitHub (GITHUB_TOKEN), and Linear (LINEAR_API_KEY) and Slack (SLACK_TOKEN) when
     asked, as of T; what could not be rolled back is listed in the snapshot's capture.json."""
+    from replay.base.blobs import BlobStore
     from replay.capture.snapshot import (
         CaptureConfig,
         GitHubSource,
@@ -99,7 +100,6 @@ def capture(
         SlackSource,
         capture_snapshot,
     )
-    from replay.registry.blobs import BlobStore
 
     if at.tzinfo is None:
         raise InputError(Path("--at"), "T needs a timezone (e.g. ...Z)", "at")

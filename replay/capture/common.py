@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from replay.base.errors import ReplayError
 from replay.capture.report import Flag
-from replay.errors import ReplayError
 
 
 class CaptureError(ReplayError):

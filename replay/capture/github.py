@@ -14,8 +14,8 @@ from typing import Any, get_args
 
 import httpx
 
+from replay.base.worldstate import GitHubIssueEvent
 from replay.capture.common import CaptureError, Ledger, iso, when
-from replay.snapshot.state import GitHubIssueEvent
 
 API_VERSION = "2022-11-28"
 

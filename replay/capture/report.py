@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import AwareDatetime, Field
 
-from replay.formats import Strict
+from replay.base.formats import Strict
 
 CAPTURE_REPORT = "capture.json"
 

@@ -2,9 +2,9 @@
 
 The GitHub repository is cut at the base commit exactly as generated snapshots are: only the
 base commit's history, no tags, no other refs, added to the shared git store under the blob
-store root (:mod:`replay.snapshot.shared`: each object once for every snapshot of the
+store root (:mod:`replay.base.sharedgit`: each object once for every snapshot of the
 repository; restores get exactly the base's history from it), or with ``shared_git=False`` a
-fresh bundle in the snapshot (:func:`replay.gitrepo.bundle_create`). The state of each
+fresh bundle in the snapshot (:func:`replay.base.gitrepo.bundle_create`). The state of each
 service is cut at T by its module; what no API let us roll back is listed in the snapshot's
 ``capture.json``. Registry and docs caches are recorded at T with the existing recorders when
 requirements or URLs are given: packages from ``registry_upstream`` as it stood at T, pages
@@ -23,18 +23,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from replay import __version__, gitrepo
+from replay import __version__
+from replay.base import gitrepo
+from replay.base.blobs import BlobStore
+from replay.base.formats import dump_json, validate_data
+from replay.base.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
+from replay.base.sharedgit import share
+from replay.base.snapshot import list_files, load_snapshot, sha256_file
+from replay.base.worldstate import SERVICE_MODELS
 from replay.capture.common import CaptureError, Ledger
 from replay.capture.github import GitHubReader, capture_github
 from replay.capture.linear import LinearReader, capture_linear
 from replay.capture.report import CAPTURE_REPORT, CaptureReport
 from replay.capture.slack import capture_slack
-from replay.formats import dump_json, validate_data
-from replay.registry.blobs import BlobStore
-from replay.snapshot.load import list_files, load_snapshot, sha256_file
-from replay.snapshot.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
-from replay.snapshot.shared import share
-from replay.snapshot.state import SERVICE_MODELS
 
 
 @dataclass(frozen=True)

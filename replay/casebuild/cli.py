@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from replay.errors import InputError
+from replay.base.errors import InputError
 
 app = typer.Typer(help="Building cases from real history.", no_args_is_help=True)
 out = Console(highlight=False, soft_wrap=True)

@@ -17,7 +17,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from replay import gitrepo
+from replay.base import gitrepo
+from replay.base.errors import InputError
 from replay.capture.common import CaptureError, Ledger, when
 from replay.capture.github import GitHubReader
 from replay.capture.linear import LinearReader, capture_linear
@@ -32,7 +33,6 @@ from replay.casebuild.world import (
     latest_history_date,
     write_case_dir,
 )
-from replay.errors import InputError
 from replay.runtime.base import Runtime
 
 

@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from replay import gitrepo
+from replay.base import gitrepo
+from replay.base.errors import InputError
+from replay.base.formats import Strict, parse_json, read_text, validate_data
 from replay.casebuild.patches import test_files
 from replay.casebuild.world import DEFAULT_COMMAND, CaseSpec, TicketSpec, write_case_dir
-from replay.errors import InputError
-from replay.formats import Strict, parse_json, read_text, validate_data
 
 
 class Instance(Strict):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from replay.case import load_case
+from replay.base.case import load_case
 from replay.grade.junit import TestStatus, parse_junit
 from replay.images.base import ensure_base_image
 from replay.images.env import build_env_image

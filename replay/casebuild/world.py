@@ -21,13 +21,13 @@ from typing import Any
 
 import yaml
 
-from replay import gitrepo
-from replay.formats import dump_json, validate_data
+from replay.base import gitrepo
+from replay.base.formats import dump_json, validate_data
+from replay.base.manifest import Manifest
+from replay.base.sharedgit import blob_root, share
+from replay.base.worldstate import SERVICE_MODELS
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.edit import write_part
-from replay.snapshot.manifest import Manifest
-from replay.snapshot.shared import blob_root, share
-from replay.snapshot.state import SERVICE_MODELS
 
 AGENT = "replay-agent"
 DEFAULT_COMMAND = "python -m pytest -p no:cacheprovider -q --junitxml={junit}"

@@ -150,8 +150,8 @@ def github_rest_routes() -> dict[str, re.Pattern[str]]:
     from fakes.core.world import World
     from fakes.github.backend import GitHubBackend
     from fakes.github.routes import make_rest_app
+    from replay.base.snapshot import load_snapshot
     from replay.contract.targets import DEFAULT_SNAPSHOT
-    from replay.snapshot.load import load_snapshot
 
     world = World(load_snapshot(DEFAULT_SNAPSHOT))
     backend = GitHubBackend(world)

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 import uvicorn
 
 from fakes.core.server import CONTROL_PREFIX, ASGIApp, Receive, Scope, Send, WorldApp, build_world
-from replay.errors import ReplayError
-from replay.snapshot.load import load_snapshot
+from replay.base.errors import ReplayError
+from replay.base.snapshot import load_snapshot
 
 SERVICES = ("github", "slack", "linear")
 Service = Literal["github", "slack", "linear"]

@@ -24,12 +24,12 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, Response
 
-from replay.errors import ReplayError
-from replay.formats import dump_json
-from replay.registry.blobs import BlobStore
+from replay.base.blobs import BlobStore
+from replay.base.errors import ReplayError
+from replay.base.formats import dump_json
+from replay.base.manifest import DocsIndex, DocsPage
+from replay.base.snapshot import Snapshot, load_snapshot
 from replay.snapshot.edit import write_part
-from replay.snapshot.load import Snapshot, load_snapshot
-from replay.snapshot.manifest import DocsIndex, DocsPage
 
 INDEX = "docs/index.json"
 Recorder = Callable[[str, str, str, dict[str, Any]], None]

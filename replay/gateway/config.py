@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from replay.errors import ReplayError
+from replay.base.errors import ReplayError
 
 Route = Literal["fake", "registry", "docs", "model", "deny"]
 

@@ -22,9 +22,9 @@ from mitmproxy.tools.dump import DumpMaster
 
 from fakes.core import build_world
 from fakes.core.server import control_app
-from replay.case import load_case
+from replay.base.case import load_case
+from replay.base.errors import ReplayError
 from replay.docs import DocsCache, docs_app
-from replay.errors import ReplayError
 from replay.gateway.addons import Gate, addons, record_unparsed
 from replay.gateway.certs import backdate_minted_certificates, ensure_ca
 from replay.gateway.config import CREDENTIALS, GatewayConfig, Route, client_env

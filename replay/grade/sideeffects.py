@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from replay.case import SideEffectRule
+from replay.base.case import SideEffectRule
 
 
 @dataclass(frozen=True)

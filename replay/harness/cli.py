@@ -11,7 +11,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from replay.errors import InputError
+from replay.base.errors import InputError
 
 stub_model_app = typer.Typer(
     help="The stub model: plays a scripted trajectory, injects wire faults.",

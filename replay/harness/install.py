@@ -29,7 +29,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from replay.errors import ReplayError
+from replay.base.errors import ReplayError
 from replay.harness.spec import PREFIX, HarnessSpec
 from replay.images.base import KIND_LABEL, RECIPE_LABEL
 from replay.runtime.base import (

@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from replay.errors import InputError, ReplayError
-from replay.formats import Strict, load_model
+from replay.base.errors import InputError, ReplayError
+from replay.base.formats import Strict, load_model
 from replay.harness.stub.script import Script, Step
 
 BUILTIN = Path(__file__).with_name("builtin")

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from replay.errors import ToolError
+from replay.base.errors import ToolError
 from replay.runtime.base import IMAGE_KIND_LABEL, Runtime
 
 BASE_IMAGE = "replay-base:bookworm"

@@ -45,7 +45,7 @@ def env(
     ] = None,
 ) -> None:
     """Build the case's environment image: repository at the base commit, setup as of T."""
-    from replay.case import load_case
+    from replay.base.case import load_case
     from replay.images.env import build_env_image, cached_env_image
     from replay.images.world import running_world
     from replay.runtime.base import get_runtime

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replay.case import Case, load_case
-from replay.gitrepo import checkout_from_bundle
+from replay.base.case import Case, load_case
+from replay.base.gitrepo import checkout_from_bundle
 from replay.images.base import KIND_LABEL, RECIPE_LABEL
 from replay.runtime.base import (
     OWNER_LABEL,
@@ -116,7 +116,7 @@ def build_env_image(
     config = SandboxConfig(
         image=base_id,
         limits=BUILD_LIMITS,
-        labels={"replay.role": "env-build", "replay.case": case.id},
+        labels={"replay.role": "env-build", "replay.base.case": case.id},
         mount_system_bundle=False,
         # Setup runs as root and its writes must land in the committed image.
         confined=False,
@@ -142,7 +142,7 @@ def build_env_image(
             case.id,
             changes=[
                 f"WORKDIR {workdir}",
-                f"LABEL {KIND_LABEL}=env {RECIPE_LABEL}={recipe} replay.case={case.id}"
+                f"LABEL {KIND_LABEL}=env {RECIPE_LABEL}={recipe} replay.base.case={case.id}"
                 f" replay.base={base_id}",
                 # The build container's run labels would otherwise ride along into the image.
                 f"LABEL {RUN_LABEL}= {OWNER_LABEL}= {OWNER_START_LABEL}=",

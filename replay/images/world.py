@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from replay.errors import ReplayError
+from replay.base.errors import ReplayError
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 

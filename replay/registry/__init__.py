@@ -6,7 +6,7 @@ showing only what was uploaded at or before T. See ``serve`` for how the gateway
 
 from __future__ import annotations
 
-from replay.registry.blobs import BlobError, BlobStore
+from replay.base.blobs import BlobError, BlobStore
 from replay.registry.record import RecordError, Target, default_index_url, record_python
 from replay.registry.record_npm import record_npm
 from replay.registry.serve import HOSTS, Registry, host_apps, registry_app, serve_snapshot

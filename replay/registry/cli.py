@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from replay.errors import InputError
+from replay.base.errors import InputError
 
 app = typer.Typer(help="The package registry frozen at T.", no_args_is_help=True)
 out = Console(highlight=False, soft_wrap=True)
@@ -51,10 +51,10 @@ def record(
     ] = False,
 ) -> None:
     """Record the files SPECs and their dependencies need at T into the blob store."""
-    from replay.registry.blobs import BlobStore
+    from replay.base.blobs import BlobStore
+    from replay.base.manifest import RegistryIndex
     from replay.registry.record import default_index_url, merge_python, record_python
     from replay.registry.slot import dump_index, read_index, write_index
-    from replay.snapshot.manifest import RegistryIndex
 
     index = RegistryIndex(schema=1)
     if snapshot is not None:
@@ -104,7 +104,7 @@ def serve(
     """Serve a snapshot's registry standalone (pip: --index-url http://HOST:PORT/simple/)."""
     import uvicorn
 
-    from replay.registry.blobs import BlobStore
+    from replay.base.blobs import BlobStore
     from replay.registry.serve import NPM_PREFIX, serve_snapshot
 
     app_ = serve_snapshot(snapshot, BlobStore(blobs))

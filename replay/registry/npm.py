@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from replay.snapshot.manifest import NpmVersion
+from replay.base.manifest import NpmVersion
 
 REGISTRY_HOST = "registry.npmjs.org"
 ABBREVIATED = "application/vnd.npm.install-v1+json"

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from packaging.version import InvalidVersion, Version
 
-from replay.snapshot.manifest import PythonFile
+from replay.base.manifest import PythonFile
 
 INDEX_HOST = "pypi.org"
 FILES_HOST = "files.pythonhosted.org"

@@ -39,10 +39,10 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from replay.errors import ReplayError
-from replay.registry.blobs import BlobStore
+from replay.base.blobs import BlobStore
+from replay.base.errors import ReplayError
+from replay.base.manifest import PythonFile
 from replay.registry.pypi import JSON_V1, normalize, parse_metadata
-from replay.snapshot.manifest import PythonFile
 
 log = logging.getLogger(__name__)
 

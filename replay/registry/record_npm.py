@@ -23,11 +23,11 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from replay.registry.blobs import BlobError, BlobStore
+from replay.base.blobs import BlobError, BlobStore
+from replay.base.manifest import NpmVersion
 from replay.registry.npm import is_prerelease, semver_key
 from replay.registry.record import USER_AGENT, RecordError
 from replay.registry.semver import RangeError, max_satisfying
-from replay.snapshot.manifest import NpmVersion
 
 log = logging.getLogger(__name__)
 

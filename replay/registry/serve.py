@@ -35,10 +35,10 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from replay.base.blobs import BlobError, BlobStore
+from replay.base.manifest import NpmVersion, PythonFile, RegistryIndex
+from replay.base.snapshot import Snapshot
 from replay.registry import npm, pypi
-from replay.registry.blobs import BlobError, BlobStore
-from replay.snapshot.load import Snapshot
-from replay.snapshot.manifest import NpmVersion, PythonFile, RegistryIndex
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from replay.formats import dump_json
-from replay.registry.blobs import BlobError, BlobStore
-from replay.snapshot.load import load_snapshot, sha256_file
-from replay.snapshot.manifest import MANIFEST, RegistryIndex
+from replay.base.blobs import BlobError, BlobStore
+from replay.base.formats import dump_json
+from replay.base.manifest import MANIFEST, RegistryIndex
+from replay.base.snapshot import load_snapshot, sha256_file
 
 INDEX = "registry/index.json"
 

@@ -12,7 +12,7 @@ from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-from replay.errors import ReplayError
+from replay.base.errors import ReplayError
 from replay.results.models import Base, CalibrationRow, GradeRow, RunRow
 
 DEFAULT_DB = Path(".replay") / "results.db"

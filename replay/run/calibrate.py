@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from replay.case import load_case
+from replay.base.case import load_case
 from replay.results import CalibrationRow, Store
 from replay.run.runner import RunOptions, RunResult, run_case
 

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from replay.case import Case
-from replay.errors import ReplayError
+from replay.base.case import Case
+from replay.base.errors import ReplayError
 from replay.grade import GuardReport, TestVerdict, judge
 from replay.runtime.base import Container, ContainerSpec, Limits, Runtime, SandboxError
 
@@ -370,7 +370,7 @@ def grade_hidden_tests(
         command=["sleep", "infinity"],
         workdir=workdir,
         limits=Limits(cpus=2.0, memory=4 * 1024**3, pids=2048, wall_time=timeout + 300),
-        labels={"replay.role": "grade", "replay.case": case.id},
+        labels={"replay.role": "grade", "replay.base.case": case.id},
     )
     container = runtime.create(spec, run_id)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import Field, RootModel
 
-from replay.formats import Strict, load_model
+from replay.base.formats import Strict, load_model
 
 BUILTIN = Path(__file__).with_name("prices.yaml")
 

@@ -24,8 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from replay.case import Case, load_case
-from replay.errors import ReplayError
+from replay.base.case import Case, load_case
+from replay.base.errors import ReplayError
+from replay.base.snapshot import Snapshot
 from replay.gateway.modelcalls import ModelCall, summarize_wire
 from replay.grade import Evidence, classify, judge_side_effects
 from replay.harness.install import HarnessImage, ensure_harness_image, needs_image
@@ -48,7 +49,6 @@ from replay.runtime.sandbox import (
 )
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit_cached
-from replay.snapshot.load import Snapshot
 
 GRADE_SCHEMA = 1
 RUN_FILES = "/tmp/replay-run"
@@ -263,7 +263,7 @@ def run_once(
                 workdir=case.environment.workdir,
                 limits=Limits(wall_time=case.budgets.wall_time_s + 120),
                 clock_at=case.at if options.clock else None,
-                labels={"replay.case": case.id},
+                labels={"replay.base.case": case.id},
                 # The root filesystem is read-only: files of a harness without an image of
                 # its own come in as a read-only mount of the run directory's copy.
                 mounts=_harness_files(spec, spec_dir, run_dir, case.at if options.clock else None)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from replay.case import Case
-from replay.snapshot.load import Snapshot
+from replay.base.case import Case
+from replay.base.snapshot import Snapshot
 
 TEMPLATE = """\
 You are {agent}, an engineer on the {org} team. The repository {repo} is checked out in

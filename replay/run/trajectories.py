@@ -21,10 +21,10 @@ import re
 import shlex
 from typing import Any, Literal, get_args
 
-from replay.case import Case
-from replay.errors import ReplayError
+from replay.base.case import Case
+from replay.base.errors import ReplayError
+from replay.base.snapshot import Snapshot
 from replay.harness.stub.script import Script
-from replay.snapshot.load import Snapshot
 
 Trajectory = Literal[
     "gold", "cheat", "reckless", "asks", "idle", "spoof-conftest", "spoof-plugin", "spoof-site"

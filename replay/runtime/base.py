@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
-from replay.errors import ReplayError
+from replay.base.errors import ReplayError
 
 RUN_LABEL = "replay.run"
 """The run a resource belongs to."""

@@ -31,12 +31,12 @@ from typing import Any
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from replay import gitrepo
-from replay.case import Case, load_case
-from replay.errors import ToolError
-from replay.registry.blobs import BlobStore
-from replay.snapshot.load import Snapshot, load_snapshot, sha256_file
-from replay.snapshot.manifest import MANIFEST, RepositoryPart
+from replay.base import gitrepo
+from replay.base.blobs import BlobStore
+from replay.base.case import Case, load_case
+from replay.base.errors import ToolError
+from replay.base.manifest import MANIFEST, RepositoryPart
+from replay.base.snapshot import Snapshot, load_snapshot, sha256_file
 
 AUDIT_VERSION = 1
 """Bumped whenever the audit learns a new check, so cached verdicts are recomputed."""

@@ -14,7 +14,7 @@ Sources layout::
 
 The snapshot carries the repository cut at its base as a bundle of its own, or (with
 ``shared_git``) as a reference to the shared store under the blob store root, which then holds
-each object once for every snapshot of that repository (see :mod:`replay.snapshot.shared`).
+each object once for every snapshot of that repository (see :mod:`replay.base.sharedgit`).
     registry/index.json  optional: package files recorded with their upload times
     docs/index.json      optional: documentation pages recorded with their fetch times
 """
@@ -30,13 +30,22 @@ from typing import Any
 
 from pydantic import AwareDatetime, Field, model_validator
 
-from replay import __version__, gitrepo
-from replay.errors import InputError, SourcesError
-from replay.formats import M, Strict, dump_json, load_model, parse_yaml, read_text, validate_data
-from replay.snapshot import shared
-from replay.snapshot.load import list_files, sha256_file
-from replay.snapshot.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
-from replay.snapshot.state import SERVICE_MODELS
+from replay import __version__
+from replay.base import gitrepo
+from replay.base import sharedgit as shared
+from replay.base.errors import InputError, SourcesError
+from replay.base.formats import (
+    M,
+    Strict,
+    dump_json,
+    load_model,
+    parse_yaml,
+    read_text,
+    validate_data,
+)
+from replay.base.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
+from replay.base.snapshot import list_files, sha256_file
+from replay.base.worldstate import SERVICE_MODELS
 
 COMMITTER = {"GIT_COMMITTER_NAME": "GitHub", "GIT_COMMITTER_EMAIL": "noreply@github.com"}
 

@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from replay.formats import dump_json
-from replay.snapshot.load import load_snapshot, sha256_file
-from replay.snapshot.manifest import MANIFEST
+from replay.base.formats import dump_json
+from replay.base.manifest import MANIFEST
+from replay.base.snapshot import load_snapshot, sha256_file
 
 Slot = Literal["registry", "docs"]
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from replay import gitrepo
-from replay.snapshot.load import Snapshot
+from replay.base import gitrepo
+from replay.base.snapshot import Snapshot
 
 
 @dataclass(frozen=True)

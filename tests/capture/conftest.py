@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.registry.blobs import ENV
+from replay.base.blobs import ENV
 
 
 @pytest.fixture(scope="package", autouse=True)

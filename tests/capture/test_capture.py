@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from fakes.core import build_world
-from replay import gitrepo
+from replay.base import gitrepo
 from replay.capture.github import undo_events
 from replay.capture.linear import undo_history
 from replay.capture.snapshot import (

@@ -24,10 +24,10 @@ from starlette.routing import Route
 from typer.testing import CliRunner
 
 from fakes.core import build_world
+from replay.base.blobs import BlobStore
 from replay.capture.common import CaptureError
 from replay.capture.snapshot import CaptureConfig, GitHubSource, capture_snapshot
 from replay.docs.cache import DocsError
-from replay.registry.blobs import BlobStore
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.audit import audit
 from tests import worlds

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.registry.blobs import ENV, default_root
+from replay.base.blobs import ENV, default_root
 
 
 @pytest.fixture(scope="package", autouse=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay import gitrepo
+from replay.base import gitrepo
 
 ROOT = Path(__file__).resolve().parents[2]
 REGISTRY = ROOT / "snapshots" / "sources" / "demo" / "registry" / "index.json"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from replay import gitrepo
-from replay.case import load_case
+from replay.base import gitrepo
+from replay.base.case import load_case
+from replay.base.errors import InputError, ToolError
 from replay.casebuild.create import FixSource, create_case, spec_from_fix
 from replay.casebuild.testlists import classify
-from replay.errors import InputError, ToolError
 from replay.run.runner import RunOptions, run_case
 from replay.runtime.base import get_runtime
 from replay.snapshot import load_snapshot

@@ -12,10 +12,11 @@ import pytest
 import yaml
 
 from fakes.core import build_world
-from replay import gitrepo
+from replay.base import gitrepo
+from replay.base.case import load_case
+from replay.base.errors import InputError
 from replay.capture.common import CaptureError
 from replay.capture.github import GitHubReader
-from replay.case import load_case
 from replay.casebuild.create import (
     FixSource,
     LinearTicket,
@@ -25,7 +26,6 @@ from replay.casebuild.create import (
     spec_from_fix,
 )
 from replay.casebuild.world import write_case_dir
-from replay.errors import InputError
 from replay.run.runner import RunOptions, run_case
 from replay.runtime.base import get_runtime
 from replay.snapshot import build_snapshot, load_snapshot

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from replay import gitrepo
-from replay.case import load_case
+from replay.base import gitrepo
+from replay.base.case import load_case
+from replay.base.errors import InputError
 from replay.casebuild.swebench import import_instances, load_instances
-from replay.errors import InputError
 from replay.run.runner import RunOptions, run_case
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit

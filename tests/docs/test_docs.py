@@ -12,9 +12,9 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 from fastapi.testclient import TestClient
 
+from replay.base.blobs import BlobStore
 from replay.docs import DocsCache, docs_app, record_pages
 from replay.docs.cache import DocsError
-from replay.registry.blobs import BlobStore
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import dated_after
 from tests.serving import serving

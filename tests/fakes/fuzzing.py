@@ -37,7 +37,7 @@ from schemathesis import BaseSchema, GenerationMode
 
 from fakes.core.net import Net
 from fakes.core.world import World
-from replay.snapshot.load import load_snapshot
+from replay.base.snapshot import load_snapshot
 from tests.serving import serving
 
 DEMO = Path(__file__).resolve().parents[2] / "snapshots" / "demo"

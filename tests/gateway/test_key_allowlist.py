@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.errors import ReplayError
+from replay.base.errors import ReplayError
 from replay.gateway.config import GatewayConfig, key_may_go_to, model_call_refusal
 
 ALLOWED = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay.case import load_case
+from replay.base.case import load_case
 from replay.grade import Evidence, classify, judge_side_effects
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import openai
 import pytest
 from typer.testing import CliRunner
 
-from replay.errors import InputError
+from replay.base.errors import InputError
 from replay.harness.cli import stub_model_app
 
 SCRIPT = "name: demo\nsteps:\n  - say: Looking.\n    bash: ls -la\n"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from replay.case import load_case
+from replay.base.case import load_case
 from replay.harness.install import (
     COMPLETE,
     HARNESS_REPOSITORY,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.errors import InputError
+from replay.base.errors import InputError
 from replay.harness.stub import Fault, FaultInjector, Script, load_script, next_action
 
 ASKS = """

@@ -10,7 +10,7 @@ import pytest
 from packaging.version import Version
 from typer.testing import CliRunner
 
-from replay.case import load_case
+from replay.base.case import load_case
 from replay.images import build_env_image
 from replay.images.base import RECIPE_LABEL
 from replay.images.cli import app

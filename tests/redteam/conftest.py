@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from replay.case import load_case
+from replay.base.case import load_case
 from replay.images.env import EnvImage, build_env_image
 from replay.images.world import running_world
 from replay.runtime import Runtime, Sandbox, SandboxConfig
@@ -281,7 +281,7 @@ def agents(
             config = SandboxConfig(
                 image=env_images[case_id].id,
                 workdir=case.environment.workdir,
-                labels={"replay.case": case.id},
+                labels={"replay.base.case": case.id},
             )
             box = Sandbox(runtime, world.state, config).start()
             started.append(box)

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from replay.case import Case, load_case
-from replay.gitrepo import checkout_from_bundle
+from replay.base.case import Case, load_case
+from replay.base.gitrepo import checkout_from_bundle
 from replay.snapshot import load_snapshot
 from tests.redteam.conftest import CASES, PLACEHOLDER_GH, Agent, World
 

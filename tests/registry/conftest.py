@@ -6,9 +6,9 @@ from datetime import datetime
 
 import pytest
 
+from replay.base.manifest import PythonFile, RegistryIndex
 from replay.registry import BlobStore, Registry, record_python, registry_app
 from replay.registry.record import merge_python
-from replay.snapshot.manifest import PythonFile, RegistryIndex
 from tests.registry.helpers import PythonUpstream, T, after, standard_upstream
 from tests.serving import serving
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from replay.registry.blobs import BlobError, BlobStore, default_root
+from replay.base.blobs import BlobError, BlobStore, default_root
+from replay.base.manifest import RegistryIndex
 from replay.registry.slot import check_blobs
-from replay.snapshot.manifest import RegistryIndex
 from tests.registry.conftest import Recorded
 
 

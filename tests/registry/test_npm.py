@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from replay.base.manifest import NpmVersion, RegistryIndex
 from replay.registry import BlobStore, Registry, host_apps, registry_app
-from replay.snapshot.manifest import NpmVersion, RegistryIndex
 from tests.registry.helpers import T, call_like_mitmproxy, standard_npm
 from tests.serving import serving
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from replay.base.blobs import BlobStore
+from replay.base.manifest import RegistryIndex
 from replay.registry import Registry, host_apps, registry_app
-from replay.registry.blobs import BlobStore
-from replay.snapshot.manifest import RegistryIndex
 from tests.registry.conftest import Recorded
 from tests.registry.helpers import T
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from replay.base.manifest import RegistryIndex
 from replay.registry import BlobStore, RecordError, Registry, host_apps, registry_app
 from replay.registry.record_npm import record_npm, split_spec
-from replay.snapshot.manifest import RegistryIndex
 from tests.registry.helpers import T, npm_upstream_app, standard_npm
 from tests.registry.test_npm import npm
 from tests.serving import serving

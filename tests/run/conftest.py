@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.case import load_case
+from replay.base.case import load_case
 from replay.images.env import build_env_image
 from replay.images.world import running_world
 from replay.runtime.base import Runtime, get_runtime

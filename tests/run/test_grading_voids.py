@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from replay.case import load_case
+from replay.base.case import load_case
 from replay.run.grading import GradingError, grade_hidden_tests
 from replay.runtime.base import ContainerSpec, Runtime
 from tests.run.conftest import CARET

@@ -114,7 +114,7 @@ def test_three_runs_give_rates_and_pass_at_k(tmp_path: Path, capsys) -> None:  #
 
 def test_the_agent_sees_nothing_after_t_in_git(tmp_path: Path) -> None:
     """Inside the agent's sandbox: no later commit, tag, reflog entry, or lost object."""
-    from replay.case import load_case
+    from replay.base.case import load_case
     from replay.images.env import build_env_image
     from replay.images.world import running_world
     from replay.runtime.base import get_runtime
@@ -179,7 +179,7 @@ def test_the_agent_sees_nothing_after_t_in_git(tmp_path: Path) -> None:
 def test_gold_passes_with_the_sandbox_clock_frozen_at_t(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from replay.case import load_case
+    from replay.base.case import load_case
 
     (run,) = replay(tmp_path, CARET, stub="gold", clock=True)
     assert run.outcome == "pass", run.reason

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from replay.case import Case, load_case
+from replay.base.case import Case, load_case
+from replay.base.snapshot import load_snapshot
 from replay.grade import judge
 from replay.grade.junit import TestVerdict as Verdict
 from replay.run.runner import RunOptions, run_case
 from replay.run.trajectories import SPOOFS, Builder
 from replay.runtime.base import Container, ContainerSpec, Runtime, SandboxError
-from replay.snapshot.load import load_snapshot
 from tests.run.conftest import CARET
 
 

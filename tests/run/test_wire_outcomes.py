@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from replay.case import load_case
+from replay.base.case import load_case
 from replay.harness.spec import load_harness
 from replay.harness.stub import StubConfig, make_stub_app
 from replay.harness.stub.script import Script

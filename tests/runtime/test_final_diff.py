@@ -142,7 +142,7 @@ def test_the_run_files_are_the_agents_and_dated_t(
     tmp_path: Path,
 ) -> None:
     """``_prepare`` and the harness files as a run gets them, with the clock at T."""
-    from replay.case import load_case
+    from replay.base.case import load_case
     from replay.harness.spec import load_harness
     from replay.run.runner import RUN_FILES, _harness_files, _prepare
     from replay.snapshot import load_snapshot

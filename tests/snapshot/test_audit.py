@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from replay import gitrepo
-from replay.case import load_case
+from replay.base import gitrepo
+from replay.base.case import load_case
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.audit import Finding, audit, audit_cached, audit_repository, dated_after
 from replay.snapshot.edit import write_part

@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from replay import gitrepo
-from replay.case import load_case
-from replay.errors import SnapshotError
-from replay.formats import dump_json
-from replay.registry.blobs import ENV
+from replay.base import gitrepo
+from replay.base.blobs import ENV
+from replay.base.case import load_case
+from replay.base.errors import SnapshotError
+from replay.base.formats import dump_json
+from replay.base.sharedgit import bundle_path, prune_bundles
+from replay.base.snapshot import sha256_file
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.audit import audit, audit_cached, dated_after
 from replay.snapshot.inspect import summarize
-from replay.snapshot.load import sha256_file
-from replay.snapshot.shared import bundle_path, prune_bundles
 from tests import worlds
 from tests.cli_helpers import assert_one_line_error, run_cli
 from tests.fakes.github.conftest import REPO, clone, git, serve
@@ -179,7 +179,7 @@ def test_adding_again_changes_nothing(lineage: Lineage) -> None:
 
 def test_two_processes_adding_at_once(lineage: Lineage, tmp_path: Path) -> None:
     store = tmp_path / "git" / "acme" / "tiny.git"
-    script = "import sys; from pathlib import Path; from replay import gitrepo; " + (
+    script = "import sys; from pathlib import Path; from replay.base import gitrepo; " + (
         "gitrepo.store_add(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])"
     )
     procs = [
@@ -403,7 +403,7 @@ def test_sources_may_name_the_store(lineage: Lineage, tmp_path: Path) -> None:
     snap = load_snapshot(tmp_path / "own", tmp_path / "nowhere")  # self-contained
     work = gitrepo.checkout_from_bundle(snap.bundle(REPO), fourth, tmp_path / "w", "main")
     assert gitrepo.commit_count(work) == 4 and own.repositories[0].bundle is not None
-    from replay.errors import SourcesError
+    from replay.base.errors import SourcesError
 
     with pytest.raises(SourcesError, match="does not hold"):
         build_snapshot(src, tmp_path / "x", at, blobs=tmp_path / "nowhere")

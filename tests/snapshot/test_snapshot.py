@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from replay import gitrepo
-from replay.errors import SourcesError
-from replay.formats import dump_json
+from replay.base import gitrepo
+from replay.base.errors import SourcesError
+from replay.base.formats import dump_json
+from replay.base.snapshot import sha256_file
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.audit import dated_after
-from replay.snapshot.load import sha256_file
 from tests.cli_helpers import assert_one_line_error, run_cli
 
 

@@ -15,9 +15,9 @@ from typing import Any
 from githubkit import GitHub, Response, TokenAuthStrategy, UnauthAuthStrategy
 from githubkit.exception import RequestFailed
 
+from replay.base.gitrepo import clean_env
 from replay.contract.recording import Raw
 from replay.contract.scenarios import Ctx, scenario
-from replay.gitrepo import clean_env
 
 
 def client(ctx: Ctx, token: str | None = "default") -> GitHub[Any]:

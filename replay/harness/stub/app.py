@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from pydantic import Field
 
-from replay.formats import Strict
+from replay.base.formats import Strict
 from replay.harness.stub.anthropic import AnthropicMessages
 from replay.harness.stub.common import Answer, BadRequest, Conversation, answer
 from replay.harness.stub.faults import Fault, FaultInjector, FaultKind

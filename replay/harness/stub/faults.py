@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
-from replay.formats import Strict
+from replay.base.formats import Strict
 
 FaultKind = Literal[
     "timeout",

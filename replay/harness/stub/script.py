@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from replay.formats import Strict, load_model
+from replay.base.formats import Strict, load_model
 
 
 class ToolCall(Strict):

@@ -63,7 +63,7 @@ class NoteFake:
             s.add(Note(id=note_id, text=text))
             self.world.events.record(
                 s,
-                # The log records only the vocabulary's kinds (replay/eventkinds.py); any will do.
+                # The log records only the vocabulary's kinds (replay/base/eventkinds.py).
                 service="slack",
                 kind="slack.message.posted",
                 actor="agent",

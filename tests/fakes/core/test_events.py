@@ -1,4 +1,4 @@
-"""The event log records only the vocabulary (replay/eventkinds.py): kinds, services, data keys.
+"""The event log records only the vocabulary (replay/base/eventkinds.py): kinds, services, keys.
 
 A refused event is a bug in its recorder; it raises inside the recorder's session, so the
 mutation it came with is rolled back with it and nothing lands in the log.
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from fakes.core import World
-from replay.errors import ReplayError
-from replay.eventkinds import EventVocabularyError
+from replay.base.errors import ReplayError
+from replay.base.eventkinds import EventVocabularyError
 
 
 @pytest.fixture()
@@ -38,7 +38,7 @@ REFUSED = {
     "misspelt kind": (
         ("github", "github.pull_reqest.opened", {}),
         "unknown event kind 'github.pull_reqest.opened' "
-        "(did you mean 'github.pull_request.opened'?); add it to replay.eventkinds",
+        "(did you mean 'github.pull_request.opened'?); add it to replay.base.eventkinds",
     ),
     "kind nobody emits": (("notes", "notes.note.created", {}), "unknown event kind"),
     "another service's kind": (

@@ -23,10 +23,10 @@ from githubkit import GitHub, Response, TokenAuthStrategy
 from fakes.core import World, WorldApp, build_world
 from fakes.github import HOSTS
 from fakes.github.backend import GitHubBackend
+from replay.base.gitrepo import clean_env
+from replay.base.snapshot import load_snapshot
 from replay.contract.schema import strict_problems
-from replay.gitrepo import clean_env
 from replay.snapshot import build_snapshot
-from replay.snapshot.load import load_snapshot
 from tests import worlds
 from tests.serving import port_of, serving
 

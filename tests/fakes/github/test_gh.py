@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from fakes.core import build_world
-from replay.gitrepo import clean_env
-from replay.snapshot.load import load_snapshot
+from replay.base.gitrepo import clean_env
+from replay.base.snapshot import load_snapshot
 from tests.serving import port_of, serving
 
 GH = "/usr/bin/gh"

@@ -33,9 +33,9 @@ from githubkit_schemas.v2026_03_10.models import (
 from pydantic import BaseModel
 
 from fakes.github.models import node_id
+from replay.base.snapshot import load_snapshot
+from replay.base.worldstate import GitHubIssueEvent
 from replay.contract.schema import strict_problems
-from replay.snapshot.load import load_snapshot
-from replay.snapshot.state import GitHubIssueEvent
 from tests.fakes.github.conftest import (
     REPO,
     TOKEN,

@@ -17,7 +17,7 @@ import pytest
 
 from fakes.core import WorldApp, build_world
 from fakes.github.backend import GitHubBackend
-from replay.snapshot.load import load_snapshot
+from replay.base.snapshot import load_snapshot
 from tests.fakes.github.conftest import REPO, TOKEN, Served, clone, commit_file, events, git
 from tests.serving import port_of, serving
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from fakes.core import WorldApp, build_world
-from replay.snapshot.load import load_snapshot
+from replay.base.snapshot import load_snapshot
 from tests.fakes.linear import world as linear_world
 from tests.serving import serving
 

@@ -15,10 +15,10 @@ import yaml
 from gql import Client, GraphQLRequest, gql
 from gql.transport.httpx import HTTPXTransport
 
+from replay.base.worldstate import LinearHistoryEntry, LinearState
 from replay.capture.common import Ledger
 from replay.capture.linear import LinearReader, capture_linear
 from replay.snapshot import build_snapshot, load_snapshot
-from replay.snapshot.state import LinearHistoryEntry, LinearState
 from tests import worlds
 from tests.fakes.linear import sdk_documents as sdk
 from tests.fakes.linear import world as w

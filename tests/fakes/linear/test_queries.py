@@ -13,7 +13,7 @@ from gql.transport.exceptions import TransportQueryError
 from gql.transport.httpx import HTTPXTransport
 
 from fakes.core import build_world
-from replay.snapshot.load import load_snapshot
+from replay.base.snapshot import load_snapshot
 from tests.fakes.linear import world as w
 from tests.fakes.linear.conftest import API_KEY, HOST, Served
 

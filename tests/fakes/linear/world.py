@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from replay.case import ScriptedReply
+from replay.base.case import ScriptedReply
 from replay.snapshot import build_snapshot
 from tests import worlds
 

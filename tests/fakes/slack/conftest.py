@@ -21,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from fakes.core import WorldApp, build_world
 from fakes.slack import SlackBackend
-from replay.snapshot.load import load_snapshot
+from replay.base.snapshot import load_snapshot
 from tests.fakes.slack import world as slack_world
 from tests.serving import serving
 

@@ -11,8 +11,8 @@ import pytest
 import fakes.slack
 from fakes.core import build_world
 from fakes.slack import HOSTS, ScriptError
-from replay.case import ScriptedReply
-from replay.snapshot.load import load_snapshot
+from replay.base.case import ScriptedReply
+from replay.base.snapshot import load_snapshot
 from tests.fakes.slack.conftest import USER, Served
 from tests.fakes.slack.world import LATE_MESSAGE, LATE_REPLY, PARENT, QUESTION, T_EPOCH
 

@@ -23,9 +23,9 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from replay.errors import CaseError, InputError
-from replay.eventkinds import field_problem, kind_problem, kinds_matching, service_problem
-from replay.formats import Strict, load_model
+from replay.base.errors import CaseError, InputError
+from replay.base.eventkinds import field_problem, kind_problem, kinds_matching, service_problem
+from replay.base.formats import Strict, load_model
 
 CASE_SCHEMA = 1
 
@@ -106,7 +106,7 @@ class Condition(Strict):
 
     field: str = Field(min_length=1)
     """A dotted path into the event as the log exports it, e.g. ``data.ref``, ``actor`` or
-    ``object.id``; it must be a field of a kind the rule matches (``replay/eventkinds.py``)."""
+    ``object.id``; it must be a field of a kind the rule matches (``replay/base/eventkinds.py``)."""
     equals: Any = None
     contains: str | None = None
     regex: str | None = None
@@ -160,7 +160,7 @@ class SideEffectRule(Strict):
     """Only events from this service."""
     kind: str = Field(min_length=1)
     """Event kind, e.g. ``github.pull_request.opened``; shell-style wildcards allowed. It must
-    match a kind the world records (``replay/eventkinds.py``), of ``service`` when given."""
+    match a kind the world records (``replay/base/eventkinds.py``), of ``service`` when given."""
     where: list[Condition] = Field(default_factory=list)
     """All must hold for an event to match."""
     at_least: int | None = Field(default=None, ge=0)
@@ -178,7 +178,7 @@ class SideEffectRule(Strict):
     def _can_fire(self) -> SideEffectRule:
         # A kind, service or field the event log never records makes a rule that never
         # matches: an ``at_most: 0`` rule would pass every run. Checked against the log's
-        # vocabulary (replay/eventkinds.py), each problem at its own field.
+        # vocabulary (replay/base/eventkinds.py), each problem at its own field.
         problems: list[tuple[tuple[str | int, ...], str, str]] = []
         kind = kind_problem(self.kind)
         service = service_problem(self.kind, self.service) if self.service else None

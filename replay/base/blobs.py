@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from replay.errors import ReplayError
+from replay.base.errors import ReplayError
 
 ENV = "REPLAY_BLOBS"
 _HEX = re.compile(r"^[0-9a-f]{64}$")

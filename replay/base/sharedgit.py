@@ -4,7 +4,7 @@ A snapshot's repository given as ``objects`` lives in a bare repository under th
 root, ``git/<owner>/<name>.git``, which holds the histories of every snapshot cut from that
 repository (so later commits than this snapshot's base too). The store never reaches a
 restore: :func:`materialise` cuts from it a bundle of exactly the base commit's history
-(:func:`replay.gitrepo.bundle_create`, deterministic), cached under
+(:func:`replay.base.gitrepo.bundle_create`, deterministic), cached under
 ``git-bundles/<owner>/<name>/<base>/<branch>.bundle`` beside it, and everything downstream
 (restores, the fakes' git server, the leak audit) reads that bundle, as it reads a
 snapshot's own bundle. The blob store must therefore travel with such a snapshot.
@@ -15,9 +15,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from replay import gitrepo
-from replay.errors import SnapshotError, ToolError
-from replay.snapshot.manifest import RepositoryPart
+from replay.base import gitrepo
+from replay.base.blobs import default_root
+from replay.base.errors import SnapshotError, ToolError
+from replay.base.manifest import RepositoryPart
 
 BUNDLES = "git-bundles"
 
@@ -26,9 +27,6 @@ def blob_root(blobs: Path | str | None = None) -> Path:
     """``blobs``, else the blob store's default root (``$REPLAY_BLOBS`` or snapshots/blobs)."""
     if blobs is not None:
         return Path(blobs).resolve()
-    # Imported here: replay.registry's package imports the snapshot loader.
-    from replay.registry.blobs import default_root
-
     return default_root().resolve()
 
 

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import AwareDatetime, Field, model_validator
 
-from replay.formats import Strict
+from replay.base.formats import Strict
 
 # --------------------------------------------------------------------------- GitHub
 

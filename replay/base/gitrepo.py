@@ -19,7 +19,7 @@ from pathlib import Path
 
 import git
 
-from replay.errors import ToolError
+from replay.base.errors import ToolError
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "replay",

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from replay.errors import InputError
+from replay.base.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
 

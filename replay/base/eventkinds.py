@@ -8,7 +8,7 @@ emit; case files are checked against it (:func:`kind_problem`, :func:`field_prob
 rule names only what can happen.
 
 This is the base layer: it imports nothing from ``fakes/`` or the orchestrator, only the
-standard library and :mod:`replay.errors`, so the fakes, the gateway (in its own venv) and the
+standard library and :mod:`replay.base.errors`, so the fakes, the gateway (in its own venv) and the
 case format can all read it.
 """
 
@@ -19,7 +19,7 @@ import fnmatch
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from replay.errors import ReplayError
+from replay.base.errors import ReplayError
 
 EVENT_FIELDS: Mapping[str, str] = {
     "schema": "The event format's version.",

@@ -13,7 +13,7 @@ from pydantic import (
     model_validator,
 )
 
-from replay.formats import Strict
+from replay.base.formats import Strict
 
 SNAPSHOT_SCHEMA = 1
 MANIFEST = "manifest.json"

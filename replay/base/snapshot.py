@@ -8,17 +8,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from replay.errors import InputError, SnapshotError
-from replay.formats import load_model, parse_json, read_text, validate_data
-from replay.snapshot import shared
-from replay.snapshot.manifest import (
+from replay.base import sharedgit as shared
+from replay.base.errors import InputError, SnapshotError
+from replay.base.formats import load_model, parse_json, read_text, validate_data
+from replay.base.manifest import (
     MANIFEST,
     DocsIndex,
     Manifest,
     RegistryIndex,
     RepositoryPart,
 )
-from replay.snapshot.state import SERVICE_MODELS, GitHubState, LinearState, SlackState
+from replay.base.worldstate import SERVICE_MODELS, GitHubState, LinearState, SlackState
 
 
 def sha256_file(path: Path) -> str:
