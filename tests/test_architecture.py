@@ -17,8 +17,6 @@ PENDING = {
     " <-> fakes.github.graphql.threads <-> fakes.github.graphql.views",
     "cycle between modules: fakes.github.routes <-> fakes.github.routes_events"
     " <-> fakes.github.routes_issues <-> fakes.github.routes_pulls <-> fakes.github.routes_repos",
-    "cycle between modules: fakes.linear.backend <-> fakes.linear.humans",
-    "cycle between modules: fakes.slack.backend <-> fakes.slack.control <-> fakes.slack.humans",
     "cycle between modules: replay.contract.scenarios <-> replay.contract.scenarios.github"
     " <-> replay.contract.scenarios.linear <-> replay.contract.scenarios.slack",
     "cycle between modules: replay.runtime.base <-> replay.runtime.docker"

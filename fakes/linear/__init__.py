@@ -9,6 +9,7 @@ from fakes.core.world import World
 from fakes.linear.backend import LinearBackend
 from fakes.linear.errors import failure_response, not_found_response
 from fakes.linear.graphql import build_schema
+from fakes.linear.humans import Humans
 from fakes.linear.routes import router
 
 HOSTS = ("api.linear.app",)
@@ -22,6 +23,7 @@ def install(world: World, api_keys: Iterable[str] | None = None) -> Net:
     snapshot's viewer.
     """
     backend = LinearBackend(world, api_keys)
+    backend.heard = Humans(backend).heard
     world.add(backend)
     app = router(backend, build_schema())
     return Net(app, "linear", not_found_response, failure_response)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,7 +18,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import DeclarativeBase, Session
 
 from fakes.core.world import World
-from fakes.linear import humans
 from fakes.linear.errors import AuthenticationError, EntityNotFound, InvalidInput
 from fakes.linear.filters import Filter, Matcher
 from fakes.linear.models import (
@@ -107,6 +106,8 @@ class LinearBackend:
         self.state = world.snapshot.linear
         self.api_keys = frozenset(api_keys) if api_keys is not None else None
         """Keys accepted; None accepts any well-formed ``lin_api_``/``lin_oauth_`` key."""
+        self.heard: Callable[[Session, Issue, Comment], None] | None = None
+        """Called after each comment the agent creates (``install`` gives the scripted people's)."""
 
     # ------------------------------------------------------------------ seed and dump
 
@@ -643,7 +644,8 @@ class LinearBackend:
             },
             object_type="comment",
         )
-        humans.reply_to(self, s, issue, comment)
+        if self.heard is not None:
+            self.heard(s, issue, comment)
         return comment
 
     def add_comment(

@@ -5,23 +5,22 @@ With the trigger ``asks_in_thread`` any comment of the agent on that issue calls
 ``mentions_person`` the comment must mention the person (``@displayName``, ``@name``, or a
 link to their profile, which is how Linear's editor writes a mention). Each reply is posted
 once, as a comment by that person in the thread of the agent's comment, after it, and logged
-as ``linear.human.replied``: a human intervention, not an agent mutation.
+as ``linear.human.replied``: a human intervention, not an agent mutation (see
+:mod:`fakes.core.humans`). ``install()`` hands :meth:`Humans.heard` to the backend, which
+calls it after each comment the agent creates.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from fakes.core import humans
+from fakes.core.humans import Posted, Script
+from fakes.linear.backend import SERVICE, LinearBackend
 from fakes.linear.models import Comment, Issue, ScriptedReplyFired, User
-
-if TYPE_CHECKING:
-    from fakes.linear.backend import LinearBackend
-
-SERVICE = "linear"
 
 
 def mentions(s: Session, url_key: str, body: str, person: str) -> bool:
@@ -36,37 +35,41 @@ def mentions(s: Session, url_key: str, body: str, person: str) -> bool:
     )
 
 
-def reply_to(backend: LinearBackend, s: Session, issue: Issue, comment: Comment) -> None:
-    """Post the case's scripted replies that ``comment`` calls for, once each."""
-    world = backend.world
-    fired = set(s.scalars(select(ScriptedReplyFired.index)))
-    url_key = backend.organization(s).url_key
-    for index, reply in enumerate(world.humans):
-        if reply.service != SERVICE or index in fired:
-            continue
-        if reply.thread.upper() != issue.identifier or reply.person == comment.user_id:
-            continue
-        if s.get(User, reply.person) is None:
-            continue  # not a Linear user of this snapshot: nobody to answer
-        if reply.trigger == "mentions_person" and not mentions(
-            s, url_key, comment.body, reply.person
-        ):
-            continue
-        # Linear threads are one level deep: answer in the thread of the agent's comment.
-        root = comment.parent or comment
-        posted = backend.add_comment(s, issue, reply.person, reply.text, root)
-        s.add(ScriptedReplyFired(index=index, comment_id=posted.id))
-        world.events.record(
+class Humans:
+    """The case's Linear replies, answering the agent's comments."""
+
+    def __init__(self, backend: LinearBackend) -> None:
+        self.backend = backend
+        self.scripts = humans.scripts(backend.world, SERVICE)
+
+    def heard(self, s: Session, issue: Issue, comment: Comment) -> None:
+        """Post the case's scripted replies that ``comment`` calls for, once each."""
+        backend = self.backend
+        fired = set(s.scalars(select(ScriptedReplyFired.index)))
+        url_key = backend.organization(s).url_key
+
+        def asked(script: Script) -> bool:
+            reply = script.reply
+            if reply.thread.upper() != issue.identifier or reply.person == comment.user_id:
+                return False
+            if s.get(User, reply.person) is None:
+                return False  # not a Linear user of this snapshot: nobody to answer
+            return reply.trigger != "mentions_person" or mentions(
+                s, url_key, comment.body, reply.person
+            )
+
+        def post(script: Script) -> Posted:
+            # Linear threads are one level deep: answer in the thread of the agent's comment.
+            root = comment.parent or comment
+            posted = backend.add_comment(s, issue, script.reply.person, script.reply.text, root)
+            s.add(ScriptedReplyFired(index=script.index, comment_id=posted.id))
+            return Posted("comment", issue.identifier)
+
+        humans.play(
+            backend.world,
             s,
-            service=SERVICE,
-            kind="linear.human.replied",
-            actor=reply.person,
-            object_type="comment",
-            object_id=issue.identifier,
-            data={
-                "person": reply.person,
-                "thread": reply.thread,
-                "text": reply.text,
-                "trigger": reply.trigger,
-            },
+            self.scripts,
+            fired=lambda script: script.index in fired,
+            asked=asked,
+            post=post,
         )

@@ -6,7 +6,7 @@ world's frozen clock; their ``ts`` is strictly increasing within a channel.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from sqlalchemy import delete, func, select
@@ -17,7 +17,6 @@ from fakes.slack import schemas as w
 from fakes.slack.access import Access, Caller
 from fakes.slack.control import control_router
 from fakes.slack.errors import SlackError, missing_scope
-from fakes.slack.humans import Humans
 from fakes.slack.models import (
     ChannelRow,
     MemberRow,
@@ -52,8 +51,9 @@ class SlackBackend:
         self.state = world.snapshot.slack
         self.team = self.state.team
         self.access = Access(user_id=self.state.bot_user)
-        self.humans = Humans(self, [h for h in world.humans if h.service == "slack"])
-        self.control = control_router(self)
+        self.heard: Callable[[Session, ChannelRow, MessageRow], None] | None = None
+        """Called with each message the agent posts (``install`` gives the scripted people's)."""
+        self.control = control_router(self.access)
         """Endpoints for the control plane to mount under ``/_replay/slack``."""
 
     # ----------------------------------------------------------------- world
@@ -278,7 +278,8 @@ class SlackBackend:
                 },
             )
             message = self._renderer(s, caller).message(row)
-            self.humans.heard(s, ch, row)
+            if self.heard is not None:
+                self.heard(s, ch, row)
             return w.Posted(channel=ch.id, ts=ts, message=message)
 
     def update_message(

@@ -8,13 +8,10 @@ nothing here is an agent's mutation, so nothing is recorded.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-if TYPE_CHECKING:
-    from fakes.slack.backend import SlackBackend
+from fakes.slack.access import Access
 
 
 class RateLimit(BaseModel):
@@ -36,17 +33,17 @@ class Scopes(BaseModel):
     scopes: list[str]
 
 
-def control_router(backend: SlackBackend) -> APIRouter:
+def control_router(access: Access) -> APIRouter:
     router = APIRouter()
 
     @router.post("/ratelimit")
     def ratelimit(limit: RateLimit) -> dict[str, bool]:
-        backend.access.rate_limit(limit.method, times=limit.times, retry_after=limit.retry_after)
+        access.rate_limit(limit.method, times=limit.times, retry_after=limit.retry_after)
         return {"ok": True}
 
     @router.put("/scopes")
     def scopes(grant: Scopes) -> dict[str, bool]:
-        backend.access.set_scopes(grant.token, set(grant.scopes))
+        access.set_scopes(grant.token, set(grant.scopes))
         return {"ok": True}
 
     return router

@@ -4,23 +4,24 @@ A reply names its thread as ``#channel-name/<parent ts>``. With the trigger ``as
 it is posted when the agent posts in that thread; with ``mentions_person`` when the agent
 mentions the person (``<@U...>``) in any message. Either way it goes into its thread, as that
 person, just after the agent's message, at most once per run; it is logged as
-``slack.human.replied``, a human intervention, never as an agent's ``slack.message.posted``.
+``slack.human.replied``, a human intervention, never as an agent's ``slack.message.posted``
+(see :mod:`fakes.core.humans`). ``install()`` hands :meth:`Humans.heard` to the backend, which
+calls it after each message the agent posts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
+from fakes.core import humans
+from fakes.core.humans import Posted, Script
+from fakes.slack.backend import SlackBackend
 from fakes.slack.models import ChannelRow, HumanReplyRow, MessageRow
 from fakes.slack.timestamps import is_ts, to_us
 from replay.base.case import ScriptedReply
 from replay.base.errors import ReplayError
-
-if TYPE_CHECKING:
-    from fakes.slack.backend import SlackBackend
 
 
 class ScriptError(ReplayError):
@@ -28,14 +29,14 @@ class ScriptError(ReplayError):
 
 
 @dataclass(frozen=True)
-class _Script:
-    index: int
-    reply: ScriptedReply
+class _Script(Script):
     channel_id: str
     thread_ts: str
 
 
 class Humans:
+    """The case's Slack replies, checked against the snapshot when the world is built."""
+
     def __init__(self, backend: SlackBackend, replies: list[ScriptedReply]) -> None:
         self.backend = backend
         state = backend.state
@@ -66,37 +67,29 @@ class Humans:
             )
         return channel.id == script.channel_id and message.thread_ts == script.thread_ts
 
+    def _post(self, s: Session, script: _Script) -> Posted:
+        ts = self.backend.next_ts(s, script.channel_id)
+        s.add(
+            MessageRow(
+                channel_id=script.channel_id,
+                ts=ts,
+                ts_us=to_us(ts),
+                user=script.reply.person,
+                text=script.reply.text,
+                thread_ts=script.thread_ts,
+            )
+        )
+        s.add(HumanReplyRow(index=script.index, channel_id=script.channel_id, ts=ts))
+        s.flush()
+        return Posted("message", f"{script.channel_id}/{ts}")
+
     def heard(self, s: Session, channel: ChannelRow, message: MessageRow) -> None:
         """The agent just posted ``message``: play every reply it triggers, once."""
-        for script in self.scripts:
-            if s.get(HumanReplyRow, script.index) is not None:
-                continue
-            if not self._triggered(script, channel, message):
-                continue
-            ts = self.backend.next_ts(s, script.channel_id)
-            s.add(
-                MessageRow(
-                    channel_id=script.channel_id,
-                    ts=ts,
-                    ts_us=to_us(ts),
-                    user=script.reply.person,
-                    text=script.reply.text,
-                    thread_ts=script.thread_ts,
-                )
-            )
-            s.add(HumanReplyRow(index=script.index, channel_id=script.channel_id, ts=ts))
-            s.flush()
-            self.backend.world.events.record(
-                s,
-                service="slack",
-                kind="slack.human.replied",
-                actor=script.reply.person,
-                object_type="message",
-                object_id=f"{script.channel_id}/{ts}",
-                data={
-                    "person": script.reply.person,
-                    "thread": script.reply.thread,
-                    "text": script.reply.text,
-                    "trigger": script.reply.trigger,
-                },
-            )
+        humans.play(
+            self.backend.world,
+            s,
+            self.scripts,
+            fired=lambda script: s.get(HumanReplyRow, script.index) is not None,
+            asked=lambda script: self._triggered(script, channel, message),
+            post=lambda script: self._post(s, script),
+        )
