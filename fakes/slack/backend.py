@@ -25,6 +25,7 @@ from fakes.slack.models import (
     SlackBase,
     UserRow,
 )
+from fakes.slack.render import Renderer, bot_id, is_member, live_replies, reactions
 from fakes.slack.search import search
 from fakes.slack.timestamps import (
     Window,
@@ -36,7 +37,6 @@ from fakes.slack.timestamps import (
     is_ts,
     to_us,
 )
-from fakes.slack.views import Renderer, bot_id, is_member, live_replies, reactions
 
 MAX_TEXT = 40_000
 CHANNEL_TYPES = ("public_channel", "private_channel", "mpim", "im")

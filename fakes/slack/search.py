@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from fakes.slack import schemas as w
 from fakes.slack.models import ChannelRow, MessageRow, UserRow
-from fakes.slack.views import Renderer, is_member, live_replies
+from fakes.slack.render import Renderer, is_member, live_replies
 
 _CHANNEL_REF = re.compile(r"^<#(?P<id>[A-Z0-9]+)(\|(?P<name>[^>]*))?>$")
 _USER_REF = re.compile(r"^<@(?P<id>[A-Z0-9]+)(\|[^>]*)?>$")
