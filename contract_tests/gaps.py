@@ -3,7 +3,7 @@ published schemas, accepted on purpose, each with why (fnmatch patterns over dif
 paths, as :class:`~replay.contract.recording.Gap` matches them).
 
 Data only, importing nothing but ``Gap``: ``replay contract run``/``record`` read this file by
-path (``replay.contract.cli.known_gaps``), without pytest or this directory on ``sys.path``;
+path (``replay.cli.contract.known_gaps``), without pytest or this directory on ``sys.path``;
 each ``test_<service>.py`` passes its service's list to the checks and prints it.
 """
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 from typer.testing import CliRunner
 
-from replay.contract.cli import contract_app
+from replay.cli.contract import app as contract_app
 from replay.contract.coverage import (
     COVERAGE_FILE,
     EXPECTED,

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from replay.contract.cli import contract_app, known_gaps
+from replay.cli.contract import app as contract_app
+from replay.cli.contract import known_gaps
 from replay.contract.recording import compare, load
 from replay.contract.runner import RECORDINGS
 from replay.contract.scenarios import all_scenarios

@@ -321,7 +321,7 @@ def test_cli_capture_github_only(
 ) -> None:
     from typer.testing import CliRunner
 
-    from replay.capture.cli import app
+    from replay.cli.snapshot import app
 
     later = tmp_path / "later"
     build_snapshot(sources, later, LATER)

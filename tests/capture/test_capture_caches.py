@@ -248,7 +248,7 @@ def test_cli_records_caches_with_index_url_and_blobs(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from replay.capture.cli import app
+    from replay.cli.snapshot import app
 
     monkeypatch.setenv("GITHUB_TOKEN", GH_TOKEN)
     blobs = tmp_path / "blobs"

@@ -89,7 +89,7 @@ def test_bad_instances_name_the_problem(tmp_path: Path) -> None:
 def test_cli_import(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from replay.casebuild.cli import app
+    from replay.cli.case import app
 
     clones = tmp_path / "clones"
     clone, base, fix = shapes_repo(clones / "shapes")

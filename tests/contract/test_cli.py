@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from replay.contract.cli import known_gaps
+from replay.cli.contract import known_gaps
 from replay.contract.runner import RECORDINGS
 
 ROOT = RECORDINGS.parents[1]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import replay.contract
-from replay.contract.cli import contract_app
+from replay.cli.contract import app as contract_app
 
 
 def test_all_lists_every_public_name() -> None:

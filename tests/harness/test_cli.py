@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from replay.base.errors import InputError
-from replay.harness.cli import stub_model_app
+from replay.cli.stub_model import app as stub_model_app
 
 SCRIPT = "name: demo\nsteps:\n  - say: Looking.\n    bash: ls -la\n"
-LAUNCH = "from replay.harness.cli import stub_model_app; stub_model_app(prog_name='stub-model')"
+LAUNCH = "from replay.cli.stub_model import app; app(prog_name='stub-model')"
 
 
 def test_serve_prints_its_url_and_injects_the_faults_it_was_given(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 import replay.images
 import replay.runtime
+from replay.cli.image import app
 from replay.images.base import (
     BASE_IMAGE,
     PACKAGES,
@@ -17,7 +18,6 @@ from replay.images.base import (
     apt_mirror,
     ensure_base_image,
 )
-from replay.images.cli import app
 from replay.runtime import ContainerSpec, Runtime
 
 

@@ -11,9 +11,9 @@ from packaging.version import Version
 from typer.testing import CliRunner
 
 from replay.base.case import load_case
+from replay.cli.image import app
 from replay.images import build_env_image
 from replay.images.base import RECIPE_LABEL
-from replay.images.cli import app
 from replay.runtime import ContainerSpec, Runtime
 from replay.snapshot import load_snapshot
 from tests.gateway.conftest import Gateway

@@ -8,8 +8,8 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from replay.cli.registry import app
 from replay.registry import BlobStore, RecordError, record_python, serve_snapshot
-from replay.registry.cli import app
 from replay.registry.record import default_index_url
 from replay.snapshot import load_snapshot
 from tests.registry.conftest import Recorded

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from replay.cli.gc import app
 from replay.runtime import Runtime
 from replay.runtime.base import ENV_IMAGE_LABEL, IMAGE_KIND_LABEL, RUN_LABEL, run_labels
-from replay.runtime.cli import app
 from replay.runtime.docker import DockerRuntime
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""``replay snapshot capture`` (mounted on the ``snapshot`` app)."""
+"""``replay snapshot``: the world as it stood at T (capture, build, inspect, audit)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.table import Table
 
 from replay.base.errors import InputError
+from replay.cli.common import LOOSE, clients_missing, needs_clients, out
 
-app = typer.Typer(help="Capturing snapshots from real services.", no_args_is_help=True)
-out = Console(highlight=False, soft_wrap=True)
-
-
-@app.callback()
-def _group() -> None:
-    """Capturing snapshots from real services."""
+app = typer.Typer(help="Snapshots: the world as it stood at T.", no_args_is_help=True)
 
 
 def _token(env: str) -> str:
@@ -28,7 +23,6 @@ def _token(env: str) -> str:
     return value
 
 
-@app.command("capture")
 def capture(
     output: Annotated[Path, typer.Argument(help="The snapshot directory to write.")],
     at: Annotated[datetime, typer.Option(help="T, ISO 8601 with a timezone.")],
@@ -157,3 +151,111 @@ def capture(
         )
     for flag in report.flags:
         out.print(f"FLAG  {flag.service} {flag.item}: {flag.problem}")
+
+
+# Capturing drives the services' real clients, an extra that an environment such as the
+# gateway's cannot have (see pyproject): there it is a stand-in that says so.
+if (_missing := clients_missing("replay.capture")) is None:
+    app.command("capture")(capture)
+else:
+    app.command("capture", context_settings=LOOSE)(needs_clients(_missing))
+
+
+@app.command("inspect")
+def snapshot_inspect(path: Annotated[Path, typer.Argument(help="Snapshot directory.")]) -> None:
+    """Show T, the repository, and how much of each service the snapshot holds."""
+    from replay.snapshot import load_snapshot
+    from replay.snapshot.inspect import summarize
+
+    summary = summarize(load_snapshot(path))
+    out.print(f"snapshot  {summary.path}")
+    out.print(f"T         {summary.at.isoformat()}")
+    out.print(f"source    {summary.source}")
+    for r in summary.repositories:
+        out.print(
+            f"repo      {r.name} @ {r.base_commit} ({r.default_branch}): {r.commits} commits, "
+            f"newest {r.newest_commit_at.isoformat()}"
+        )
+    table = Table("what", "count", box=None, pad_edge=False)
+    for what, count in summary.counts.items():
+        table.add_row(what, str(count))
+    out.print(table)
+
+
+@app.command("build")
+def snapshot_build(
+    sources: Annotated[Path, typer.Argument(help="Sources directory (world.yaml, history/).")],
+    dest: Annotated[Path, typer.Argument(help="Snapshot directory to write (replaced).")],
+    at: Annotated[
+        datetime | None,
+        typer.Option(help="Cut at this T instead of world.yaml's (ISO 8601 with a timezone)."),
+    ] = None,
+    shared_git: Annotated[
+        bool,
+        typer.Option(
+            "--shared-git",
+            help="Keep the repository's history in the shared git store under the blob store "
+            "(each object once for every snapshot) instead of a bundle in the snapshot.",
+        ),
+    ] = False,
+    blobs: Annotated[
+        Path | None,
+        typer.Option(help="Blob store root; default $REPLAY_BLOBS or snapshots/blobs."),
+    ] = None,
+) -> None:
+    """Generate a snapshot from sources, cutting their timeline at T."""
+    from replay.snapshot import build_snapshot
+
+    if at is not None and at.tzinfo is None:
+        raise InputError(sources / "world.yaml", "--at needs a timezone (e.g. ...Z)", "at")
+    manifest = build_snapshot(sources, dest, at, shared_git=shared_git, blobs=blobs)
+    out.print(f"wrote {dest} (T {manifest.at.isoformat()}, {len(manifest.parts)} parts)")
+    for name, digest in sorted(manifest.parts.items()):
+        out.print(f"  {digest}  {name}")
+    for repo in manifest.repositories:
+        if repo.objects is not None:
+            out.print(f"  {repo.name} @ {repo.base_commit} in the shared store {repo.objects}")
+
+
+@app.command("prune-cache")
+def snapshot_prune_cache(
+    blobs: Annotated[
+        Path | None,
+        typer.Option(help="Blob store root; default $REPLAY_BLOBS or snapshots/blobs."),
+    ] = None,
+    older_than: Annotated[
+        float, typer.Option(help="Keep bundles written within this many hours.", min=0)
+    ] = 1.0,
+) -> None:
+    """Remove the bundles cut from the shared git stores; they are made again on use."""
+    from replay.base.sharedgit import blob_root, prune_bundles
+
+    root = blob_root(blobs)
+    removed = prune_bundles(root, older_than * 3600)
+    out.print(f"removed {len(removed)} cached bundle(s) under {root}")
+
+
+@app.command("audit")
+def snapshot_audit(
+    path: Annotated[Path, typer.Argument(help="Snapshot directory.")],
+    case: Annotated[
+        Path | None, typer.Option(help="Case file: also search for its answer.")
+    ] = None,
+    fresh: Annotated[bool, typer.Option(help="Ignore the cached verdict.")] = False,
+) -> None:
+    """Search every part of the snapshot for what came after T and, with --case, the answer."""
+    from replay.base.case import load_case
+    from replay.snapshot import load_snapshot
+    from replay.snapshot.audit import audit, audit_cached
+
+    findings = (
+        audit(load_snapshot(path), load_case(case) if case else None)
+        if fresh
+        else audit_cached(path, case)
+    )
+    for f in findings:
+        out.print(f"LEAK  {f.location}: {f.problem}", markup=False)
+    if findings:
+        raise typer.Exit(1)
+    answer = f" the answer of {case}" if case else ""
+    out.print(f"clean: nothing in {path} leaks{answer} (nothing dated after T)")

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+
+from replay.cli.common import out
 
 app = typer.Typer(help="Base and environment images, built offline.", no_args_is_help=True)
-out = Console(highlight=False, soft_wrap=True)
 
 
 @app.command("base")

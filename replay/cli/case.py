@@ -1,4 +1,4 @@
-"""``replay case create`` and ``replay case import-swebench`` (mounted on the ``case`` app)."""
+"""``replay case``: cases, one shipped ticket each (create, import, validate, calibrate)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from replay.base.errors import InputError
+from replay.cli.common import LOOSE, clients_missing, needs_clients, out
 
-app = typer.Typer(help="Building cases from real history.", no_args_is_help=True)
-out = Console(highlight=False, soft_wrap=True)
+app = typer.Typer(help="Cases: one shipped ticket each.", no_args_is_help=True)
 
 
 def _env(name: str) -> str:
@@ -30,7 +29,6 @@ def _aware(value: datetime | None, name: str) -> datetime | None:
     return value
 
 
-@app.command("create")
 def create(
     case_id: Annotated[str, typer.Argument(help="The new case's id (lower-case, - and .).")],
     repo: Annotated[Path | None, typer.Option(help="Local clone holding the fix.")] = None,
@@ -169,7 +167,6 @@ def create(
         out.print(f"proposed side effect {effect.id}: {effect.description}")
 
 
-@app.command("import-swebench")
 def import_swebench(
     file: Annotated[Path, typer.Argument(help="Instances: a JSON list or JSON lines.")],
     clones: Annotated[
@@ -196,3 +193,52 @@ def import_swebench(
         registry_index=registry_index,
     ):
         out.print(f"wrote {path}")
+
+
+# Building cases drives the services' real clients, an extra that an environment such as the
+# gateway's cannot have (see pyproject): there these are stand-ins that say so.
+if (_missing := clients_missing("replay.casebuild")) is None:
+    app.command("create")(create)
+    app.command("import-swebench")(import_swebench)
+else:
+    app.command("create", context_settings=LOOSE)(needs_clients(_missing))
+    app.command("import-swebench", context_settings=LOOSE)(needs_clients(_missing))
+
+
+@app.command("validate")
+def case_validate(
+    paths: Annotated[list[Path], typer.Argument(help="Case files (case.yaml).")],
+) -> None:
+    """Check a case: its format, its snapshot, its gold patch and its hidden tests."""
+    from replay.validate import validate_case
+
+    for path in paths:
+        result = validate_case(path)
+        out.print(f"[bold]{result.case.id}[/] ({path})")
+        for check in result.checks:
+            out.print(f"  ok  {check}")
+
+
+@app.command("calibrate")
+def case_calibrate(
+    ctx: typer.Context,
+    cases: Annotated[list[Path], typer.Argument(help="Case files (case.yaml).")],
+    runs: Annotated[int, typer.Option(min=1, help="Runs of gold and of idle (K).")] = 3,
+) -> None:
+    """Gold must pass and idle must fail, K times each; a case that does not is left out."""
+    from replay.run.calibrate import calibrate
+    from replay.run.runner import RunOptions
+
+    bad = []
+    for case in cases:
+        result = calibrate(case, RunOptions(db=ctx.obj.db), runs=runs)
+        gold = sum(r.outcome == "pass" for r in result.gold)
+        idle = sum(r.outcome == "model_fail" for r in result.idle)
+        verdict = "calibrated" if result.calibrated else "NOT CALIBRATED (left out of results)"
+        out.print(
+            f"{result.case_id}: gold passed {gold}/{runs}, idle failed {idle}/{runs}: {verdict}"
+        )
+        if not result.calibrated:
+            bad.append(result.case_id)
+    if bad:
+        raise typer.Exit(1)

@@ -1,4 +1,4 @@
-"""``replay stub-model``: serve the stub model (mounted by :mod:`replay.cli`)."""
+"""``replay stub-model``: serve the stub model."""
 
 from __future__ import annotations
 
@@ -9,23 +9,22 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 
 from replay.base.errors import InputError
+from replay.cli.common import out
 
-stub_model_app = typer.Typer(
+app = typer.Typer(
     help="The stub model: plays a scripted trajectory, injects wire faults.",
     no_args_is_help=True,
 )
-out = Console(highlight=False, soft_wrap=True)
 
 
-@stub_model_app.callback()
+@app.callback()
 def _group() -> None:
     """The stub model: plays a scripted trajectory, injects wire faults."""
 
 
-@stub_model_app.command("serve")
+@app.command("serve")
 def serve(
     script: Annotated[Path, typer.Option(help="Trajectory script (YAML or JSON).")],
     port: Annotated[int, typer.Option(help="TCP port on --host (0: any free port).")] = 8765,
@@ -61,7 +60,7 @@ def serve(
             think_seconds=think_seconds,
             event_gap_seconds=event_gap_seconds,
         )
-        app = make_stub_app(config)
+        stub = make_stub_app(config)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -84,5 +83,5 @@ def serve(
         f" (OpenAI base_url {base}/v1); faults: " + (", ".join(fault or []) or "none")
     )
     sys.stdout.flush()
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(stub, log_level="warning", lifespan="off"))
     server.run(sockets=[sock])

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from replay.base.errors import InputError
+from replay.cli.common import out
 
 app = typer.Typer(help="The package registry frozen at T.", no_args_is_help=True)
-out = Console(highlight=False, soft_wrap=True)
 
 
 @app.command("record")

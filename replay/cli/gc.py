@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
+
+from replay.cli.common import out
 
 app = typer.Typer(
     help="Remove what dead runs left behind: containers, networks, volumes, run directories.",
     no_args_is_help=False,
 )
-out = Console(highlight=False, soft_wrap=True)
 
 
 @app.callback(invoke_without_command=True)

@@ -1,7 +1,4 @@
-"""``replay contract``: run the contract scenarios, record them, write the coverage table.
-
-Mounted by ``replay.cli`` with ``app.add_typer(contract_app, name="contract")``.
-"""
+"""``replay contract``: run the contract scenarios, record them, write the coverage table."""
 
 from __future__ import annotations
 
@@ -30,9 +27,7 @@ from replay.contract.targets import (
     stand_in_env,
 )
 
-contract_app = typer.Typer(
-    help="Contract tests: the fakes held to the real APIs.", no_args_is_help=True
-)
+app = typer.Typer(help="Contract tests: the fakes held to the real APIs.", no_args_is_help=True)
 TESTS = RECORDINGS.parent
 GAPS_FILE = TESTS / "gaps.py"
 
@@ -84,7 +79,7 @@ def _fail(exc: ContractSetupError) -> None:
     raise typer.Exit(2) from exc
 
 
-@contract_app.command("run")
+@app.command("run")
 def run_cmd(
     service: ServiceOpt = "all",
     target: Annotated[str, typer.Option(help="fake (default) or live.")] = "fake",
@@ -111,7 +106,7 @@ def run_cmd(
     raise typer.Exit(0 if ok else 1)
 
 
-@contract_app.command("record")
+@app.command("record")
 def record_cmd(
     service: ServiceOpt = "all",
     recordings: RecordingsOpt = RECORDINGS,
@@ -142,7 +137,7 @@ def record_cmd(
     raise typer.Exit(0 if ok else 1)
 
 
-@contract_app.command("coverage")
+@app.command("coverage")
 def coverage_cmd(
     out: Annotated[Path, typer.Option(help="Markdown file to write.")] = COVERAGE_FILE,
     recordings: RecordingsOpt = RECORDINGS,

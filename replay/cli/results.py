@@ -1,0 +1,80 @@
+"""``replay results``: the results store (the report, the runs)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from replay.cli.common import out
+
+app = typer.Typer(help="The results store.", no_args_is_help=True)
+
+
+@app.command("report")
+def results_report(ctx: typer.Context) -> None:
+    """Quality over healthy runs of calibrated cases, with reliability and cost beside it."""
+    from replay.results import Store
+    from replay.results.report import build_report
+
+    store = Store.open(ctx.obj.db)
+    try:
+        report = build_report(store)
+    finally:
+        store.close()
+    table = Table(
+        "case",
+        "harness",
+        "model",
+        "runs",
+        "pass rate (healthy)",
+        "95% CI",
+        "pass@1",
+        "pass^k",
+        "reliability",
+        "tokens",
+        "cost",
+        box=None,
+    )
+    for row in report.rows:
+        st = row.stats
+        rate = "n/a" if st.pass_rate is None else f"{st.passes}/{st.healthy} = {st.pass_rate:.2f}"
+        k = max(st.pass_hat) if st.pass_hat else None
+        table.add_row(
+            row.case_id,
+            row.harness,
+            row.model,
+            str(st.runs),
+            rate,
+            f"{st.interval[0]:.2f}-{st.interval[1]:.2f}",
+            f"{st.pass_at[1]:.2f}" if 1 in st.pass_at else "n/a",
+            f"^{k} {st.pass_hat[k]:.2f}" if k else "n/a",
+            row.reliability,
+            str(row.tokens),
+            "n/a" if row.cost_usd is None else f"${row.cost_usd:.2f}",
+        )
+    out.print(table if report.rows else "no runs of calibrated cases with a real model yet")
+    for case_id, why in sorted(report.left_out.items()):
+        out.print(f"left out: {case_id}: {why}")
+
+
+@app.command("list")
+def results_list(
+    ctx: typer.Context,
+    case: Annotated[str | None, typer.Option(help="Only runs of this case.")] = None,
+) -> None:
+    """List the runs in the results store."""
+    from replay.results import Store
+
+    store = Store.open(ctx.obj.db)
+    try:
+        runs = store.runs(case)
+    finally:
+        store.close()
+    table = Table("run", "case", "harness", "model", "attempt", "outcome", box=None)
+    for run in runs:
+        table.add_row(
+            run.id[:8], run.case_id, run.harness, run.model, str(run.attempt), run.outcome or "-"
+        )
+    out.print(table if runs else "no runs")

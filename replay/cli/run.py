@@ -1,0 +1,121 @@
+"""``replay run``: replay cases end to end and say how each run went."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from replay.cli.common import out
+
+
+def run(
+    ctx: typer.Context,
+    cases: Annotated[list[Path], typer.Argument(help="Case files (case.yaml).")],
+    harness: Annotated[str, typer.Option(help="Harness: a built-in name or a spec file.")] = (
+        "reference"
+    ),
+    runs: Annotated[int, typer.Option(min=1, help="Runs per case (for pass@k, pass^k).")] = 1,
+    model: Annotated[str, typer.Option(help="The model the harness asks for.")] = "gpt-4.1",
+    model_upstream: Annotated[
+        str | None, typer.Option(help="Send model calls here instead of the provider's API.")
+    ] = None,
+    stub: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Play the stub model's trajectory instead: gold, cheat, reckless, asks, "
+            "idle, or spoof-conftest, spoof-plugin, spoof-site (attacks on the grader) "
+            "(repeatable: each one is run)."
+        ),
+    ] = None,
+    fault: Annotated[
+        list[str] | None, typer.Option(help="Stub wire fault, KIND=RATE or KIND=every:N.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the stub's fault draws.")] = 0,
+    harness_env: Annotated[
+        list[str] | None, typer.Option(help="NAME=VALUE for the harness (repeatable).")
+    ] = None,
+    wire_retries: Annotated[
+        int, typer.Option(min=0, help="Replay a run the wire spoiled up to N more times.")
+    ] = 2,
+    prices: Annotated[
+        Path | None, typer.Option(help="Price table (YAML, USD per million tokens).")
+    ] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Where run directories go.")] = Path(
+        ".replay/runs"
+    ),
+    clock: Annotated[bool, typer.Option(help="Freeze the sandbox's clock at T.")] = False,
+    expect: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Exit 1 unless every run has this outcome: OUTCOME, or TRAJECTORY=OUTCOME "
+            "(repeatable)."
+        ),
+    ] = None,
+) -> None:
+    """Replay cases end to end: world, sandbox, harness, hidden tests, side effects, verdict."""
+    from replay.results.stats import case_stats
+    from replay.run.runner import RunOptions, RunResult, run_case
+    from replay.run.summary import summary_table
+
+    pairs = [item.partition("=") for item in harness_env or []]
+    if any(not sep for _, sep, _ in pairs):
+        raise typer.BadParameter("expected NAME=VALUE", param_hint="--harness-env")
+    wanted = {
+        k if sep else "*": v if sep else k for k, sep, v in (e.partition("=") for e in expect or [])
+    }
+    results: list[RunResult] = []
+    trajectories: list[str | None] = list(stub) if stub else [None]
+    for case in cases:
+        for trajectory in trajectories:
+            options = RunOptions(
+                harness=harness,
+                model=model,
+                runs=runs,
+                model_upstream=model_upstream,
+                stub=trajectory,
+                stub_faults=tuple(fault or ()),
+                stub_seed=seed,
+                harness_env={k: v for k, _, v in pairs},
+                out=out_dir,
+                db=ctx.obj.db,
+                clock=clock,
+                wire_retries=wire_retries,
+                prices=prices,
+            )
+            done = run_case(case, options)
+            results += done
+            stats = case_stats(
+                done[0].case_id, [r.outcome for r in done], ks=sorted({1, len(done)})
+            )
+            rate = "n/a" if stats.pass_rate is None else f"{stats.pass_rate:.2f}"
+            low, high = stats.interval
+            label = done[0].grade["model"]
+            out.print(
+                f"{stats.case_id} [{label}]: {stats.passes}/{stats.healthy} healthy runs "
+                f"passed (rate {rate}, 95% CI {low:.2f}-{high:.2f}); "
+                f"outcomes {stats.outcomes}",
+                markup=False,
+            )
+            for k, value in stats.pass_at.items():
+                out.print(f"  pass@{k} {value:.2f}   pass^{k} {stats.pass_hat[k]:.2f}")
+    # A wide table: give it room even when the output is not a terminal.
+    Console(highlight=False, width=max(out.width, 220)).print(summary_table(results))
+    for r in results:
+        out.print(f"  {r.case_id} run {r.attempt}: {r.run_dir}", markup=False)
+    trajectory_of = {id(r): str(r.grade["model"]).removeprefix("stub:") for r in results}
+    failed = [
+        r
+        for r in results
+        if (want := wanted.get(trajectory_of[id(r)], wanted.get("*"))) is not None
+        and r.outcome != want
+    ]
+    if failed:
+        for r in failed:
+            out.print(
+                f"unexpected: {r.case_id} [{r.grade['model']}] was {r.outcome}: {r.reason}",
+                markup=False,
+            )
+        raise typer.Exit(1)
