@@ -17,7 +17,7 @@ from githubkit.exception import RequestFailed
 
 from replay.base.gitrepo import clean_env
 from replay.contract.recording import Raw
-from replay.contract.scenarios import Ctx, scenario
+from replay.contract.scenarios.base import Ctx, scenario
 
 
 def client(ctx: Ctx, token: str | None = "default") -> GitHub[Any]:

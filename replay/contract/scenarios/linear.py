@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from replay.contract.recording import Raw
-from replay.contract.scenarios import Ctx, scenario
+from replay.contract.scenarios.base import Ctx, scenario
 from replay.contract.scenarios.github import _root_fields
 
 

@@ -13,7 +13,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web import SlackResponse
 
 from replay.contract.recording import Raw
-from replay.contract.scenarios import Ctx, scenario
+from replay.contract.scenarios.base import Ctx, scenario
 
 
 def client(ctx: Ctx, token: str | None = None) -> WebClient:
