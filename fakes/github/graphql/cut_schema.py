@@ -6,7 +6,7 @@ docs). Type, field and argument names, types and nullability come from GitHub (t
 the interface clients are written against); GitHub's descriptions are dropped, since the
 project ships none of GitHub's prose (deprecation reasons included). This file says only
 *which* of them the fake answers. To implement a field: add it below, implement it in a view
-(``views.py``/``threads.py``), rerun, and the completeness test checks the pairing.
+(``render.py``), rerun, and the completeness test checks the pairing.
 
 ``KEEP`` maps a type to the fields kept, space-separated; ``field(a,b)`` keeps only those
 arguments; ``None`` keeps the whole type. Input types list their accepted fields, so an

@@ -14,21 +14,26 @@ from ariadne import SchemaBindable, convert_camel_case_to_snake, make_executable
 from graphql import GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema
 
 from fakes.github.errors import GitHubError
-from fakes.github.graphql.comments import CommentView, ReviewCommentView, ReviewView
-from fakes.github.graphql.commits import RefView
 from fakes.github.graphql.context import Context
 from fakes.github.graphql.faults import Fault, not_found
-from fakes.github.graphql.scalars import scalars
-from fakes.github.graphql.threads import IssueView, PullRequestView, search, thread
-from fakes.github.graphql.views import (
+from fakes.github.graphql.render import (
     ActorView,
+    CommentView,
+    IssueView,
     LabelView,
     OwnerView,
+    PullRequestView,
+    RefView,
     RepositoryView,
+    ReviewCommentView,
+    ReviewView,
     View,
     find_repository,
     owner_by_login,
+    search,
+    thread,
 )
+from fakes.github.graphql.scalars import scalars
 from fakes.github.models import (
     Branch,
     Comment,
@@ -163,7 +168,7 @@ class MutationRoot(View):
         subject = thread_by_id(self.ctx, input["subjectId"])
         row = subject.row
         try:
-            comment = self.ctx.backend.add_comment(
+            comment = self.ctx.backend.issues.add_comment(
                 self.ctx.session, self._login, row.repo, row.number, input["body"]
             )
         except GitHubError as exc:
@@ -189,7 +194,7 @@ class MutationRoot(View):
     def create_pull_request(self, input: dict[str, Any]) -> Payload:
         repo = self._repo(input["repositoryId"])
         try:
-            row = self.ctx.backend.create_pull(
+            row = self.ctx.backend.pulls.create(
                 self.ctx.session,
                 self._login,
                 repo,
@@ -231,7 +236,7 @@ class MutationRoot(View):
         assignees = self._names(input.get("assigneeIds"), ActorView)
         self._no_nodes(input, "milestoneId", "projectIds")
         try:
-            row = self.ctx.backend.create_issue(
+            row = self.ctx.backend.issues.create(
                 self.ctx.session,
                 self._login,
                 repo,
@@ -265,11 +270,11 @@ class MutationRoot(View):
             return row
         try:
             if isinstance(view, PullRequestView):
-                self.ctx.backend.update_pull(
+                self.ctx.backend.pulls.update(
                     self.ctx.session, self._login, row.repo, row.number, **changes
                 )
             else:
-                self.ctx.backend.update_issue(
+                self.ctx.backend.issues.update(
                     self.ctx.session, self._login, row.repo, row.number, **changes
                 )
         except GitHubError as exc:
@@ -363,7 +368,7 @@ class MutationRoot(View):
         view = self._thread(input["pullRequestId"], True)
         row: Issue = view.row
         try:
-            self.ctx.backend.merge_pull(
+            self.ctx.backend.pulls.merge(
                 self.ctx.session,
                 self._login,
                 row.repo,
@@ -381,7 +386,7 @@ class MutationRoot(View):
         view = self._thread(input["pullRequestId"], True)
         row: Issue = view.row
         try:
-            review = self.ctx.backend.submit_review(
+            review = self.ctx.backend.pulls.submit_review(
                 self.ctx.session,
                 self._login,
                 row.repo,
@@ -413,7 +418,7 @@ class MutationRoot(View):
     def add_labels_to_labelable(self, input: dict[str, Any]) -> Payload:
         view, names = self._labelable(input)
         try:
-            self.ctx.backend.add_labels(
+            self.ctx.backend.issues.add_labels(
                 self.ctx.session, self._login, view.row.repo, view.row.number, names
             )
         except GitHubError as exc:
@@ -431,7 +436,7 @@ class MutationRoot(View):
         try:
             for name in names:
                 if name.lower() in current:
-                    self.ctx.backend.remove_label(
+                    self.ctx.backend.issues.remove_label(
                         self.ctx.session, self._login, view.row.repo, view.row.number, name
                     )
         except GitHubError as exc:

@@ -19,15 +19,7 @@ from githubkit import GitHub, TokenAuthStrategy
 from githubkit.exception import GraphQLFailed, RequestFailed
 from graphql import GraphQLObjectType
 
-from fakes.github.graphql import (
-    comments,
-    commits,
-    connections,
-    resolvers,
-    schema,
-    threads,
-    views,
-)
+from fakes.github.graphql import connections, render, resolvers, schema
 from tests.fakes.github.conftest import REPO, TOKEN, Served, T, client
 from tests.fakes.github.test_git_http import clone, commit_file, git
 
@@ -500,16 +492,16 @@ NEVER_BUILT = {
 
 def _view_classes() -> dict[str, list[type]]:
     found: dict[str, list[type]] = {}
-    for module in (views, threads, comments, commits, connections, resolvers):
+    for module in (render, connections, resolvers):
         for _, cls in inspect.getmembers(module, inspect.isclass):
             typename = getattr(cls, "typename", None)
             if isinstance(typename, str) and typename:
                 found.setdefault(typename, []).append(cls)
     for name in ("User", "Bot", "Organization"):
-        found.setdefault(name, []).append(views.ActorView)
-    found["Organization"].append(views.OwnerView)
-    found["CheckRunStateCount"] = [commits.StateCount]
-    found["StatusContextStateCount"] = [commits.StateCount]
+        found.setdefault(name, []).append(render.ActorView)
+    found["Organization"].append(render.OwnerView)
+    found["CheckRunStateCount"] = [render.StateCount]
+    found["StatusContextStateCount"] = [render.StateCount]
     found["Query"] = [resolvers.QueryRoot]
     found["Mutation"] = [resolvers.MutationRoot]
     return found
@@ -534,8 +526,8 @@ def test_every_field_in_the_schema_has_an_implementation() -> None:
         if name.endswith("Connection"):
             candidates = [
                 connections.Connection,
-                threads.SearchConnection,
-                commits.ContextConnection,
+                render.SearchConnection,
+                render.ContextConnection,
             ]
         elif name.endswith("Edge"):
             candidates = [connections.Edge]
