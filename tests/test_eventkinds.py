@@ -26,7 +26,7 @@ from sqlalchemy import delete
 
 from fakes.core import build_world
 from fakes.github.backend import GitHubBackend
-from fakes.github.ops_refs import RefUpdate
+from fakes.github.backend_refs import RefUpdate
 from fakes.linear.backend import LinearBackend
 from fakes.slack.models import MemberRow
 from replay.base.case import ScriptedReply
@@ -66,26 +66,26 @@ KIND_LIKE = re.compile(r"(github|git|linear|slack|egress|docs|model|gateway)(\.[
 
 def drive_github(github: GitHubBackend) -> None:
     with github.world.session() as s:
-        base = github.branch(s, REPO, "main")
+        base = github.repos.branch(s, REPO, "main")
         assert base is not None
         # What git-receive-pack does to the repository, then what the fake makes of it.
         github.git.git(REPO, "update-ref", "refs/heads/fix", base.sha)
-        github.apply_push(s, GH_AGENT, REPO, [RefUpdate("refs/heads/fix", ZERO, base.sha)])
-        issue = github.create_issue(s, GH_AGENT, REPO, "Found while fixing", "body", ["bug"])
-        github.update_issue(s, GH_AGENT, REPO, issue.number, title="Found while fixing it")
-        github.add_labels(s, GH_AGENT, REPO, issue.number, ["ranges"])
-        github.remove_label(s, GH_AGENT, REPO, issue.number, "ranges")
-        comment = github.add_comment(s, GH_AGENT, REPO, issue.number, "on it")
-        github.edit_comment(s, GH_AGENT, REPO, comment.id, "on it now")
-        github.delete_comment(s, GH_AGENT, REPO, comment.id)
-        github.put_contents(s, GH_AGENT, REPO, "NOTES.md", b"fixed\n", "Add notes", "fix")
-        pr = github.create_pull(
+        github.refs.apply_push(s, GH_AGENT, REPO, [RefUpdate("refs/heads/fix", ZERO, base.sha)])
+        issue = github.issues.create(s, GH_AGENT, REPO, "Found while fixing", "body", ["bug"])
+        github.issues.update(s, GH_AGENT, REPO, issue.number, title="Found while fixing it")
+        github.issues.add_labels(s, GH_AGENT, REPO, issue.number, ["ranges"])
+        github.issues.remove_label(s, GH_AGENT, REPO, issue.number, "ranges")
+        comment = github.issues.add_comment(s, GH_AGENT, REPO, issue.number, "on it")
+        github.issues.edit_comment(s, GH_AGENT, REPO, comment.id, "on it now")
+        github.issues.delete_comment(s, GH_AGENT, REPO, comment.id)
+        github.refs.put_contents(s, GH_AGENT, REPO, "NOTES.md", b"fixed\n", "Add notes", "fix")
+        pr = github.pulls.create(
             s, GH_AGENT, REPO, "Fix it", f"Fixes #{issue.number}", head="fix", base="main"
         )
-        github.update_pull(s, GH_AGENT, REPO, pr.number, title="Fix it, really")
-        github.submit_review(s, GH_AGENT, REPO, pr.number, "COMMENT", "looks right")
-        github.add_review_comment(s, GH_AGENT, REPO, pr.number, "why?", "NOTES.md", 1)
-        github.merge_pull(s, GH_AGENT, REPO, pr.number)
+        github.pulls.update(s, GH_AGENT, REPO, pr.number, title="Fix it, really")
+        github.pulls.submit_review(s, GH_AGENT, REPO, pr.number, "COMMENT", "looks right")
+        github.pulls.add_review_comment(s, GH_AGENT, REPO, pr.number, "why?", "NOTES.md", 1)
+        github.pulls.merge(s, GH_AGENT, REPO, pr.number)
 
 
 def drive_linear(linear: LinearBackend) -> None:

@@ -1,4 +1,11 @@
-"""The fake GitHub's operations: every read and write REST and GraphQL make, on one state.
+"""The fake GitHub's backend: every read and write REST, GraphQL and git make, on one state.
+
+:class:`GitHubBackend` owns one object per resource area, each holding the shared
+:class:`~fakes.github.backend_state.GitHubState`: ``repos`` (users, repositories and their
+lookups, :mod:`fakes.github.backend_repos`), ``refs`` (contents, pushes, the refs API,
+:mod:`fakes.github.backend_refs`), ``issues`` (:mod:`fakes.github.backend_issues`) and
+``pulls`` (:mod:`fakes.github.backend_pulls`). It seeds the world's GitHub tables, dumps them,
+and tells who a request's token belongs to.
 
 Mutations take the open session first, record their event in that same session (so an event
 lands with its change) and date everything on the world's frozen clock. Problems raise the
@@ -7,11 +14,21 @@ exceptions of :mod:`fakes.github.errors`, which carry GitHub's status and body.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import threading
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import DeclarativeBase, Session
 
+from fakes.core.world import World
+from fakes.github.backend_issues import Issues
+from fakes.github.backend_pulls import Pulls
+from fakes.github.backend_refs import Refs
+from fakes.github.backend_repos import Repos
+from fakes.github.backend_state import GitHubState
+from fakes.github.gitstore import GitStore
 from fakes.github.models import (
     Branch,
     Comment,
@@ -24,15 +41,60 @@ from fakes.github.models import (
     Review,
     User,
 )
-from fakes.github.ops_pulls import PullOps
-from fakes.github.ops_refs import RefUpdate
 
 
-class GitHubBackend(PullOps):
-    """GitHub's state and operations for one world."""
+class GitHubBackend:
+    """GitHub's state and operations for one world, one object per resource area."""
 
     service: str = "github"
     base: type[DeclarativeBase] = GitHubBase
+
+    def __init__(self, world: World) -> None:
+        self.state = GitHubState(world)
+        self.repos = Repos(self.state)
+        self.refs = Refs(self.state, self.repos)
+        self.issues = Issues(self.state, self.repos)
+        self.pulls = Pulls(self.state, self.repos, self.issues, self.refs)
+
+    @property
+    def world(self) -> World:
+        return self.state.world
+
+    @property
+    def git(self) -> GitStore:
+        return self.state.git
+
+    @property
+    def push_lock(self) -> threading.Lock:
+        return self.state.push_lock
+
+    def close(self) -> None:
+        """Delete the git repositories now rather than when the backend is collected."""
+        self.state.close()
+
+    def viewer_login(self) -> str:
+        return self.state.viewer_login()
+
+    def authenticate(self, authorization: str | None) -> str | None:
+        """The login a request's ``Authorization`` header belongs to, or None without one.
+
+        ``token X``, ``Bearer X`` and Basic with the token as password (or as user, with an
+        empty password, as git sometimes sends) all belong to the snapshot's viewer.
+        """
+        if not authorization:
+            return None
+        scheme, _, value = authorization.strip().partition(" ")
+        value = value.strip()
+        scheme = scheme.lower()
+        if scheme in ("token", "bearer"):
+            return self.viewer_login() if value else None
+        if scheme == "basic":
+            try:
+                user, _, password = base64.b64decode(value).decode().partition(":")
+            except (binascii.Error, UnicodeDecodeError):
+                return None
+            return self.viewer_login() if (password or user) else None
+        return None
 
     # ------------------------------------------------------------------ seed and dump
 
@@ -171,7 +233,7 @@ class GitHubBackend(PullOps):
                         submitted_at=rv.submitted_at,
                     )
                 )
-            self.pull_ref(repos[p.repo], p.number, p.head_sha)
+            self.refs.pull_ref(repos[p.repo], p.number, p.head_sha)
             if p.state == "open":
                 self._seed_head_branch(s, repos[p.repo], p.head_ref, p.head_sha)
         s.flush()
@@ -184,7 +246,7 @@ class GitHubBackend(PullOps):
         """
         if not repo.has_git or self.git.resolve(repo.full_name, sha) != sha:
             return
-        if self.branch(s, repo, name) is not None:
+        if self.repos.branch(s, repo, name) is not None:
             return
         self.git.update_ref(repo.full_name, f"refs/heads/{name}", sha, None)
         s.add(Branch(repo=repo, name=name, sha=sha))
@@ -252,4 +314,4 @@ def _dump_event(e: IssueEvent) -> dict[str, Any]:
     }
 
 
-__all__ = ["GitHubBackend", "RefUpdate"]
+__all__ = ["GitHubBackend"]

@@ -17,7 +17,8 @@ import subprocess
 from collections.abc import Awaitable, Callable
 
 from fakes.core.server import Receive, Scope, Send
-from fakes.github.backend import GitHubBackend, RefUpdate
+from fakes.github.backend import GitHubBackend
+from fakes.github.backend_refs import RefUpdate
 from fakes.github.errors import NotFound
 from fakes.github.gitstore import ZERO
 from replay.base.gitrepo import clean_env
@@ -108,7 +109,7 @@ class GitHTTP:
             ]
             if updates:
                 with self.backend.world.session() as s:
-                    self.backend.apply_push(s, login, full_name, updates)
+                    self.backend.refs.apply_push(s, login, full_name, updates)
 
         try:
             before = await asyncio.to_thread(self.backend.git.heads, full_name)
@@ -120,7 +121,7 @@ class GitHTTP:
     def _repo_name(self, owner: str, name: str) -> str | None:
         with self.backend.world.session() as s:
             try:
-                repo = self.backend.repo(s, owner, name)
+                repo = self.backend.repos.get(s, owner, name)
             except NotFound:
                 return None
             return repo.full_name if repo.has_git else None

@@ -371,7 +371,7 @@ def pull(
     }
     if not full:
         return w.PullRequest.model_validate(fields)
-    files = backend._changes(i)
+    files = backend.pulls.changes(i)
     # A pull request from the snapshot may name commits the cut history does not hold.
     known = r.has_git and all(
         backend.git.resolve(r.full_name, sha) == sha for sha in (p.base_sha, p.head_sha)

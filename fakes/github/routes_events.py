@@ -11,18 +11,23 @@ Registered before :mod:`fakes.github.routes_issues`, whose ``/issues/{number}`` 
 otherwise claim ``/issues/events``.
 """
 
-from collections.abc import Callable
-from datetime import datetime
-from typing import Annotated
+from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from datetime import datetime
+
+from fastapi import APIRouter
 from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
+from fakes.core.paging import Paged
 from fakes.github import render
 from fakes.github import schemas as w
 from fakes.github.models import Comment, IssueEvent, Review
-from fakes.github.routes import Ctx, Id, Page, PerPage, paginate, wire
+from fakes.github.routes_common import (
+    Auth,
+    Id,
+    wire,
+)
 
 
 def _timeline_entry(row: IssueEvent | Comment | Review) -> w.Wire:
@@ -33,68 +38,65 @@ def _timeline_entry(row: IssueEvent | Comment | Review) -> w.Wire:
     return render.timeline_review(row)
 
 
-def add(router: APIRouter, auth: Callable[[Request], Ctx]) -> None:
-    Auth = Annotated[Ctx, Depends(auth)]
+router = APIRouter()
 
-    @router.get("/repos/{owner}/{repo}/issues/events")
-    def list_repo_events(
-        request: Request, owner: str, repo: str, ctx: Auth, per_page: PerPage = 30, page: Page = 1
-    ) -> Response:
-        def go(s: Session) -> tuple[list[w.IssueEvent], dict[str, str]]:
-            rows = ctx.backend.repo_issue_events(s, f"{owner}/{repo}")
-            chunk, headers = paginate(request, rows, per_page, page)
-            return [render.issue_event(e, with_issue=True) for e in chunk], headers
 
-        items, headers = ctx.run(go)
-        return wire(items, headers=headers)
+@router.get("/repos/{owner}/{repo}/issues/events")
+def list_repo_events(owner: str, repo: str, ctx: Auth, paging: Paged) -> Response:
+    def go(s: Session) -> tuple[list[w.IssueEvent], dict[str, str]]:
+        rows = ctx.backend.issues.repo_events(s, f"{owner}/{repo}")
+        chunk, headers = paging.slice(rows)
+        return [render.issue_event(e, with_issue=True) for e in chunk], headers
 
-    @router.get("/repos/{owner}/{repo}/issues/events/{event_id}")
-    def get_event(owner: str, repo: str, event_id: Id, ctx: Auth) -> Response:
-        def go(s: Session) -> w.IssueEvent:
-            e = ctx.backend.issue_event(s, f"{owner}/{repo}", event_id)
-            return render.issue_event(e, with_issue=True)
+    items, headers = ctx.run(go)
+    return wire(items, headers=headers)
 
-        return wire(ctx.run(go))
 
-    @router.get("/repos/{owner}/{repo}/issues/{number}/events")
-    def list_events(
-        request: Request,
-        owner: str,
-        repo: str,
-        number: Id,
-        ctx: Auth,
-        per_page: PerPage = 30,
-        page: Page = 1,
-    ) -> Response:
-        def go(s: Session) -> tuple[list[w.IssueEvent], dict[str, str]]:
-            rows = ctx.backend.issue_events(s, f"{owner}/{repo}", number)
-            chunk, headers = paginate(request, rows, per_page, page)
-            return [render.issue_event(e) for e in chunk], headers
+@router.get("/repos/{owner}/{repo}/issues/events/{event_id}")
+def get_event(owner: str, repo: str, event_id: Id, ctx: Auth) -> Response:
+    def go(s: Session) -> w.IssueEvent:
+        e = ctx.backend.issues.event(s, f"{owner}/{repo}", event_id)
+        return render.issue_event(e, with_issue=True)
 
-        items, headers = ctx.run(go)
-        return wire(items, headers=headers)
+    return wire(ctx.run(go))
 
-    @router.get("/repos/{owner}/{repo}/issues/{number}/timeline")
-    def timeline(
-        request: Request,
-        owner: str,
-        repo: str,
-        number: Id,
-        ctx: Auth,
-        per_page: PerPage = 30,
-        page: Page = 1,
-    ) -> Response:
-        def go(s: Session) -> tuple[list[w.Wire], dict[str, str]]:
-            issue = ctx.backend.issue(s, f"{owner}/{repo}", number)
-            entries: list[tuple[datetime, int, IssueEvent | Comment | Review]] = []
-            entries += [(e.created_at, 0, e) for e in issue.events]
-            entries += [(c.created_at, 1, c) for c in issue.comments]
-            for rv in issue.pull.reviews if issue.pull is not None else []:
-                if rv.submitted_at is not None:
-                    entries.append((rv.submitted_at, 2, rv))
-            entries.sort(key=lambda x: (x[0], x[1]))
-            chunk, headers = paginate(request, entries, per_page, page)
-            return [_timeline_entry(row) for _, _, row in chunk], headers
 
-        items, headers = ctx.run(go)
-        return wire(items, headers=headers)
+@router.get("/repos/{owner}/{repo}/issues/{number}/events")
+def list_events(
+    owner: str,
+    repo: str,
+    number: Id,
+    ctx: Auth,
+    paging: Paged,
+) -> Response:
+    def go(s: Session) -> tuple[list[w.IssueEvent], dict[str, str]]:
+        rows = ctx.backend.issues.events(s, f"{owner}/{repo}", number)
+        chunk, headers = paging.slice(rows)
+        return [render.issue_event(e) for e in chunk], headers
+
+    items, headers = ctx.run(go)
+    return wire(items, headers=headers)
+
+
+@router.get("/repos/{owner}/{repo}/issues/{number}/timeline")
+def timeline(
+    owner: str,
+    repo: str,
+    number: Id,
+    ctx: Auth,
+    paging: Paged,
+) -> Response:
+    def go(s: Session) -> tuple[list[w.Wire], dict[str, str]]:
+        issue = ctx.backend.issues.get(s, f"{owner}/{repo}", number)
+        entries: list[tuple[datetime, int, IssueEvent | Comment | Review]] = []
+        entries += [(e.created_at, 0, e) for e in issue.events]
+        entries += [(c.created_at, 1, c) for c in issue.comments]
+        for rv in issue.pull.reviews if issue.pull is not None else []:
+            if rv.submitted_at is not None:
+                entries.append((rv.submitted_at, 2, rv))
+        entries.sort(key=lambda x: (x[0], x[1]))
+        chunk, headers = paging.slice(entries)
+        return [_timeline_entry(row) for _, _, row in chunk], headers
+
+    items, headers = ctx.run(go)
+    return wire(items, headers=headers)

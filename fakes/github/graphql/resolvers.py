@@ -168,7 +168,7 @@ class MutationRoot(View):
         subject = thread_by_id(self.ctx, input["subjectId"])
         row = subject.row
         try:
-            comment = self.ctx.backend.add_comment(
+            comment = self.ctx.backend.issues.add_comment(
                 self.ctx.session, self._login, row.repo, row.number, input["body"]
             )
         except GitHubError as exc:
@@ -194,7 +194,7 @@ class MutationRoot(View):
     def create_pull_request(self, input: dict[str, Any]) -> Payload:
         repo = self._repo(input["repositoryId"])
         try:
-            row = self.ctx.backend.create_pull(
+            row = self.ctx.backend.pulls.create(
                 self.ctx.session,
                 self._login,
                 repo,
@@ -236,7 +236,7 @@ class MutationRoot(View):
         assignees = self._names(input.get("assigneeIds"), ActorView)
         self._no_nodes(input, "milestoneId", "projectIds")
         try:
-            row = self.ctx.backend.create_issue(
+            row = self.ctx.backend.issues.create(
                 self.ctx.session,
                 self._login,
                 repo,
@@ -270,11 +270,11 @@ class MutationRoot(View):
             return row
         try:
             if isinstance(view, PullRequestView):
-                self.ctx.backend.update_pull(
+                self.ctx.backend.pulls.update(
                     self.ctx.session, self._login, row.repo, row.number, **changes
                 )
             else:
-                self.ctx.backend.update_issue(
+                self.ctx.backend.issues.update(
                     self.ctx.session, self._login, row.repo, row.number, **changes
                 )
         except GitHubError as exc:
@@ -368,7 +368,7 @@ class MutationRoot(View):
         view = self._thread(input["pullRequestId"], True)
         row: Issue = view.row
         try:
-            self.ctx.backend.merge_pull(
+            self.ctx.backend.pulls.merge(
                 self.ctx.session,
                 self._login,
                 row.repo,
@@ -386,7 +386,7 @@ class MutationRoot(View):
         view = self._thread(input["pullRequestId"], True)
         row: Issue = view.row
         try:
-            review = self.ctx.backend.submit_review(
+            review = self.ctx.backend.pulls.submit_review(
                 self.ctx.session,
                 self._login,
                 row.repo,
@@ -418,7 +418,7 @@ class MutationRoot(View):
     def add_labels_to_labelable(self, input: dict[str, Any]) -> Payload:
         view, names = self._labelable(input)
         try:
-            self.ctx.backend.add_labels(
+            self.ctx.backend.issues.add_labels(
                 self.ctx.session, self._login, view.row.repo, view.row.number, names
             )
         except GitHubError as exc:
@@ -436,7 +436,7 @@ class MutationRoot(View):
         try:
             for name in names:
                 if name.lower() in current:
-                    self.ctx.backend.remove_label(
+                    self.ctx.backend.issues.remove_label(
                         self.ctx.session, self._login, view.row.repo, view.row.number, name
                     )
         except GitHubError as exc:

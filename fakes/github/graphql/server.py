@@ -79,7 +79,7 @@ def run(backend: GitHubBackend, login: str, payload: dict[str, Any]) -> dict[str
     operation_name = payload.get("operationName") or None
     with backend.world.session() as s:
         try:
-            viewer = backend.user(s, login)
+            viewer = backend.repos.user(s, login)
         except NotFound:
             return {"errors": [{"type": "FORBIDDEN", "message": "Resource not accessible"}]}
         ctx = Context(session=s, backend=backend, viewer=viewer)

@@ -68,7 +68,7 @@ def test_push_moves_branches_and_logs_forced_flag(served: Served, tmp_path: Path
     git(served, work, "push", "-q", "origin", "fix-add")
     assert server_refs(served)["refs/heads/fix-add"] == first
     with served.world.session() as s:
-        assert served.backend.branch(s, REPO, "fix-add") is not None
+        assert served.backend.repos.branch(s, REPO, "fix-add") is not None
 
     second = commit_file(served, work, "notes.txt", "n\n", "Notes")
     git(served, work, "push", "-q", "origin", "fix-add")
@@ -103,7 +103,7 @@ def test_pull_request_head_follows_pushes_and_fetch_sees_merges(
     first = commit_file(served, work, "a.txt", "a\n", "A")
     git(served, work, "push", "-q", "-u", "origin", "feature")
     with served.world.session() as s:
-        pr = served.backend.create_pull(s, "agent", REPO, "Feature", "Adds a", "feature", "main")
+        pr = served.backend.pulls.create(s, "agent", REPO, "Feature", "Adds a", "feature", "main")
         number = pr.number
         assert pr.pull is not None and pr.pull.head_sha == first
     pull_ref = f"refs/pull/{number}/head"
@@ -111,7 +111,7 @@ def test_pull_request_head_follows_pushes_and_fetch_sees_merges(
     second = commit_file(served, work, "b.txt", "b\n", "B")
     git(served, work, "push", "-q")
     with served.world.session() as s:
-        pull = served.backend.pull(s, REPO, number).pull
+        pull = served.backend.pulls.get(s, REPO, number).pull
         assert pull is not None and pull.head_sha == second
     assert f"{second}\t{pull_ref}" in git(served, work, "ls-remote", "origin").stdout
     # GitHub's pull refs are read-only.
@@ -120,7 +120,7 @@ def test_pull_request_head_follows_pushes_and_fetch_sees_merges(
     git(served, work, "fetch", "-q", "origin", f"{pull_ref}:refs/remotes/origin/pr")
     assert git(served, work, "rev-parse", "origin/pr").stdout.strip() == second
     with served.world.session() as s:
-        merged = served.backend.merge_pull(s, "agent", REPO, number, method="merge")
+        merged = served.backend.pulls.merge(s, "agent", REPO, number, method="merge")
         assert merged.pull is not None
         merge_sha = merged.pull.merge_commit_sha
     git(served, work, "fetch", "-q", "origin")

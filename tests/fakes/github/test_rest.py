@@ -279,9 +279,9 @@ def test_statuses_and_check_runs_read_as_github_shapes(served: Served) -> None:
     # Snapshots carry no CI results yet; rows put straight into the state stand in for them.
     at = datetime.fromisoformat("2026-03-11T10:00:00+00:00")
     with served.world.session() as s:
-        repo = served.backend.repo(s, REPO)
-        sha = served.backend.resolve(s, repo, "main")
-        alice = served.backend.user(s, "alice")
+        repo = served.backend.repos.get(s, REPO)
+        sha = served.backend.repos.resolve(s, repo, "main")
+        alice = served.backend.repos.user(s, "alice")
         s.add_all(
             [
                 CommitStatus(repo_id=repo.id, sha=sha, state="pending", context="ci/test",

@@ -1,4 +1,4 @@
-"""Operations on pull requests: create, update, merge, reviews, review comments, and the
+"""Pull requests: lookups, lists, create, update, merge, reviews, review comments, and the
 git-backed reads (files, commits, diff)."""
 
 from __future__ import annotations
@@ -8,6 +8,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from fakes.github.backend_issues import Issues
+from fakes.github.backend_refs import Refs
+from fakes.github.backend_repos import Repos
+from fakes.github.backend_state import GitHubState, noreply
 from fakes.github.errors import (
     Conflict,
     MethodNotAllowed,
@@ -24,8 +28,6 @@ from fakes.github.models import (
     ReviewComment,
     User,
 )
-from fakes.github.ops_core import noreply
-from fakes.github.ops_issues import IssueOps
 
 CLOSING = re.compile(
     r"(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+([\w.-]+/[\w.-]+)?#(\d+)\b"
@@ -40,10 +42,49 @@ REVIEW_EVENTS = {
 MERGE_METHODS = ("merge", "squash", "rebase")
 
 
-class PullOps(IssueOps):
-    # ------------------------------------------------------------------ pull requests
+class Pulls:
+    """The pull request side of a thread; its issue side is :class:`Issues`' to change."""
 
-    def create_pull(
+    def __init__(self, state: GitHubState, repos: Repos, issues: Issues, refs: Refs) -> None:
+        self.state = state
+        self.repos = repos
+        self.issues = issues
+        self.refs = refs
+
+    # ------------------------------------------------------------------ lookups
+
+    def get(self, s: Session, repo: Repo | str, number: int) -> Issue:
+        """A pull request by number; 404 for an issue's number."""
+        row = self.issues.get(s, repo, number)
+        if row.pull is None:
+            raise NotFound()
+        return row
+
+    def find(
+        self,
+        s: Session,
+        repo: Repo | str,
+        *,
+        state: str = "open",
+        head: str | None = None,
+        base: str | None = None,
+        sort: str = "created",
+        direction: str = "desc",
+    ) -> list[Issue]:
+        r = self.repos.get(s, repo)
+        rows = self.issues.find(s, r, state=state, pulls=True, sort=sort, direction=direction)
+        if head:
+            owner, _, ref = head.rpartition(":")
+            if owner and owner.lower() != r.owner.lower():
+                return []
+            rows = [i for i in rows if i.pull is not None and i.pull.head_ref == ref]
+        if base:
+            rows = [i for i in rows if i.pull is not None and i.pull.base_ref == base]
+        return rows
+
+    # ------------------------------------------------------------------ changes
+
+    def create(
         self,
         s: Session,
         actor: str,
@@ -55,8 +96,8 @@ class PullOps(IssueOps):
         draft: bool = False,
         maintainer_can_modify: bool = False,
     ) -> Issue:
-        r = self.repo(s, repo)
-        author = self._actor(s, actor)
+        r = self.repos.get(s, repo)
+        author = self.repos.actor(s, actor)
         if not title or not str(title).strip():
             raise ValidationFailed("PullRequest", "title", "missing_field")
         if not base:
@@ -66,27 +107,27 @@ class PullOps(IssueOps):
         owner, _, head_ref = head.rpartition(":")
         if owner and owner.lower() != r.owner.lower():
             raise ValidationFailed("PullRequest", "head", "invalid")
-        base_branch = self.branch(s, r, base)
+        base_branch = self.repos.branch(s, r, base)
         if base_branch is None:
             raise ValidationFailed("PullRequest", "base", "invalid")
-        head_branch = self.branch(s, r, head_ref)
+        head_branch = self.repos.branch(s, r, head_ref)
         if head_branch is None:
             raise ValidationFailed("PullRequest", "head", "invalid")
-        if self.list_pulls(s, r, state="open", head=head_ref, base=base):
+        if self.find(s, r, state="open", head=head_ref, base=base):
             raise ValidationFailed(
                 "PullRequest",
                 None,
                 "custom",
                 f"A pull request already exists for {r.owner}:{head_ref}.",
             )
-        if not self.git.commits_between(r.full_name, base_branch.sha, head_branch.sha):
+        if not self.state.git.commits_between(r.full_name, base_branch.sha, head_branch.sha):
             raise ValidationFailed(
                 "PullRequest", None, "custom", f"No commits between {base} and {head_ref}"
             )
-        now = self.now()
+        now = self.state.now()
         issue = Issue(
             repo=r,
-            number=self._next_number(s, r),
+            number=self.issues.next_number(s, r),
             is_pull=True,
             title=str(title),
             body=body,
@@ -110,8 +151,8 @@ class PullOps(IssueOps):
         )
         s.flush()
         s.refresh(issue)
-        self.pull_ref(r, issue.number, head_branch.sha)
-        self._event(
+        self.refs.pull_ref(r, issue.number, head_branch.sha)
+        self.state.record(
             s,
             actor,
             "github.pull_request.opened",
@@ -128,16 +169,16 @@ class PullOps(IssueOps):
         )
         return issue
 
-    def update_pull(
+    def update(
         self, s: Session, actor: str, repo: Repo | str, number: int, **changes: Any
     ) -> Issue:
         """Change title, body, state, base, draft or maintainer_can_modify."""
-        issue = self.pull(s, repo, number)
+        issue = self.get(s, repo, number)
         pull = issue.pull
         assert pull is not None
         extra: dict[str, dict[str, Any]] = {}
         if changes.get("base") is not None and changes["base"] != pull.base_ref:
-            branch = self.branch(s, issue.repo, changes["base"])
+            branch = self.repos.branch(s, issue.repo, changes["base"])
             if branch is None:
                 raise ValidationFailed("PullRequest", "base", "invalid")
             extra["base"] = {"from": pull.base_ref, "to": branch.name}
@@ -148,15 +189,15 @@ class PullOps(IssueOps):
                 setattr(pull, key, bool(changes[key]))
         if "draft" in extra:
             kind = "convert_to_draft" if pull.draft else "ready_for_review"
-            self._issue_event(s, issue, self._actor(s, actor), kind)
+            self.issues.add_event(s, issue, self.repos.actor(s, actor), kind)
         keys = ("title", "body", "state", "labels", "assignees")
         plain: dict[str, Any] = {k: changes[k] for k in keys if k in changes}
         # One update event for everything this call changed.
-        self._update_thread(s, actor, issue, plain, extra)
+        self.issues.update_thread(s, actor, issue, plain, extra)
         s.flush()
         return issue
 
-    def merge_pull(
+    def merge(
         self,
         s: Session,
         actor: str,
@@ -167,11 +208,11 @@ class PullOps(IssueOps):
         commit_message: str | None = None,
         sha: str | None = None,
     ) -> Issue:
-        issue = self.pull(s, repo, number)
+        issue = self.get(s, repo, number)
         pull = issue.pull
         assert pull is not None
         r = issue.repo
-        user = self._actor(s, actor)
+        user = self.repos.actor(s, actor)
         if method not in MERGE_METHODS:
             raise ValidationFailed("PullRequest", "merge_method", "invalid")
         if pull.merged_at is not None or issue.state != "open":
@@ -180,10 +221,10 @@ class PullOps(IssueOps):
             raise MethodNotAllowed("Pull Request is still a draft")
         if sha is not None and sha != pull.head_sha:
             raise Conflict("Head branch was modified. Review and try the merge again.")
-        base = self.branch(s, r, pull.base_ref)
+        base = self.repos.branch(s, r, pull.base_ref)
         if base is None or not r.has_git:
             raise MethodNotAllowed("Pull Request is not mergeable")
-        now = self.now()
+        now = self.state.now()
         who = Person(user.name or user.login, noreply(user), now)
         # Read before the base moves: the texts whose closing keywords GitHub honours.
         closing = base.name == r.default_branch
@@ -205,13 +246,13 @@ class PullOps(IssueOps):
         issue.updated_at = now
         r.pushed_at = now
         s.flush()
-        with self.push_lock:
-            self.git.update_ref(r.full_name, f"refs/heads/{base.name}", new_sha, base.sha)
-        self._move_branch(s, r, base.name, new_sha)
+        with self.state.push_lock:
+            self.state.git.update_ref(r.full_name, f"refs/heads/{base.name}", new_sha, base.sha)
+        self.refs.move_branch(s, r, base.name, new_sha)
         # GitHub lists a merge as two events: ``merged`` (with the merge commit), ``closed``.
-        self._issue_event(s, issue, user, "merged", commit_id=new_sha)
-        self._issue_event(s, issue, user, "closed")
-        self._event(
+        self.issues.add_event(s, issue, user, "merged", commit_id=new_sha)
+        self.issues.add_event(s, issue, user, "closed")
+        self.state.record(
             s,
             actor,
             "github.pull_request.merged",
@@ -230,7 +271,7 @@ class PullOps(IssueOps):
     def _commit_messages(self, r: Repo, base_sha: str, pull: Pull) -> list[str]:
         """The messages of the pull request's commits, in one ``git log``."""
         try:
-            out = self.git.text(
+            out = self.state.git.text(
                 r.full_name, "log", "--format=%B%x00", pull.head_sha, f"^{base_sha}"
             )
         except GitFailed:
@@ -259,10 +300,10 @@ class PullOps(IssueOps):
                 ref = (m.group(1) or pr.repo.full_name, int(m.group(2)))
                 if ref not in wanted:
                     wanted.append(ref)
-        now = self.now()
+        now = self.state.now()
         for full_name, number in wanted:
             try:
-                target = self.issue(s, full_name, number)
+                target = self.issues.get(s, full_name, number)
             except NotFound:
                 continue
             if target.is_pull or target.state != "open":
@@ -273,8 +314,10 @@ class PullOps(IssueOps):
             }
             target.state, target.state_reason = "closed", "completed"
             target.closed_at, target.closed_by, target.updated_at = now, user, now
-            self._issue_event(s, target, user, "closed", commit_id=sha, state_reason="completed")
-            self._event(
+            self.issues.add_event(
+                s, target, user, "closed", commit_id=sha, state_reason="completed"
+            )
+            self.state.record(
                 s,
                 actor,
                 "github.issue.updated",
@@ -302,23 +345,23 @@ class PullOps(IssueOps):
         not_mergeable = MethodNotAllowed("Pull Request is not mergeable")
         if method == "rebase":
             tip = base_sha
-            for commit in self.git.commits_between(name, base_sha, pull.head_sha):
-                tree = self.git.pick_tree(name, tip, commit)
+            for commit in self.state.git.commits_between(name, base_sha, pull.head_sha):
+                tree = self.state.git.pick_tree(name, tip, commit)
                 if tree is None:
                     raise not_mergeable
-                info = self.git.commit(name, commit)
-                tip = self.git.commit_tree(name, tree, [tip], info.message + "\n", who)
+                info = self.state.git.commit(name, commit)
+                tip = self.state.git.commit_tree(name, tree, [tip], info.message + "\n", who)
             return tip
-        tree = self.git.merge_tree(name, base_sha, pull.head_sha)
+        tree = self.state.git.merge_tree(name, base_sha, pull.head_sha)
         if tree is None:
             raise not_mergeable
         if method == "squash":
             head = title or f"{issue.title} (#{issue.number})"
             text = f"{head}\n\n{message}" if message else head
-            return self.git.commit_tree(name, tree, [base_sha], text + "\n", who)
+            return self.state.git.commit_tree(name, tree, [base_sha], text + "\n", who)
         head = title or f"Merge pull request #{issue.number} from {r.owner}/{pull.head_ref}"
         text = f"{head}\n\n{message if message is not None else issue.title}"
-        return self.git.commit_tree(name, tree, [base_sha, pull.head_sha], text + "\n", who)
+        return self.state.git.commit_tree(name, tree, [base_sha, pull.head_sha], text + "\n", who)
 
     def submit_review(
         self,
@@ -331,10 +374,10 @@ class PullOps(IssueOps):
         commit_id: str | None = None,
     ) -> Review:
         """A review: APPROVE, REQUEST_CHANGES, COMMENT, or None for a pending one."""
-        issue = self.pull(s, repo, number)
+        issue = self.get(s, repo, number)
         pull = issue.pull
         assert pull is not None
-        user = self._actor(s, actor)
+        user = self.repos.actor(s, actor)
         if event is not None and event not in REVIEW_EVENTS:
             raise Unprocessable(f"Unexpected event {event!r}")
         state = REVIEW_EVENTS[event] if event else "PENDING"
@@ -344,7 +387,7 @@ class PullOps(IssueOps):
         if state in ("APPROVED", "CHANGES_REQUESTED") and issue.author_id == user.id:
             verb = "approve" if state == "APPROVED" else "request changes on"
             raise Unprocessable(f"Review Can not {verb} your own pull request")
-        now = self.now()
+        now = self.state.now()
         review = Review(
             pull=pull,
             author=user,
@@ -356,7 +399,7 @@ class PullOps(IssueOps):
         s.add(review)
         issue.updated_at = now
         s.flush()
-        self._event(
+        self.state.record(
             s,
             actor,
             "github.pull_request_review.submitted",
@@ -383,10 +426,10 @@ class PullOps(IssueOps):
         commit_id: str | None = None,
         in_reply_to: int | None = None,
     ) -> ReviewComment:
-        issue = self.pull(s, repo, number)
+        issue = self.get(s, repo, number)
         pull = issue.pull
         assert pull is not None
-        user = self._actor(s, actor)
+        user = self.repos.actor(s, actor)
         if not body or not body.strip():
             raise ValidationFailed("PullRequestReviewComment", "body", "missing_field")
         hunk = ""
@@ -398,7 +441,7 @@ class PullOps(IssueOps):
         else:
             if not path:
                 raise ValidationFailed("PullRequestReviewComment", "path", "missing_field")
-            changes = {c.path: c for c in self._changes(issue)}
+            changes = {c.path: c for c in self.changes(issue)}
             if path not in changes:
                 raise ValidationFailed(
                     "PullRequestReviewComment",
@@ -407,7 +450,7 @@ class PullOps(IssueOps):
                     "could not be resolved",
                 )
             hunk = changes[path].patch
-        now = self.now()
+        now = self.state.now()
         row = ReviewComment(
             pull=pull,
             author=user,
@@ -424,7 +467,7 @@ class PullOps(IssueOps):
         s.add(row)
         issue.updated_at = now
         s.flush()
-        self._event(
+        self.state.record(
             s,
             actor,
             "github.review_comment.created",
@@ -441,38 +484,40 @@ class PullOps(IssueOps):
 
     # ------------------------------------------------------------------ git-backed reads
 
-    def _changes(self, issue: Issue) -> list[Any]:
+    def changes(self, issue: Issue) -> list[Any]:
         pull = issue.pull
         if pull is None or not issue.repo.has_git:
             return []
         try:
-            return self.git.changes(issue.repo.full_name, pull.base_sha, pull.head_sha)
+            return self.state.git.changes(issue.repo.full_name, pull.base_sha, pull.head_sha)
         except GitFailed:
             return []
 
-    def pull_files(self, s: Session, repo: Repo | str, number: int) -> list[Any]:
-        return self._changes(self.pull(s, repo, number))
+    def files(self, s: Session, repo: Repo | str, number: int) -> list[Any]:
+        return self.changes(self.get(s, repo, number))
 
-    def pull_commits(self, s: Session, repo: Repo | str, number: int) -> list[str]:
-        issue = self.pull(s, repo, number)
+    def commits(self, s: Session, repo: Repo | str, number: int) -> list[str]:
+        issue = self.get(s, repo, number)
         pull = issue.pull
         assert pull is not None
         if not issue.repo.has_git:
             return []
         try:
-            return self.git.commits_between(issue.repo.full_name, pull.base_sha, pull.head_sha)
+            return self.state.git.commits_between(
+                issue.repo.full_name, pull.base_sha, pull.head_sha
+            )
         except GitFailed:
             return []
 
-    def pull_diff(self, s: Session, repo: Repo | str, number: int, patch: bool = False) -> str:
-        issue = self.pull(s, repo, number)
+    def diff(self, s: Session, repo: Repo | str, number: int, patch: bool = False) -> str:
+        issue = self.get(s, repo, number)
         pull = issue.pull
         assert pull is not None
         if not issue.repo.has_git:
             return ""
         try:
             if patch:
-                return self.git.patch(issue.repo.full_name, pull.base_sha, pull.head_sha)
-            return self.git.diff(issue.repo.full_name, pull.base_sha, pull.head_sha)
+                return self.state.git.patch(issue.repo.full_name, pull.base_sha, pull.head_sha)
+            return self.state.git.diff(issue.repo.full_name, pull.base_sha, pull.head_sha)
         except GitFailed:
             return ""

@@ -1,14 +1,17 @@
-"""Operations on issues (and on the issue side of pull requests): create, update, labels,
-comments, and the issue events each change records."""
+"""Issues (and the issue side of pull requests): lookups, lists, search, create, update,
+labels, comments, and the issue events each change records."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from fakes.github.backend_repos import Repos
+from fakes.github.backend_state import GitHubState, split_query
 from fakes.github.errors import (
     NotFound,
     ValidationFailed,
@@ -18,16 +21,143 @@ from fakes.github.models import (
     Issue,
     IssueEvent,
     Label,
+    Pull,
     Repo,
     User,
 )
-from fakes.github.ops_refs import RefOps
 
 
-class IssueOps(RefOps):
+class Issues:
+    """Every thread by its number, and what changes one (an issue or a pull request)."""
+
+    def __init__(self, state: GitHubState, repos: Repos) -> None:
+        self.state = state
+        self.repos = repos
+
+    # ------------------------------------------------------------------ lookups
+
+    def get(self, s: Session, repo: Repo | str, number: int) -> Issue:
+        """An issue *or* pull request by number (as ``/issues/N`` answers both)."""
+        r = self.repos.get(s, repo)
+        row = s.scalar(select(Issue).where(Issue.repo_id == r.id, Issue.number == number))
+        if row is None:
+            raise NotFound()
+        return row
+
+    def comment(self, s: Session, repo: Repo | str, comment_id: int) -> Comment:
+        r = self.repos.get(s, repo)
+        row = s.get(Comment, comment_id)
+        if row is None or row.issue.repo_id != r.id:
+            raise NotFound()
+        return row
+
+    def find(
+        self,
+        s: Session,
+        repo: Repo | str,
+        *,
+        state: str = "open",
+        labels: Sequence[str] = (),
+        assignee: str | None = None,
+        creator: str | None = None,
+        since: datetime | None = None,
+        sort: str = "created",
+        direction: str = "desc",
+        pulls: bool | None = None,
+    ) -> list[Issue]:
+        """Issues (and, when ``pulls`` is None, pull requests too, as REST lists them)."""
+        r = self.repos.get(s, repo)
+        q = select(Issue).where(Issue.repo_id == r.id)
+        if pulls is not None:
+            q = q.where(Issue.is_pull == pulls)
+        if state in ("open", "closed"):
+            q = q.where(Issue.state == state)
+        if since is not None:
+            q = q.where(Issue.updated_at >= since)
+        rows = list(s.scalars(q))
+        wanted = {name.lower() for name in labels}
+        if wanted:
+            rows = [i for i in rows if wanted <= {lb.name.lower() for lb in i.labels}]
+        if assignee == "none":
+            rows = [i for i in rows if not i.assignees]
+        elif assignee == "*":
+            rows = [i for i in rows if i.assignees]
+        elif assignee:
+            rows = [i for i in rows if assignee.lower() in {u.login.lower() for u in i.assignees}]
+        if creator:
+            rows = [i for i in rows if i.author.login.lower() == creator.lower()]
+        keys = {
+            "created": lambda i: (i.created_at, i.id),
+            "updated": lambda i: (i.updated_at, i.id),
+            "comments": lambda i: (len(i.comments), i.id),
+        }
+        rows.sort(key=keys.get(sort, keys["created"]), reverse=direction != "asc")
+        return rows
+
+    def search(self, s: Session, query: str) -> list[Issue]:
+        """GitHub's issue search over the qualifiers agents use, plus free text."""
+        q = select(Issue)
+        terms: list[str] = []
+        labels: list[str] = []
+        authors: list[str] = []
+        assignees: list[str] = []
+        for token in split_query(query):
+            key, sep, value = token.partition(":")
+            key = key.lower()
+            value = value.strip('"')
+            if not sep:
+                terms.append(token.strip('"').lower())
+            elif key == "repo":
+                owner, _, name = value.partition("/")
+                try:
+                    r = self.repos.get(s, owner, name)
+                except NotFound:
+                    return []
+                q = q.where(Issue.repo_id == r.id)
+            elif key in ("user", "org", "owner"):
+                ids = select(Repo.id).where(func.lower(Repo.owner) == value.lower())
+                q = q.where(Issue.repo_id.in_(ids))
+            elif key in ("is", "type"):
+                v = value.lower()
+                if v in ("issue", "pr", "pull-request"):
+                    q = q.where(Issue.is_pull == (v != "issue"))
+                elif v in ("open", "closed"):
+                    q = q.where(Issue.state == v)
+                elif v == "merged":
+                    q = q.where(Issue.id.in_(select(Pull.id).where(Pull.merged_at.is_not(None))))
+                elif v == "unmerged":
+                    q = q.where(Issue.id.in_(select(Pull.id).where(Pull.merged_at.is_(None))))
+            elif key == "state":
+                q = q.where(Issue.state == value.lower())
+            elif key == "label":
+                labels.append(value.lower())
+            elif key == "author":
+                authors.append(value.lower())
+            elif key == "assignee":
+                assignees.append(value.lower())
+            elif key == "in":
+                continue
+            else:
+                terms.append(token.lower())
+        rows = list(s.scalars(q.order_by(Issue.created_at.desc(), Issue.id.desc())))
+        out = []
+        for i in rows:
+            names = {lb.name.lower() for lb in i.labels}
+            if any(label not in names for label in labels):
+                continue
+            if authors and i.author.login.lower() not in authors:
+                continue
+            if assignees and not {u.login.lower() for u in i.assignees} & set(assignees):
+                continue
+            text = f"{i.title}\n{i.body or ''}".lower()
+            if any(t not in text for t in terms):
+                continue
+            out.append(i)
+        return out
+
     # ------------------------------------------------------------------ issue events
 
-    def _issue_event(
+    def add_event(
         self,
         s: Session,
         issue: Issue,
@@ -47,7 +177,7 @@ class IssueOps(RefOps):
             issue=issue,
             event=event,
             actor=actor,
-            created_at=self.now(),
+            created_at=self.state.now(),
             label_name=label.name if label is not None else None,
             label_color=label.color if label is not None else None,
             assignee=assignee,
@@ -65,28 +195,28 @@ class IssueOps(RefOps):
     ) -> None:
         for lb in new:
             if lb not in old:
-                self._issue_event(s, issue, actor, "labeled", label=lb)
+                self.add_event(s, issue, actor, "labeled", label=lb)
         for lb in old:
             if lb not in new:
-                self._issue_event(s, issue, actor, "unlabeled", label=lb)
+                self.add_event(s, issue, actor, "unlabeled", label=lb)
 
     def _assignee_events(
         self, s: Session, issue: Issue, actor: User, old: list[User], new: list[User]
     ) -> None:
         for u in new:
             if u not in old:
-                self._issue_event(s, issue, actor, "assigned", assignee=u)
+                self.add_event(s, issue, actor, "assigned", assignee=u)
         for u in old:
             if u not in new:
-                self._issue_event(s, issue, actor, "unassigned", assignee=u)
+                self.add_event(s, issue, actor, "unassigned", assignee=u)
 
-    def issue_events(self, s: Session, repo: Repo | str, number: int) -> list[IssueEvent]:
+    def events(self, s: Session, repo: Repo | str, number: int) -> list[IssueEvent]:
         """One thread's events, oldest first (``GET .../issues/{n}/events``)."""
-        return list(self.issue(s, repo, number).events)
+        return list(self.get(s, repo, number).events)
 
-    def repo_issue_events(self, s: Session, repo: Repo | str) -> list[IssueEvent]:
+    def repo_events(self, s: Session, repo: Repo | str) -> list[IssueEvent]:
         """Every thread's events in a repository, newest first (``GET .../issues/events``)."""
-        r = self.repo(s, repo)
+        r = self.repos.get(s, repo)
         q = (
             select(IssueEvent)
             .join(Issue, IssueEvent.issue_id == Issue.id)
@@ -95,8 +225,8 @@ class IssueOps(RefOps):
         )
         return list(s.scalars(q))
 
-    def issue_event(self, s: Session, repo: Repo | str, event_id: int) -> IssueEvent:
-        r = self.repo(s, repo)
+    def event(self, s: Session, repo: Repo | str, event_id: int) -> IssueEvent:
+        r = self.repos.get(s, repo)
         row = s.get(IssueEvent, event_id)
         if row is None or row.issue.repo_id != r.id:
             raise NotFound()
@@ -112,7 +242,7 @@ class IssueOps(RefOps):
             if not name:
                 raise ValidationFailed("Label", "name", "missing_field")
             try:
-                row = self.label(s, repo, name)
+                row = self.repos.label(s, repo, name)
             except NotFound:
                 row = Label(repo=repo, name=name, color="ededed")
                 s.add(row)
@@ -125,18 +255,18 @@ class IssueOps(RefOps):
         out: list[User] = []
         for login in logins:
             try:
-                row = self.user(s, str(login))
+                row = self.repos.user(s, str(login))
             except NotFound as exc:
                 raise ValidationFailed(resource, "assignees", "invalid") from exc
             if row not in out:
                 out.append(row)
         return out
 
-    def _next_number(self, s: Session, repo: Repo) -> int:
+    def next_number(self, s: Session, repo: Repo) -> int:
         top = s.scalar(select(func.max(Issue.number)).where(Issue.repo_id == repo.id))
         return (top or 0) + 1
 
-    def create_issue(
+    def create(
         self,
         s: Session,
         actor: str,
@@ -146,14 +276,14 @@ class IssueOps(RefOps):
         labels: Iterable[str] = (),
         assignees: Iterable[str] = (),
     ) -> Issue:
-        r = self.repo(s, repo)
+        r = self.repos.get(s, repo)
         if not title or not str(title).strip():
             raise ValidationFailed("Issue", "title", "missing_field")
-        author = self._actor(s, actor)
-        now = self.now()
+        author = self.repos.actor(s, actor)
+        now = self.state.now()
         issue = Issue(
             repo=r,
-            number=self._next_number(s, r),
+            number=self.next_number(s, r),
             is_pull=False,
             title=str(title),
             body=body,
@@ -169,7 +299,7 @@ class IssueOps(RefOps):
         # GitHub records labels and assignees given at creation as events of their own.
         self._label_events(s, issue, author, [], list(issue.labels))
         self._assignee_events(s, issue, author, [], list(issue.assignees))
-        self._event(
+        self.state.record(
             s,
             actor,
             "github.issue.opened",
@@ -185,13 +315,13 @@ class IssueOps(RefOps):
         )
         return issue
 
-    def update_issue(
+    def update(
         self, s: Session, actor: str, repo: Repo | str, number: int, **changes: Any
     ) -> Issue:
         """Change title, body, state, state_reason, labels or assignees (issue or PR)."""
-        return self._update_thread(s, actor, self.issue(s, repo, number), changes, {})
+        return self.update_thread(s, actor, self.get(s, repo, number), changes, {})
 
-    def _update_thread(
+    def update_thread(
         self,
         s: Session,
         actor: str,
@@ -201,8 +331,8 @@ class IssueOps(RefOps):
     ) -> Issue:
         """Apply ``changes``; record one update event with them and what ``diff`` holds."""
         resource = "PullRequest" if issue.is_pull else "Issue"
-        user = self._actor(s, actor)
-        now = self.now()
+        user = self.repos.actor(s, actor)
+        now = self.state.now()
 
         def note(field: str, old: Any, new: Any) -> None:
             if old != new:
@@ -217,7 +347,7 @@ class IssueOps(RefOps):
                 raise ValidationFailed(resource, "title", "missing_field")
             note("title", issue.title, title)
             if title != issue.title:
-                self._issue_event(s, issue, user, "renamed", rename=(issue.title, title))
+                self.add_event(s, issue, user, "renamed", rename=(issue.title, title))
             issue.title = title
         if "body" in changes:
             note("body", issue.body, changes["body"])
@@ -247,14 +377,14 @@ class IssueOps(RefOps):
                         new_reason = reason or "completed"
                         note("state_reason", issue.state_reason, new_reason)
                         issue.state_reason = new_reason
-                    self._issue_event(s, issue, user, "closed", state_reason=issue.state_reason)
+                    self.add_event(s, issue, user, "closed", state_reason=issue.state_reason)
                 else:
                     issue.closed_at = None
                     issue.closed_by = None
                     if not issue.is_pull:
                         note("state_reason", issue.state_reason, "reopened")
                         issue.state_reason = "reopened"
-                    self._issue_event(s, issue, user, "reopened")
+                    self.add_event(s, issue, user, "reopened")
         if reason is not None and state is None and not issue.is_pull and issue.state == "closed":
             note("state_reason", issue.state_reason, reason)
             issue.state_reason = reason
@@ -272,7 +402,7 @@ class IssueOps(RefOps):
             issue.updated_at = now
             kind = "github.pull_request.updated" if issue.is_pull else "github.issue.updated"
             obj = "pull_request" if issue.is_pull else "issue"
-            self._event(
+            self.state.record(
                 s,
                 actor,
                 kind,
@@ -285,35 +415,35 @@ class IssueOps(RefOps):
     def add_labels(
         self, s: Session, actor: str, repo: Repo | str, number: int, names: Iterable[str]
     ) -> Issue:
-        issue = self.issue(s, repo, number)
-        user = self._actor(s, actor)
+        issue = self.get(s, repo, number)
+        user = self.repos.actor(s, actor)
         for label in self._labels(s, issue.repo, names):
             if label not in issue.labels:
                 issue.labels.append(label)
-                self._issue_event(s, issue, user, "labeled", label=label)
-                self._event(
+                self.add_event(s, issue, user, "labeled", label=label)
+                self.state.record(
                     s,
                     actor,
                     "github.label.added",
                     ("issue", issue.key),
                     {"repo": issue.repo.full_name, "number": issue.number, "label": label.name},
                 )
-                issue.updated_at = self.now()
+                issue.updated_at = self.state.now()
         s.flush()
         return issue
 
     def remove_label(
         self, s: Session, actor: str, repo: Repo | str, number: int, name: str
     ) -> Issue:
-        issue = self.issue(s, repo, number)
-        user = self._actor(s, actor)
+        issue = self.get(s, repo, number)
+        user = self.repos.actor(s, actor)
         match = [lb for lb in issue.labels if lb.name.lower() == name.lower()]
         if not match:
             raise NotFound("Label does not exist")
         issue.labels.remove(match[0])
-        self._issue_event(s, issue, user, "unlabeled", label=match[0])
-        issue.updated_at = self.now()
-        self._event(
+        self.add_event(s, issue, user, "unlabeled", label=match[0])
+        issue.updated_at = self.state.now()
+        self.state.record(
             s,
             actor,
             "github.label.removed",
@@ -326,13 +456,13 @@ class IssueOps(RefOps):
     def add_comment(
         self, s: Session, actor: str, repo: Repo | str, number: int, body: str
     ) -> Comment:
-        issue = self.issue(s, repo, number)
+        issue = self.get(s, repo, number)
         if not body or not str(body).strip():
             raise ValidationFailed("IssueComment", "body", "missing_field")
-        now = self.now()
+        now = self.state.now()
         comment = Comment(
             issue=issue,
-            author=self._actor(s, actor),
+            author=self.repos.actor(s, actor),
             body=str(body),
             created_at=now,
             updated_at=now,
@@ -340,7 +470,7 @@ class IssueOps(RefOps):
         s.add(comment)
         issue.updated_at = now
         s.flush()
-        self._event(
+        self.state.record(
             s,
             actor,
             "github.issue_comment.created",
@@ -360,14 +490,14 @@ class IssueOps(RefOps):
         """Change a comment's text. The viewer has admin rights (as the repository says), so
         it may edit anyone's comment, as on GitHub; the event keeps the text it replaced."""
         comment = self.comment(s, repo, comment_id)
-        self._actor(s, actor)
+        self.repos.actor(s, actor)
         if not body or not body.strip():
             raise ValidationFailed("IssueComment", "body", "missing_field")
         previous = comment.body
         comment.body = body
-        comment.updated_at = self.now()
+        comment.updated_at = self.state.now()
         issue = comment.issue
-        self._event(
+        self.state.record(
             s,
             actor,
             "github.issue_comment.updated",
@@ -385,9 +515,9 @@ class IssueOps(RefOps):
 
     def delete_comment(self, s: Session, actor: str, repo: Repo | str, comment_id: int) -> None:
         comment = self.comment(s, repo, comment_id)
-        self._actor(s, actor)
+        self.repos.actor(s, actor)
         issue = comment.issue
-        self._event(
+        self.state.record(
             s,
             actor,
             "github.issue_comment.deleted",

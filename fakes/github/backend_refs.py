@@ -1,5 +1,5 @@
-"""Operations on refs: contents updates (a real commit) and pushes, which move branches and
-the heads of the pull requests on them."""
+"""Refs: contents updates (a real commit) and pushes, which move branches and the heads of
+the pull requests on them, and ``refs/pull/N/head``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from fakes.github.backend_repos import Repos
+from fakes.github.backend_state import GitHubState, noreply
 from fakes.github.errors import (
     Conflict,
     NotFound,
@@ -22,7 +24,6 @@ from fakes.github.models import (
     Pull,
     Repo,
 )
-from fakes.github.ops_core import BackendCore, noreply
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,12 @@ class RefUpdate:
     after: str
 
 
-class RefOps(BackendCore):
-    # ------------------------------------------------------------------ contents and pushes
+class Refs:
+    """Every way a ref moves: the contents API, a push, the git refs API."""
+
+    def __init__(self, state: GitHubState, repos: Repos) -> None:
+        self.state = state
+        self.repos = repos
 
     def put_contents(
         self,
@@ -49,8 +54,8 @@ class RefOps(BackendCore):
         sha: str | None = None,
     ) -> tuple[str, str]:
         """Create or update one file with a real commit; returns (commit sha, blob sha)."""
-        r = self.repo(s, repo)
-        user = self._actor(s, actor)
+        r = self.repos.get(s, repo)
+        user = self.repos.actor(s, actor)
         path = path.strip("/")
         if not message:
             raise ValidationFailed("Commit", "message", "missing_field")
@@ -59,26 +64,26 @@ class RefOps(BackendCore):
         if not r.has_git:
             raise NotFound("Git Repository is empty.")
         name = branch or r.default_branch
-        row = self.branch(s, r, name)
+        row = self.repos.branch(s, r, name)
         if row is None:
             raise NotFound(f"Branch {name} not found")
-        current = self.git.entry(r.full_name, row.sha, path)
+        current = self.state.git.entry(r.full_name, row.sha, path)
         if current is not None and current.type != "blob":
             raise ValidationFailed("Commit", "path", "invalid")
         if current is not None and sha is None:
             raise Unprocessable(message='Invalid request.\n\n"sha" wasn\'t supplied.')
         if current is not None and sha != current.sha:
             raise Conflict(f"{path} does not match {sha}")
-        now = self.now()
+        now = self.state.now()
         author = Person(user.name or user.login, noreply(user), now)
-        with self.push_lock:
-            commit, blob = self.git.put_file(
+        with self.state.push_lock:
+            commit, blob = self.state.git.put_file(
                 r.full_name, name, row.sha, path, content, message, author
             )
-        self._move_branch(s, r, name, commit)
+        self.move_branch(s, r, name, commit)
         r.pushed_at = now
         r.updated_at = now
-        self._event(
+        self.state.record(
             s,
             actor,
             "github.contents.updated",
@@ -87,9 +92,9 @@ class RefOps(BackendCore):
         )
         return commit, blob
 
-    def _move_branch(self, s: Session, r: Repo, name: str, sha: str | None) -> None:
+    def move_branch(self, s: Session, r: Repo, name: str, sha: str | None) -> None:
         """Keep the branch table and the heads of open pull requests on this branch in step."""
-        row = self.branch(s, r, name)
+        row = self.repos.branch(s, r, name)
         if sha is None:
             if row is not None:
                 s.delete(row)
@@ -118,21 +123,21 @@ class RefOps(BackendCore):
         self, s: Session, actor: str | None, repo: Repo | str, updates: Iterable[RefUpdate]
     ) -> None:
         """Record what a ``git push`` changed: branches, pull request heads, events."""
-        r = self.repo(s, repo)
-        now = self.now()
+        r = self.repos.get(s, repo)
+        now = self.state.now()
         for u in updates:
             created, deleted = u.before == ZERO, u.after == ZERO
             forced = (
                 not created
                 and not deleted
-                and not self.git.is_ancestor(r.full_name, u.before, u.after)
+                and not self.state.git.is_ancestor(r.full_name, u.before, u.after)
             )
             if u.ref.startswith("refs/heads/"):
-                self._move_branch(
+                self.move_branch(
                     s, r, u.ref.removeprefix("refs/heads/"), None if deleted else u.after
                 )
             r.pushed_at = now
-            self._event(
+            self.state.record(
                 s,
                 actor,
                 "git.push",
@@ -148,7 +153,7 @@ class RefOps(BackendCore):
                 },
             )
 
-    def write_ref(
+    def write(
         self,
         s: Session,
         actor: str,
@@ -165,16 +170,16 @@ class RefOps(BackendCore):
         event with the actor, and branches and pull request heads follow. Returns the SHA
         the ref had before.
         """
-        r = self.repo(s, repo)
-        self._actor(s, actor)
+        r = self.repos.get(s, repo)
+        self.repos.actor(s, actor)
         if not r.has_git:
             raise NotFound("Git Repository is empty.")
         if not ref.startswith(("refs/heads/", "refs/tags/")) or ref.count("/") < 2:
             raise Unprocessable(message="Reference name is invalid")
-        if sha is not None and self.git.resolve(r.full_name, sha) != sha:
+        if sha is not None and self.state.git.resolve(r.full_name, sha) != sha:
             raise Unprocessable(message="Object does not exist")
-        with self.push_lock:
-            before = self.git.heads(r.full_name).get(ref)
+        with self.state.push_lock:
+            before = self.state.git.heads(r.full_name).get(ref)
             if create and before is not None:
                 raise Unprocessable(message="Reference already exists")
             if not create and before is None:
@@ -182,17 +187,19 @@ class RefOps(BackendCore):
             if sha is None:
                 if ref == f"refs/heads/{r.default_branch}":
                     raise Unprocessable(message="Cannot delete the default branch")
-                self.git.git(r.full_name, "update-ref", "-d", ref, before or ZERO)
+                self.state.git.git(r.full_name, "update-ref", "-d", ref, before or ZERO)
             else:
-                behind = before is not None and not self.git.is_ancestor(r.full_name, before, sha)
+                behind = before is not None and not self.state.git.is_ancestor(
+                    r.full_name, before, sha
+                )
                 if behind and not force:
                     raise Unprocessable(message="Update is not a fast forward")
-                self.git.update_ref(r.full_name, ref, sha, before)
+                self.state.git.update_ref(r.full_name, ref, sha, before)
         self.apply_push(s, actor, r, [RefUpdate(ref, before or ZERO, sha or ZERO)])
         return before
 
     def pull_ref(self, r: Repo, number: int, sha: str) -> None:
         """Keep ``refs/pull/N/head`` (fetchable, never pushable) on a pull request's head."""
-        if r.has_git and self.git.resolve(r.full_name, sha) == sha:
-            with self.push_lock:
-                self.git.set_ref(r.full_name, f"refs/pull/{number}/head", sha)
+        if r.has_git and self.state.git.resolve(r.full_name, sha) == sha:
+            with self.state.push_lock:
+                self.state.git.set_ref(r.full_name, f"refs/pull/{number}/head", sha)
