@@ -101,7 +101,7 @@ def create(
         create_case,
         fix_source_from_pr,
     )
-    from replay.runtime.base import get_runtime
+    from replay.runtime import get_runtime
 
     if pr is None and (repo is None or fix is None or name is None or not title):
         raise InputError(Path(case_id), "give --pr, or --repo, --fix, --name and --title")

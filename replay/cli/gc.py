@@ -33,7 +33,7 @@ def gc(
     runtime: Annotated[str, typer.Option(help="Runtime provider.")] = "docker",
 ) -> None:
     """Remove the containers, networks, volumes and run directories of runs that are gone."""
-    from replay.runtime.base import get_runtime
+    from replay.runtime import get_runtime
 
     rt = get_runtime(runtime)
     try:

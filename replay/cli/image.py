@@ -23,7 +23,7 @@ def base(
 ) -> None:
     """Build replay-base:bookworm with debootstrap and docker import (cached by recipe)."""
     from replay.images.base import BASE_IMAGE, BaseRecipe, apt_mirror, ensure_base_image
-    from replay.runtime.base import get_runtime
+    from replay.runtime import get_runtime
 
     recipe = BaseRecipe(mirror=mirror or apt_mirror())
     rt = get_runtime("docker")
@@ -48,7 +48,7 @@ def env(
     from replay.base.case import load_case
     from replay.images.env import build_env_image, cached_env_image
     from replay.images.world import running_world
-    from replay.runtime.base import get_runtime
+    from replay.runtime import get_runtime
 
     rt = get_runtime("docker")
     try:

@@ -38,7 +38,8 @@ from replay.results import GradeRow, RunRow, Store
 from replay.run.grading import GradingError, grade_hidden_tests
 from replay.run.prices import load_prices
 from replay.run.task import render_task
-from replay.runtime.base import Limits, Mount, Runtime, get_runtime
+from replay.runtime import get_runtime
+from replay.runtime.base import Limits, Mount, Runtime
 from replay.runtime.sandbox import (
     AGENT_GID,
     AGENT_UID,

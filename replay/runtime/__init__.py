@@ -19,9 +19,9 @@ from replay.runtime.base import (
     SandboxError,
     Scratch,
     UnknownProviderError,
-    get_runtime,
     provider,
 )
+from replay.runtime.providers import get_runtime
 from replay.runtime.sandbox import AGENT_USER, ROOT, Sandbox, SandboxConfig
 
 __all__ = [

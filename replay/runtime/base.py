@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import ClassVar, Literal, TypeVar
 
 from replay.base.errors import ReplayError
 
@@ -327,16 +327,3 @@ def provider(name: str) -> Callable[[R], R]:
         return cls
 
     return register
-
-
-def get_runtime(name: str = "docker", **options: Any) -> Runtime:
-    """An instance of the provider registered as ``name``."""
-    # Importing the bundled providers registers them.
-    from replay.runtime import docker as _docker  # noqa: F401
-
-    try:
-        cls = PROVIDERS[name]
-    except KeyError:
-        known = ", ".join(sorted(PROVIDERS)) or "none"
-        raise UnknownProviderError(f"unknown runtime provider {name!r} (known: {known})") from None
-    return cls(**options)

@@ -14,7 +14,7 @@ from replay.base.errors import InputError, ToolError
 from replay.casebuild.create import FixSource, create_case, spec_from_fix
 from replay.casebuild.testlists import classify
 from replay.run.runner import RunOptions, run_case
-from replay.runtime.base import get_runtime
+from replay.runtime import get_runtime
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit
 from replay.validate import validate_case

@@ -27,7 +27,7 @@ from replay.casebuild.create import (
 )
 from replay.casebuild.world import write_case_dir
 from replay.run.runner import RunOptions, run_case
-from replay.runtime.base import get_runtime
+from replay.runtime import get_runtime
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.audit import audit
 from replay.validate import validate_case

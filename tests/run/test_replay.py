@@ -117,7 +117,7 @@ def test_the_agent_sees_nothing_after_t_in_git(tmp_path: Path) -> None:
     from replay.base.case import load_case
     from replay.images.env import build_env_image
     from replay.images.world import running_world
-    from replay.runtime.base import get_runtime
+    from replay.runtime import get_runtime
     from replay.runtime.sandbox import Sandbox, SandboxConfig
 
     case = load_case(CASE)
