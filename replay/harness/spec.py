@@ -7,10 +7,11 @@ name among the built-in ones (``replay/harness/builtin/*.yaml``) or by path.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from replay.base.errors import InputError, ReplayError
 from replay.base.formats import Strict, load_model
@@ -51,6 +52,44 @@ class StubHints(Strict):
         return Script.model_validate({**script.model_dump(), **update}) if update else script
 
 
+class HarnessExit(StrEnum):
+    """What a harness says by its exit status, as far as the grader listens."""
+
+    TRANSPORT = "transport"
+    """It lost its path to the model: the API failed on the wire (refused, reset, timed out,
+    kept answering 5xx past its retries). Only a claim: the gateway's log decides."""
+    PROTOCOL = "protocol"
+    """The model's answer could not be understood (malformed body, unusable tool call)."""
+
+
+class ExitCodes(Strict):
+    """The exit statuses by which a harness reports a failure that is not the model's work.
+
+    A harness that declares none is graded on what it did whatever its status.
+    """
+
+    transport: int | None = Field(default=None, ge=1, le=255)
+    """The status meaning :attr:`HarnessExit.TRANSPORT`."""
+    protocol: int | None = Field(default=None, ge=1, le=255)
+    """The status meaning :attr:`HarnessExit.PROTOCOL`."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> ExitCodes:
+        if self.transport is not None and self.transport == self.protocol:
+            raise ValueError(f"transport and protocol share the exit status {self.transport}")
+        return self
+
+    def meaning(self, status: int | None) -> HarnessExit | None:
+        """What ``status`` says, if it is one of the declared codes."""
+        if status is None:
+            return None
+        if status == self.transport:
+            return HarnessExit.TRANSPORT
+        if status == self.protocol:
+            return HarnessExit.PROTOCOL
+        return None
+
+
 class HarnessSpec(Strict):
     """One candidate harness."""
 
@@ -68,6 +107,9 @@ class HarnessSpec(Strict):
     """File name of the harness's transcript in the run's files (``{transcript}``); copied out
     into the run directory."""
     stub: StubHints = Field(default_factory=StubHints)
+    exit_codes: ExitCodes = Field(default_factory=ExitCodes)
+    """The exit statuses that report the model's API failing the harness (see
+    :class:`ExitCodes`); read by the runner, not installed, so not part of the image key."""
 
     model_config = Strict.model_config | {"populate_by_name": True}
 

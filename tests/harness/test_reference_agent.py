@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.harness.spec import UnknownHarness, load_harness
+from replay.harness.spec import ExitCodes, HarnessExit, UnknownHarness, load_harness
 from replay.harness.stub.app import StubConfig, make_stub_app
 from replay.harness.stub.faults import Fault
 from replay.harness.stub.script import Script
@@ -104,6 +104,9 @@ def test_wire_and_protocol_failures_have_their_own_exit(
         code, log = run_agent(base, tmp_path, "--retries", "1")
     assert code == exit_code, log
     assert log[-1]["reason"] == reason
+    # The status the agent exits with is the one its spec declares for that failure.
+    spec, _ = load_harness("reference")
+    assert spec.exit_codes.meaning(code) is HarnessExit(reason)
     if reason == "transport":
         assert [e["attempt"] for e in log if e["kind"] == "model_error"] == [0, 1]
 
@@ -114,3 +117,22 @@ def test_builtin_spec_by_name_and_unknown_names() -> None:
     assert spec.argv(task="/t", workdir="/w", transcript="/x", model="m")[-2:] == ["--model", "m"]
     with pytest.raises(UnknownHarness, match=r"built in: .*reference"):
         load_harness("nope")
+
+
+def test_exit_codes_are_what_a_spec_declares() -> None:
+    reference, _ = load_harness("reference")
+    assert reference.exit_codes == ExitCodes(transport=4, protocol=5)
+    assert [reference.exit_codes.meaning(c) for c in (None, 0, 3, 4, 5)] == [
+        None,
+        None,
+        None,
+        HarnessExit.TRANSPORT,
+        HarnessExit.PROTOCOL,
+    ]
+    # A harness that declares nothing claims nothing by its exit status.
+    mini, _ = load_harness("mini-swe-agent")
+    assert mini.exit_codes.meaning(4) is None and mini.exit_codes.meaning(5) is None
+    other = ExitCodes(transport=7)
+    assert other.meaning(7) is HarnessExit.TRANSPORT and other.meaning(4) is None
+    with pytest.raises(ValueError, match="share the exit status 9"):
+        ExitCodes(transport=9, protocol=9)

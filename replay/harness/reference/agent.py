@@ -10,7 +10,8 @@ Like the official SDKs it retries 408, 409, 429, 5xx and connection errors (twic
 and marks retries with ``x-stainless-retry-count``, so the gateway can group them.
 
 Exit status: 0 final answer, 3 step limit, 4 the model API failed (transport), 5 the model's
-answer could not be understood (protocol).
+answer could not be understood (protocol). The runner learns 4 and 5 from this harness's spec
+(``exit_codes`` in ``replay/harness/builtin/reference.yaml``), not from here.
 """
 
 from __future__ import annotations
