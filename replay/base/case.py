@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -344,3 +345,31 @@ def load_case(path: Path) -> Case:
             "gold": case.gold.model_copy(update={"patch": (base / case.gold.patch).resolve()}),
         }
     )
+
+
+@dataclass(frozen=True)
+class LoadedCase:
+    """A case as read from its file, once: the validated case and the file it came from.
+
+    What a run, an image build or an audit passes around instead of the file's path, so that
+    none of them reads and validates the case again.
+    """
+
+    case: Case
+    """The case, its paths made absolute."""
+    path: Path
+    """The case file (``case.yaml``), absolute."""
+
+    @property
+    def id(self) -> str:
+        return self.case.id
+
+    @property
+    def directory(self) -> Path:
+        """The case's directory: its paths are relative to it."""
+        return self.path.parent
+
+
+def read_case(path: Path) -> LoadedCase:
+    """:func:`load_case`, keeping the file's (absolute) path beside the case."""
+    return LoadedCase(load_case(path), Path(path).resolve())

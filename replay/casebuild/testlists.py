@@ -63,7 +63,7 @@ def measure(case_path: Path, runtime: Runtime, repeats: int = MIN_REPEATS) -> Te
         tempfile.TemporaryDirectory(prefix="replay-casebuild-") as tmp,
         running_world(case.snapshot, Path(tmp)) as gateway,
     ):
-        env = build_env_image(case_path, runtime, gateway)
+        env = build_env_image(case, runtime, gateway)
     run_id = f"casebuild-{uuid.uuid4().hex[:12]}"
     before = grade_hidden_tests(runtime, env.id, case, "", f"{run_id}-before")
     after = grade_hidden_tests(runtime, env.id, case, case.gold.patch.read_text(), run_id)

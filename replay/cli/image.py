@@ -50,20 +50,20 @@ def env(
     from replay.images.world import running_world
     from replay.runtime import get_runtime
 
+    loaded = load_case(case)
     rt = get_runtime("docker")
     try:
-        cached = None if force else cached_env_image(case, rt)
+        cached = None if force else cached_env_image(loaded, rt)
         if cached is not None:
             image = cached
         elif gateway is not None:
-            image = build_env_image(case, rt, json.loads(gateway.read_text()), force=force)
+            image = build_env_image(loaded, rt, json.loads(gateway.read_text()), force=force)
         else:
-            loaded = load_case(case)
             with (
                 tempfile.TemporaryDirectory(prefix="replay-world-") as tmp,
                 running_world(loaded.snapshot, Path(tmp), "--case", str(case.resolve())) as state,
             ):
-                image = build_env_image(case, rt, state, force=force)
+                image = build_env_image(loaded, rt, state, force=force)
     finally:
         rt.close()
     verb = "built" if image.built else "up to date:"

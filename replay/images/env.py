@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replay.base.case import Case, load_case
+from replay.base.case import Case
 from replay.base.gitrepo import checkout_from_bundle
 from replay.images.base import KIND_LABEL, RECIPE_LABEL
 from replay.runtime.base import (
@@ -82,9 +82,8 @@ def _base_id(case: Case, runtime: Runtime) -> str:
     return base_id
 
 
-def cached_env_image(case_path: Path, runtime: Runtime) -> EnvImage | None:
+def cached_env_image(case: Case, runtime: Runtime) -> EnvImage | None:
     """The case's environment image if one from the same recipe exists (no world needed)."""
-    case = load_case(case_path)
     ref = env_reference(case)
     recipe = env_recipe(case, _base_id(case, runtime))
     if runtime.image_labels(ref).get(RECIPE_LABEL) != recipe:
@@ -94,7 +93,7 @@ def cached_env_image(case_path: Path, runtime: Runtime) -> EnvImage | None:
 
 
 def build_env_image(
-    case_path: Path,
+    case: Case,
     runtime: Runtime,
     gateway: Mapping[str, Any],
     *,
@@ -102,12 +101,11 @@ def build_env_image(
     timeout: float = 900,
 ) -> EnvImage:
     """Build the case's environment image through the running world ``gateway``."""
-    case = load_case(case_path)
     ref = env_reference(case)
     base_id = _base_id(case, runtime)
     recipe = env_recipe(case, base_id)
     if not force:
-        cached = cached_env_image(case_path, runtime)
+        cached = cached_env_image(case, runtime)
         if cached is not None:
             return cached
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from replay.base.case import load_case
+from replay.base.case import LoadedCase, read_case
 from replay.results import CalibrationRow, Store
 from replay.run.runner import RunOptions, RunResult, run_case
 
@@ -25,11 +25,12 @@ class Calibration:
     idle: list[RunResult]
 
 
-def case_digest(case_path: Path) -> str:
-    case = load_case(case_path)
+def case_digest(loaded: LoadedCase) -> str:
+    """The case file and what it names (snapshot manifest, patches): a changed one recalibrates."""
+    case = loaded.case
     digest = hashlib.sha256()
     for part in (
-        case_path,
+        loaded.path,
         case.snapshot / "manifest.json",
         case.gold.patch,
         case.hidden_tests.patch,
@@ -40,18 +41,19 @@ def case_digest(case_path: Path) -> str:
 
 def calibrate(case_path: Path, options: RunOptions, runs: int = 3) -> Calibration:
     """Run gold and idle ``runs`` times each with the stub model; record the verdict."""
-    gold = run_case(case_path, replace(options, stub="gold", runs=runs))
-    idle = run_case(case_path, replace(options, stub="idle", runs=runs))
+    loaded = read_case(case_path)
+    gold = run_case(loaded, replace(options, stub="gold", runs=runs))
+    idle = run_case(loaded, replace(options, stub="idle", runs=runs))
     gold_passes = sum(r.outcome == "pass" for r in gold)
     idle_fails = sum(r.outcome == "model_fail" for r in idle)
     calibrated = gold_passes == len(gold) and idle_fails == len(idle)
-    case_id = load_case(case_path).id
+    case_id = loaded.id
     store = Store.open(options.db)
     try:
         store.record_calibration(
             CalibrationRow(
                 case_id=case_id,
-                case_digest=case_digest(case_path),
+                case_digest=case_digest(loaded),
                 calibrated=calibrated,
                 runs=runs,
                 gold_passes=gold_passes,

@@ -19,12 +19,12 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from replay.base.case import Case, load_case
+from replay.base.case import Case, LoadedCase, read_case
 from replay.base.errors import ReplayError
 from replay.base.snapshot import Snapshot
 from replay.gateway.modelcalls import ModelCall, summarize_wire
@@ -103,12 +103,16 @@ class RunResult:
 # ----------------------------------------------------------------------------- many runs
 
 
-def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
-    """Replay ``case_path`` ``options.runs`` times; every run graded and stored."""
-    case = load_case(case_path)
+def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResult]:
+    """Replay the case ``options.runs`` times; every run graded and stored.
+
+    The case is read once (from its file, when given a path) and handed to every run.
+    """
+    loaded = case_file if isinstance(case_file, LoadedCase) else read_case(case_file)
+    case = loaded.case
     snapshot = load_snapshot(case.snapshot)
     # The full audit, the answer included; cached by the snapshot's and case's hashes.
-    leaks = audit_cached(case.snapshot, case_path)
+    leaks = audit_cached(case.snapshot, case)
     if leaks:
         raise RunError(f"{case.snapshot}: the snapshot leaks: {leaks[0]}")
     spec, spec_dir = load_harness(options.harness)
@@ -118,7 +122,7 @@ def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
     try:
         ensure_base_image(runtime)
         with ExitStack() as stack:
-            env = _env_image(case_path, case, runtime, stack)
+            env = _env_image(case, runtime, stack)
             # The harness as it is today, in its own prefix on top of the env image.
             harness = (
                 ensure_harness_image(runtime, spec, spec_dir, env.id) if needs_image(spec) else None
@@ -126,24 +130,23 @@ def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
             upstream = options.model_upstream
             if options.stub is not None:
                 upstream = stack.enter_context(_stub_model(case, snapshot, spec, options))
+            ctx = RunContext(
+                case=loaded,
+                snapshot=snapshot,
+                spec=spec,
+                spec_dir=spec_dir,
+                env=env,
+                harness=harness,
+                runtime=runtime,
+                store=store,
+                options=options,
+                upstream=upstream,
+            )
             attempt = 0
             for _ in range(options.runs):
                 for _retry in range(options.wire_retries + 1):
                     attempt += 1
-                    result = run_once(
-                        case_path,
-                        case,
-                        snapshot,
-                        spec,
-                        spec_dir,
-                        env,
-                        runtime,
-                        store,
-                        options,
-                        upstream,
-                        attempt,
-                        harness,
-                    )
+                    result = run_once(replace(ctx, attempt=attempt))
                     results.append(result)
                     if result.outcome != "transport_fail":
                         break
@@ -153,11 +156,11 @@ def run_case(case_path: Path, options: RunOptions) -> list[RunResult]:
     return results
 
 
-def _env_image(case_path: Path, case: Case, runtime: Runtime, stack: ExitStack) -> EnvImage:
+def _env_image(case: Case, runtime: Runtime, stack: ExitStack) -> EnvImage:
     tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-env-world-")))
     # The image is built through a world of its own: its setup is not part of any run's log.
     with running_world(case.snapshot, tmp) as gateway:
-        return build_env_image(case_path, runtime, gateway)
+        return build_env_image(case, runtime, gateway)
 
 
 STUB_GATEWAY_DEADLINE = 15.0
@@ -203,20 +206,47 @@ def _stub_model(
 # ----------------------------------------------------------------------------- one run
 
 
-def run_once(
-    case_path: Path,
-    case: Case,
-    snapshot: Snapshot,
-    spec: HarnessSpec,
-    spec_dir: Path,
-    env: EnvImage,
-    runtime: Runtime,
-    store: Store,
-    options: RunOptions,
-    upstream: str | None,
-    attempt: int,
-    harness: HarnessImage | None = None,
-) -> RunResult:
+@dataclass(frozen=True)
+class RunContext:
+    """What one run needs, gathered once per case and configuration by :func:`run_case`.
+
+    The runs of a case share all of it but their :attr:`attempt`.
+    """
+
+    case: LoadedCase
+    """The case, read once, and its file (the world's gateway reads the case's people)."""
+    snapshot: Snapshot
+    """The world at T the case names."""
+    spec: HarnessSpec
+    """The candidate harness."""
+    spec_dir: Path
+    """The directory the spec's ``install.files`` are relative to."""
+    env: EnvImage
+    """The case's environment image."""
+    harness: HarnessImage | None
+    """The harness's own image on top of :attr:`env`; None for one that only copies files."""
+    runtime: Runtime
+    store: Store
+    """The results store every run is recorded in."""
+    options: RunOptions
+    """The run's configuration: model, stub trajectory and faults, where run directories go."""
+    upstream: str | None
+    """Where the gateway sends model calls (the stub, a compatible server); None: the
+    provider's own API."""
+    attempt: int = 1
+    """1-based index of the run among the runs of this case and configuration."""
+
+    @property
+    def limits(self) -> Limits:
+        """The sandbox's limits: the case's wall-time budget, and time to wind down."""
+        return Limits(wall_time=self.case.case.budgets.wall_time_s + 120)
+
+
+def run_once(ctx: RunContext) -> RunResult:
+    """One run: a fresh world, the harness in a sandbox, its diff and events, the grade."""
+    case, snapshot, spec, spec_dir = ctx.case.case, ctx.snapshot, ctx.spec, ctx.spec_dir
+    env, harness, runtime, store = ctx.env, ctx.harness, ctx.runtime, ctx.store
+    options, upstream, attempt = ctx.options, ctx.upstream, ctx.attempt
     run_id = uuid.uuid4().hex
     run_dir = (options.out / case.id / run_id).resolve()
     run_dir.mkdir(parents=True)
@@ -242,7 +272,7 @@ def run_once(
     harness_seconds = 0.0
     world_args = [
         "--case",
-        str(case_path.resolve()),
+        str(ctx.case.path),
         "--events-db",
         f"sqlite:///{run_dir / 'events.db'}",
     ]
@@ -262,7 +292,7 @@ def run_once(
                 image=harness.id if harness else env.id,
                 run_id=run_id,
                 workdir=case.environment.workdir,
-                limits=Limits(wall_time=case.budgets.wall_time_s + 120),
+                limits=ctx.limits,
                 clock_at=case.at if options.clock else None,
                 labels={"replay.base.case": case.id},
                 # The root filesystem is read-only: files of a harness without an image of

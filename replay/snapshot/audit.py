@@ -478,12 +478,11 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "replay" / "audit"
 
 
-def audit_key(snapshot_path: Path, case_path: Path | None) -> str:
+def audit_key(snapshot_path: Path, case: Case | None) -> str:
     """The snapshot's hash (its manifest hashes every part) plus the case's answer files."""
     digest = hashlib.sha256(f"audit-v{AUDIT_VERSION}\n".encode())
     digest.update(sha256_file(Path(snapshot_path) / MANIFEST).encode())
-    if case_path is not None:
-        case = load_case(case_path)
+    if case is not None:
         for path in (case.gold.patch, case.hidden_tests.patch):
             digest.update(sha256_file(path).encode())
         digest.update(
@@ -493,11 +492,15 @@ def audit_key(snapshot_path: Path, case_path: Path | None) -> str:
     return digest.hexdigest()
 
 
-def audit_cached(snapshot: Path | str, case: Path | str | None = None) -> list[Finding]:
-    """:func:`audit`, remembered by snapshot hash (and case answer): runs call this first."""
+def audit_cached(snapshot: Path | str, case: Case | Path | str | None = None) -> list[Finding]:
+    """:func:`audit`, remembered by snapshot hash (and case answer): runs call this first.
+
+    ``case`` is a loaded case (a run's, read once) or a case file.
+    """
     snap_path = Path(snapshot)
-    case_path = Path(case) if case is not None else None
-    key = audit_key(snap_path, case_path)
+    if case is not None and not isinstance(case, Case):
+        case = load_case(Path(case))
+    key = audit_key(snap_path, case)
     cache = _cache_dir() / f"{key}.json"
     if cache.is_file():
         try:
@@ -506,7 +509,7 @@ def audit_cached(snapshot: Path | str, case: Path | str | None = None) -> list[F
         except (ValueError, TypeError):
             pass  # a damaged cache entry is recomputed
     loaded = load_snapshot(snap_path)
-    found = audit(loaded, load_case(case_path) if case_path is not None else None)
+    found = audit(loaded, case)
     cache.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache.with_name(cache.name + f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps([asdict(f) for f in found]))

@@ -53,11 +53,11 @@ def spec() -> tuple[HarnessSpec, Path]:
 def env_image(
     runtime: Runtime, base_image: str, tmp_path_factory: pytest.TempPathFactory
 ) -> EnvImage:
-    cached = cached_env_image(CASE, runtime)
+    cached = cached_env_image(load_case(CASE), runtime)
     if cached is not None:
         return cached
     with running_world(load_case(CASE).snapshot, tmp_path_factory.mktemp("env-world")) as gw:
-        return build_env_image(CASE, runtime, gw)
+        return build_env_image(load_case(CASE), runtime, gw)
 
 
 @pytest.fixture(scope="module")

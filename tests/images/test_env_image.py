@@ -26,7 +26,7 @@ CASE = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
 def built(
     runtime: Runtime, base_image: str, demo_gateway: Gateway
 ) -> Iterator[tuple[str, Gateway]]:
-    image = build_env_image(CASE, runtime, demo_gateway.state, force=True)
+    image = build_env_image(load_case(CASE), runtime, demo_gateway.state, force=True)
     assert image.built and image.id.startswith("sha256:")
     yield image.id, demo_gateway
 
@@ -108,7 +108,7 @@ def test_a_rebuild_with_the_same_recipe_is_skipped(
     runtime: Runtime, built: tuple[str, Gateway]
 ) -> None:
     image, gateway = built
-    again = build_env_image(CASE, runtime, gateway.state)
+    again = build_env_image(load_case(CASE), runtime, gateway.state)
     assert not again.built and again.id == image
     assert runtime.image_labels(again.reference)[RECIPE_LABEL] == again.recipe
 

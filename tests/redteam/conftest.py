@@ -263,8 +263,9 @@ def env_images(
     images: dict[str, EnvImage] = {}
     for case_id, path in CASES.items():
         tmp = tmp_path_factory.mktemp(f"env-world-{case_id}")
-        with running_world(load_case(path).snapshot, tmp) as gateway:
-            images[case_id] = build_env_image(path, runtime, gateway)
+        case = load_case(path)
+        with running_world(case.snapshot, tmp) as gateway:
+            images[case_id] = build_env_image(case, runtime, gateway)
     return images
 
 

@@ -24,7 +24,7 @@ def caret_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Runtim
     runtime = get_runtime("docker")
     try:
         with running_world(case.snapshot, tmp_path_factory.mktemp("world")) as gateway:
-            env = build_env_image(CARET, runtime, gateway)
+            env = build_env_image(case, runtime, gateway)
         yield runtime, env.id
     finally:
         runtime.close()

@@ -158,7 +158,7 @@ def test_the_agent_sees_nothing_after_t_in_git(tmp_path: Path) -> None:
     runtime = get_runtime("docker")
     try:
         with running_world(case.snapshot, tmp_path) as gateway:
-            env = build_env_image(CASE, runtime, gateway)
+            env = build_env_image(case, runtime, gateway)
             config = SandboxConfig(image=env.id, workdir=case.environment.workdir)
             with Sandbox(runtime, gateway, config) as box:
                 log_all = box.sh("git log --all --format=%H%x20%cI").out.split("\n")
