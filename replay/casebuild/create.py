@@ -23,9 +23,7 @@ from replay.capture.common import CaptureError, Ledger, when
 from replay.capture.github import GitHubReader
 from replay.capture.linear import LinearReader, capture_linear
 from replay.capture.slack import capture_slack
-from replay.casebuild.patches import split_fix, test_files
-from replay.casebuild.testlists import MIN_REPEATS, TestLists, measure, write_lists
-from replay.casebuild.world import (
+from replay.casebuild.casedir import (
     DEFAULT_COMMAND,
     CaseSpec,
     ProposedEffect,
@@ -33,6 +31,8 @@ from replay.casebuild.world import (
     latest_history_date,
     write_case_dir,
 )
+from replay.casebuild.patches import split_fix, test_files
+from replay.casebuild.testlists import MIN_REPEATS, TestLists, measure, write_lists
 from replay.runtime.base import Runtime
 
 

@@ -19,8 +19,8 @@ from pydantic import Field, field_validator
 from replay.base import gitrepo
 from replay.base.errors import InputError
 from replay.base.formats import Strict, parse_json, read_text, validate_data
+from replay.casebuild.casedir import DEFAULT_COMMAND, CaseSpec, TicketSpec, write_case_dir
 from replay.casebuild.patches import test_files
-from replay.casebuild.world import DEFAULT_COMMAND, CaseSpec, TicketSpec, write_case_dir
 
 
 class Instance(Strict):

@@ -17,6 +17,7 @@ from replay.base.case import load_case
 from replay.base.errors import InputError
 from replay.capture.common import CaptureError
 from replay.capture.github import GitHubReader
+from replay.casebuild.casedir import write_case_dir
 from replay.casebuild.create import (
     FixSource,
     LinearTicket,
@@ -25,7 +26,6 @@ from replay.casebuild.create import (
     fix_source_from_pr,
     spec_from_fix,
 )
-from replay.casebuild.world import write_case_dir
 from replay.run.runner import RunOptions, run_case
 from replay.runtime import get_runtime
 from replay.snapshot import build_snapshot, load_snapshot
