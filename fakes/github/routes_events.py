@@ -7,8 +7,9 @@ rest/issues/events). ``GET /repos/{o}/{r}/issues/{n}/timeline`` merges the event
 thread's comments (``commented``) and submitted reviews (``reviewed``), oldest first; it
 leaves out what the fake does not model (``committed``, ``cross-referenced``...).
 
-Registered before :mod:`fakes.github.routes_issues`, whose ``/issues/{number}`` would
-otherwise claim ``/issues/events``.
+Included before :mod:`fakes.github.routes_issues` (see ``ROUTERS`` in
+:mod:`fakes.github.routes`), whose ``/issues/{number}`` would otherwise claim
+``/issues/events``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
 from fakes.core.paging import Paged
-from fakes.github import bodies, render
+from fakes.github import render
 from fakes.github import schemas as w
 from fakes.github.errors import ValidationFailed
 from fakes.github.routes_common import (
@@ -82,7 +82,7 @@ def list_issues(
 
 
 @router.post("/repos/{owner}/{repo}/issues")
-def create_issue(owner: str, repo: str, body: bodies.IssueCreate, ctx: Auth) -> Response:
+def create_issue(owner: str, repo: str, body: w.IssueCreate, ctx: Auth) -> Response:
     assignees = list(body.assignees)
     if body.assignee and body.assignee not in assignees:
         assignees.insert(0, body.assignee)
@@ -115,7 +115,7 @@ def get_comment(owner: str, repo: str, comment_id: Id, ctx: Auth) -> Response:
 
 @router.patch("/repos/{owner}/{repo}/issues/comments/{comment_id}")
 def edit_comment(
-    owner: str, repo: str, comment_id: Id, body: bodies.CommentCreate, ctx: Auth
+    owner: str, repo: str, comment_id: Id, body: w.CommentCreate, ctx: Auth
 ) -> Response:
     def go(s: Session) -> w.IssueComment:
         c = ctx.backend.issues.edit_comment(s, ctx.login, f"{owner}/{repo}", comment_id, body.body)
@@ -140,9 +140,7 @@ def get_issue(owner: str, repo: str, number: Id, ctx: Auth) -> Response:
 
 
 @router.patch("/repos/{owner}/{repo}/issues/{number}")
-def update_issue(
-    owner: str, repo: str, number: Id, body: bodies.IssueUpdate, ctx: Auth
-) -> Response:
+def update_issue(owner: str, repo: str, number: Id, body: w.IssueUpdate, ctx: Auth) -> Response:
     changes: dict[str, Any] = {}
     sent = body.model_fields_set
     for key in ("title", "body", "state", "state_reason"):
@@ -185,9 +183,7 @@ def list_comments(
 
 
 @router.post("/repos/{owner}/{repo}/issues/{number}/comments")
-def create_comment(
-    owner: str, repo: str, number: Id, body: bodies.CommentCreate, ctx: Auth
-) -> Response:
+def create_comment(owner: str, repo: str, number: Id, body: w.CommentCreate, ctx: Auth) -> Response:
     def go(s: Session) -> w.IssueComment:
         c = ctx.backend.issues.add_comment(s, ctx.login, f"{owner}/{repo}", number, body.body)
         return render.comment(c)
@@ -209,7 +205,7 @@ def issue_labels(owner: str, repo: str, number: Id, ctx: Auth) -> Response:
 
 
 @router.post("/repos/{owner}/{repo}/issues/{number}/labels")
-def add_labels(owner: str, repo: str, number: Id, body: bodies.LabelsBody, ctx: Auth) -> Response:
+def add_labels(owner: str, repo: str, number: Id, body: w.LabelsBody, ctx: Auth) -> Response:
     def go(s: Session) -> list[w.Label]:
         issue = ctx.backend.issues.add_labels(
             s, ctx.login, f"{owner}/{repo}", number, label_names(body.labels)
@@ -220,7 +216,7 @@ def add_labels(owner: str, repo: str, number: Id, body: bodies.LabelsBody, ctx: 
 
 
 @router.put("/repos/{owner}/{repo}/issues/{number}/labels")
-def set_labels(owner: str, repo: str, number: Id, body: bodies.LabelsBody, ctx: Auth) -> Response:
+def set_labels(owner: str, repo: str, number: Id, body: w.LabelsBody, ctx: Auth) -> Response:
     def go(s: Session) -> list[w.Label]:
         issue = ctx.backend.issues.update(
             s, ctx.login, f"{owner}/{repo}", number, labels=label_names(body.labels)

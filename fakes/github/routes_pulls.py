@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
 from fakes.core.paging import Paged
-from fakes.github import bodies, render
+from fakes.github import render
 from fakes.github import schemas as w
 from fakes.github.errors import NotFound, ValidationFailed
 from fakes.github.models import ReviewComment
@@ -63,7 +63,7 @@ def list_pulls(
 
 
 @router.post("/repos/{owner}/{repo}/pulls")
-def create_pull(owner: str, repo: str, body: bodies.PullCreate, ctx: Auth) -> Response:
+def create_pull(owner: str, repo: str, body: w.PullCreate, ctx: Auth) -> Response:
     def go(s: Session) -> w.PullRequest:
         if body.issue is not None:
             # Turning an issue into a pull request is not supported by the fake.
@@ -109,7 +109,7 @@ def get_pull(request: Request, owner: str, repo: str, number: Id, ctx: Auth) -> 
 
 
 @router.patch("/repos/{owner}/{repo}/pulls/{number}")
-def update_pull(owner: str, repo: str, number: Id, body: bodies.PullUpdate, ctx: Auth) -> Response:
+def update_pull(owner: str, repo: str, number: Id, body: w.PullUpdate, ctx: Auth) -> Response:
     changes: dict[str, Any] = {k: getattr(body, k) for k in body.model_fields_set}
 
     def go(s: Session) -> w.PullRequest:
@@ -132,9 +132,9 @@ def is_merged(owner: str, repo: str, number: Id, ctx: Auth) -> Response:
 
 @router.put("/repos/{owner}/{repo}/pulls/{number}/merge")
 def merge_pull(
-    owner: str, repo: str, number: Id, ctx: Auth, body: bodies.MergeBody | None = None
+    owner: str, repo: str, number: Id, ctx: Auth, body: w.MergeBody | None = None
 ) -> Response:
-    args = body or bodies.MergeBody()
+    args = body or w.MergeBody()
 
     def go(s: Session) -> w.MergeResult:
         issue = ctx.backend.pulls.merge(
@@ -236,9 +236,7 @@ def get_review(owner: str, repo: str, number: Id, review_id: Id, ctx: Auth) -> R
 
 
 @router.post("/repos/{owner}/{repo}/pulls/{number}/reviews")
-def create_review(
-    owner: str, repo: str, number: Id, body: bodies.ReviewCreate, ctx: Auth
-) -> Response:
+def create_review(owner: str, repo: str, number: Id, body: w.ReviewCreate, ctx: Auth) -> Response:
     def go(s: Session) -> w.Review:
         review = ctx.backend.pulls.submit_review(
             s, ctx.login, f"{owner}/{repo}", number, body.event, body.body, body.commit_id
@@ -284,7 +282,7 @@ def reply_to_review_comment(
     repo: str,
     number: Id,
     comment_id: Id,
-    body: bodies.CommentCreate,
+    body: w.CommentCreate,
     ctx: Auth,
 ) -> Response:
     def go(s: Session) -> w.ReviewComment:
@@ -299,7 +297,7 @@ def reply_to_review_comment(
 
 @router.post("/repos/{owner}/{repo}/pulls/{number}/comments")
 def create_review_comment(
-    owner: str, repo: str, number: Id, body: bodies.ReviewCommentCreate, ctx: Auth
+    owner: str, repo: str, number: Id, body: w.ReviewCommentCreate, ctx: Auth
 ) -> Response:
     def go(s: Session) -> w.ReviewComment:
         row = ctx.backend.pulls.add_review_comment(

@@ -8,7 +8,7 @@ from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
 from fakes.core.paging import Paged
-from fakes.github import bodies, render
+from fakes.github import render
 from fakes.github import schemas as w
 from fakes.github.errors import NotFound
 from fakes.github.models import Repo, node_id
@@ -89,7 +89,7 @@ def contents_path(owner: str, repo: str, path: str, ctx: Auth, ref: str | None =
 
 
 @router.put("/repos/{owner}/{repo}/contents/{path:path}")
-def put_contents(owner: str, repo: str, path: str, body: bodies.ContentsPut, ctx: Auth) -> Response:
+def put_contents(owner: str, repo: str, path: str, body: w.ContentsPut, ctx: Auth) -> Response:
     data = decode_content(body.content)
 
     def go(s: Session) -> tuple[w.Wire, bool]:
@@ -214,7 +214,7 @@ def refs_under(owner: str, repo: str, ref: str, ctx: Auth) -> Response:
 
 
 @router.post("/repos/{owner}/{repo}/git/refs")
-def create_ref(owner: str, repo: str, body: bodies.RefCreate, ctx: Auth) -> Response:
+def create_ref(owner: str, repo: str, body: w.RefCreate, ctx: Auth) -> Response:
     def go(s: Session) -> w.GitRef:
         r = ctx.backend.repos.get(s, owner, repo)
         ctx.backend.refs.write(s, ctx.login, r, body.ref, body.sha, create=True)
@@ -225,7 +225,7 @@ def create_ref(owner: str, repo: str, body: bodies.RefCreate, ctx: Auth) -> Resp
 
 
 @router.patch("/repos/{owner}/{repo}/git/refs/{ref:path}")
-def update_ref(owner: str, repo: str, ref: str, body: bodies.RefPatch, ctx: Auth) -> Response:
+def update_ref(owner: str, repo: str, ref: str, body: w.RefPatch, ctx: Auth) -> Response:
     def go(s: Session) -> w.GitRef:
         r = ctx.backend.repos.get(s, owner, repo)
         ctx.backend.refs.write(s, ctx.login, r, f"refs/{ref}", body.sha, force=body.force)
