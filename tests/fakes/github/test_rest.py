@@ -322,6 +322,29 @@ def test_commit_pages_link_to_the_next(served: Served) -> None:
     assert messages == ["Add tests", "Initial commit"]
 
 
+def test_paging_keeps_githubs_limits_and_errors(served: Served) -> None:
+    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+        capped = http.get(
+            f"/repos/{REPO}/issues", params={"state": "all", "per_page": 500, "page": 9}
+        )
+        zero = http.get(f"/repos/{REPO}/issues", params={"per_page": 0})
+        word = http.get(f"/repos/{REPO}/issues/1/comments", params={"page": "two"})
+        # A number that is not one names nothing, whatever the paging says.
+        both = http.get(f"/repos/{REPO}/issues/one/events", params={"per_page": 0})
+    assert capped.status_code == 200 and capped.json() == []
+    first = f"{served.url}/repos/{REPO}/issues?state=all&per_page=100&page="
+    assert capped.headers["link"] == f'<{first}8>; rel="prev", <{first}1>; rel="first"'
+    for resp, field in ((zero, "per_page"), (word, "page")):
+        assert resp.status_code == 422
+        assert resp.json() == {
+            "message": "Validation Failed",
+            "errors": [{"resource": "Query", "code": "invalid", "field": field}],
+            "documentation_url": "https://docs.github.com/rest",
+            "status": "422",
+        }
+    assert both.status_code == 404 and both.json()["message"] == "Not Found"
+
+
 def test_refs_through_the_api_count_as_pushes(served: Served, tmp_path: Path) -> None:
     with client(served) as gh:
         commits = checked(gh.rest.repos.list_commits(OWNER, NAME))
