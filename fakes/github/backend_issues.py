@@ -263,6 +263,7 @@ class Issues:
         return out
 
     def next_number(self, s: Session, repo: Repo) -> int:
+        """The number a new thread gets: issues and pull requests share one sequence."""
         top = s.scalar(select(func.max(Issue.number)).where(Issue.repo_id == repo.id))
         return (top or 0) + 1
 

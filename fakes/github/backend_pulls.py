@@ -82,7 +82,7 @@ class Pulls:
             rows = [i for i in rows if i.pull is not None and i.pull.base_ref == base]
         return rows
 
-    # ------------------------------------------------------------------ changes
+    # ------------------------------------------------------------------ pull requests
 
     def create(
         self,
@@ -485,6 +485,7 @@ class Pulls:
     # ------------------------------------------------------------------ git-backed reads
 
     def changes(self, issue: Issue) -> list[Any]:
+        """The files a pull request changes, base to head; none when git cannot tell."""
         pull = issue.pull
         if pull is None or not issue.repo.has_git:
             return []
