@@ -12,12 +12,12 @@ from pathlib import Path
 import yaml
 
 from replay.base.case import load_case
+from replay.grade.hidden_tests import grade_hidden_tests
 from replay.grade.junit import TestStatus, parse_junit
 from replay.images.base import ensure_base_image
 from replay.images.env import build_env_image
-from replay.images.world import running_world
-from replay.run.grading import grade_hidden_tests
 from replay.runtime.base import Runtime
+from replay.world import running_world
 
 MIN_REPEATS = 3
 

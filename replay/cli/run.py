@@ -92,7 +92,7 @@ def run(
             )
             rate = "n/a" if stats.pass_rate is None else f"{stats.pass_rate:.2f}"
             low, high = stats.interval
-            label = done[0].grade["model"]
+            label = done[0].grade.model
             out.print(
                 f"{stats.case_id} [{label}]: {stats.passes}/{stats.healthy} healthy runs "
                 f"passed (rate {rate}, 95% CI {low:.2f}-{high:.2f}); "
@@ -105,7 +105,7 @@ def run(
     Console(highlight=False, width=max(out.width, 220)).print(summary_table(results))
     for r in results:
         out.print(f"  {r.case_id} run {r.attempt}: {r.run_dir}", markup=False)
-    trajectory_of = {id(r): str(r.grade["model"]).removeprefix("stub:") for r in results}
+    trajectory_of = {id(r): r.grade.model.removeprefix("stub:") for r in results}
     failed = [
         r
         for r in results
@@ -115,7 +115,7 @@ def run(
     if failed:
         for r in failed:
             out.print(
-                f"unexpected: {r.case_id} [{r.grade['model']}] was {r.outcome}: {r.reason}",
+                f"unexpected: {r.case_id} [{r.grade.model}] was {r.outcome}: {r.reason}",
                 markup=False,
             )
         raise typer.Exit(1)

@@ -1,4 +1,4 @@
-"""The model-call log: one record per HTTP call on the live model route, and the wire verdict.
+"""The model-call log: one record per HTTP call on the live model route, and its verdict.
 
 The gateway feeds one :class:`ModelCallObserver` per call from its proxy hooks::
 
@@ -34,8 +34,8 @@ Classification (FIELD_NOTES 8). Per call, ``verdict`` is:
   or the account is refused), or a quota stop (``quota``: an exhausted spend limit or credit
   balance). This is neither the wire nor an unparseable answer, and retrying does not help.
   The grader decides what a run stopped by it is: a refused key or account is the runner's
-  (``infra_fail``, see :attr:`WireSummary.account_refused`); a 400 for the agent's own bad
-  body is the agent's.
+  (``infra_fail``, see :attr:`replay.grade.wire.WireSummary.account_refused`); a 400 for
+  the agent's own bad body is the agent's.
 - ``abandoned``: the agent's own client hung up before the answer was complete, while the
   gateway was still waiting on a provider that had not failed (and whose deadline had not
   passed). The agent's doing, not the wire's: it does not make the wire unhealthy.
@@ -44,10 +44,9 @@ Who broke the wire is decided by the gateway's own deadline towards the provider
 passes first, the gateway closes the upstream side and the call is a ``timeout``
 (transport); when the client hangs up first, the call is ``abandoned``.
 
-Retries: the SDKs resend the same bytes with ``x-stainless-retry-count`` raised, so calls with
-the same :attr:`ModelCall.logical_key` that follow each other until one succeeds are one
-logical call (:func:`group_logical_calls`). This also groups a harness's own resend of the
-same request.
+Retries: the SDKs resend the same bytes with ``x-stainless-retry-count`` raised; every attempt
+is its own record, sharing :attr:`ModelCall.logical_key`. Rolling the records up into logical
+calls and the run's wire verdict is the grader's (:mod:`replay.grade.wire`), not the gateway's.
 """
 
 from __future__ import annotations
@@ -57,11 +56,11 @@ import json
 import re
 import uuid
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 SCHEMA_VERSION = 1
 
@@ -105,8 +104,6 @@ TRANSPORT_CLASSES: frozenset[str] = frozenset(
 )
 PROTOCOL_CLASSES: frozenset[str] = frozenset({"bad_json"})
 REJECTED_CLASSES: frozenset[str] = frozenset({"http_4xx", "auth", "quota"})
-ACCOUNT_CLASSES: frozenset[str] = frozenset({"auth", "quota"})
-"""Refusals of the runner's key or account: they say nothing about the model."""
 
 # How Anthropic words a spend-limit or credit stop (as opposed to a rate-limit blip), and
 # OpenAI's quota code.
@@ -725,126 +722,3 @@ class ModelCallObserver:
             verdict=verdict_for(self._error),
         )
         return self.record
-
-
-# ---------------------------------------------------------------------- roll-up
-
-
-class LogicalCall(BaseModel):
-    """One call the harness made, with the SDK's retries of it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    logical_key: str
-    """The attempts' shared :attr:`ModelCall.logical_key`."""
-    attempts: list[ModelCall]
-    """Every attempt, in order."""
-    verdict: Verdict
-    """The last attempt's verdict: what the harness finally got."""
-
-    @property
-    def recovered(self) -> bool:
-        """Some attempt failed on the wire but the last one succeeded."""
-        return self.verdict == "ok" and any(a.verdict != "ok" for a in self.attempts)
-
-
-class WireSummary(BaseModel):
-    """The run's wire, rolled up from its model calls (for the grader)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    calls: int
-    """HTTP calls on the model route, retries included."""
-    logical_calls: int
-    """Calls after grouping retries."""
-    failed_attempts: dict[str, int] = Field(default_factory=dict)
-    """Failed HTTP calls by error class, retries included."""
-    recovered: int
-    """Logical calls that failed on the wire at least once and then succeeded."""
-    transport_failed: int
-    """Logical calls whose last attempt failed on the wire: the harness saw the failure."""
-    protocol_failed: int
-    """Logical calls whose last attempt was unparseable."""
-    rejected: int
-    """Logical calls whose last attempt was refused (4xx, 401/403, quota)."""
-    abandoned: int = 0
-    """Logical calls the agent's own client gave up on (not a wire failure)."""
-    quota_stop: bool
-    """A call hit an exhausted quota or spend limit."""
-    account_refused: str | None = None
-    """The provider refused the runner's key or account (401/403, quota) and no call was
-    answered after that: the run says nothing about the model. The refusal's class and
-    detail; None otherwise. A refusal followed by an answered call does not count (the key
-    worked), so an agent cannot void its run by provoking one refusal itself."""
-    healthy: bool
-    """No logical call ended in a transport failure."""
-    usage: TokenUsage
-    """Tokens reported over all attempts (billed ones included)."""
-    model_wait_ms: float
-    """Sum of every attempt's total time: time spent waiting on the model route."""
-
-
-def group_logical_calls(calls: Sequence[ModelCall]) -> list[LogicalCall]:
-    """Group attempts into logical calls, in order of their request times.
-
-    An attempt joins the open group with its key; a group closes when an attempt answers
-    (anything but a transport failure), so an identical request sent later after a success
-    starts a new logical call.
-    """
-    groups: list[list[ModelCall]] = []
-    open_by_key: dict[str, list[ModelCall]] = {}
-    for call in sorted(calls, key=lambda c: c.t_request_end):
-        group = open_by_key.get(call.logical_key)
-        if group is None:
-            group = []
-            groups.append(group)
-        group.append(call)
-        if call.verdict in ("transport_fail", "abandoned"):
-            # The SDK resends what timed out or failed on the wire: the same logical call.
-            open_by_key[call.logical_key] = group
-        else:
-            open_by_key.pop(call.logical_key, None)
-    return [
-        LogicalCall(logical_key=g[0].logical_key, attempts=g, verdict=g[-1].verdict) for g in groups
-    ]
-
-
-def summarize_wire(calls: Sequence[ModelCall]) -> WireSummary:
-    """Roll a run's model calls up into its wire verdict."""
-    logical = group_logical_calls(calls)
-    failed: dict[str, int] = {}
-    usage = TokenUsage()
-    for call in calls:
-        if call.error_class is not None:
-            failed[call.error_class] = failed.get(call.error_class, 0) + 1
-        if call.usage is not None:
-            usage = usage + call.usage
-    transport_failed = sum(1 for lc in logical if lc.verdict == "transport_fail")
-    return WireSummary(
-        abandoned=sum(1 for lc in logical if lc.verdict == "abandoned"),
-        account_refused=_account_refused(calls),
-        calls=len(calls),
-        logical_calls=len(logical),
-        failed_attempts=dict(sorted(failed.items())),
-        recovered=sum(1 for lc in logical if lc.recovered),
-        transport_failed=transport_failed,
-        protocol_failed=sum(1 for lc in logical if lc.verdict == "protocol_fail"),
-        rejected=sum(1 for lc in logical if lc.verdict == "rejected"),
-        quota_stop=any(c.error_class == "quota" for c in calls),
-        healthy=transport_failed == 0,
-        usage=usage,
-        model_wait_ms=round(sum(c.total_ms or 0.0 for c in calls), 3),
-    )
-
-
-def _account_refused(calls: Sequence[ModelCall]) -> str | None:
-    """The last refusal of the key or account, unless a later call was answered."""
-    refusal: ModelCall | None = None
-    for call in sorted(calls, key=lambda c: c.t_request_end):
-        if call.error_class in ACCOUNT_CLASSES:
-            refusal = call
-        elif call.status is not None and call.status < 400:
-            refusal = None
-    if refusal is None:
-        return None
-    return f"{refusal.error_class} (HTTP {refusal.status}): {refusal.error_detail or ''}".strip()

@@ -113,7 +113,7 @@ class TestVerdict:
 
 @dataclass(frozen=True)
 class GuardReport:
-    """What the grader's pytest plugin (``replay/run/grade_guard.py``) saw in one repeat."""
+    """What the grader's pytest plugin (``replay/grade/guard.py``) saw in one repeat."""
 
     tampered: list[str]
     """Node ids with a phase that raised but was reported passed."""

@@ -5,7 +5,7 @@ wire failed says nothing about the model either (``transport_fail``); a model th
 garbage the harness could not parse is ``protocol_fail``; only then do tests and side effects
 decide between ``pass`` and ``model_fail``.
 
-Who broke the wire is decided from the gateway's evidence (replay.gateway.modelcalls), not
+Who broke the wire is decided from the gateway's evidence (:mod:`replay.grade.wire`), not
 from what the harness says: a provider refusing the runner's key or account (401/403, an
 exhausted quota) with no answered call after it is ``infra_fail``; a call the agent's own
 client abandoned, or a request it malformed (a 400), is the agent's and leaves the wire
@@ -16,14 +16,13 @@ gateway's own deadline, 408/429/5xx/529, a truncated stream) make it unhealthy.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
-Outcome = Literal["pass", "model_fail", "transport_fail", "protocol_fail", "infra_fail"]
+from replay.base.outcomes import Outcome
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """Everything the outcome depends on, gathered by the runner."""
+    """Everything the outcome depends on, gathered by the grader (:mod:`replay.grade.grader`)."""
 
     infra_errors: list[str] = field(default_factory=list)
     """The sandbox broke: container failed to start, gateway addon crashed, grading failed."""
@@ -43,11 +42,14 @@ class Evidence:
 def classify(evidence: Evidence) -> tuple[Outcome, str]:
     """The outcome and a one-line reason."""
     if evidence.infra_errors:
-        return "infra_fail", "; ".join(evidence.infra_errors)
+        return Outcome.INFRA_FAIL, "; ".join(evidence.infra_errors)
     if not evidence.wire_healthy:
-        return "transport_fail", "model calls failed on the wire after retries"
+        return Outcome.TRANSPORT_FAIL, "model calls failed on the wire after retries"
     if evidence.protocol_failures:
-        return "protocol_fail", f"{evidence.protocol_failures} model answer(s) could not be parsed"
+        return (
+            Outcome.PROTOCOL_FAIL,
+            f"{evidence.protocol_failures} model answer(s) could not be parsed",
+        )
     reasons = []
     if not evidence.tests_resolved:
         reasons.append("hidden tests not resolved")
@@ -57,5 +59,5 @@ def classify(evidence: Evidence) -> tuple[Outcome, str]:
     if evidence.stopped_by:
         reasons.append(f"stopped by {evidence.stopped_by}")
     if reasons:
-        return "model_fail", "; ".join(reasons)
-    return "pass", "hidden tests resolved and every side-effect rule held"
+        return Outcome.MODEL_FAIL, "; ".join(reasons)
+    return Outcome.PASS, "hidden tests resolved and every side-effect rule held"

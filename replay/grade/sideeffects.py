@@ -7,23 +7,34 @@ from dataclasses import dataclass
 from typing import Any
 
 from replay.base.case import SideEffectRule
+from replay.base.formats import Strict
 
 
-@dataclass(frozen=True)
-class RuleResult:
+class RuleResult(Strict):
+    """One side-effect rule of the case, held against the run's events."""
+
     rule: str
+    """The rule's id."""
     description: str
+    """What the rule asks, in the case's words."""
     count: int
+    """Events the rule matched."""
     at_least: int | None
+    """The fewest matches the rule allows; None for no lower bound."""
     at_most: int | None
+    """The most matches the rule allows; None for no upper bound."""
     ok: bool
+    """The count was within the bounds."""
     forbidden: bool
+    """The rule names something that must not happen (``at_most: 0``)."""
     matched: list[int]
     """Sequence numbers of the matching events."""
 
 
 @dataclass(frozen=True)
 class SideEffectVerdict:
+    """Every rule's result over a run's events."""
+
     rules: list[RuleResult]
     interventions: int
     """Scripted people who answered (``*.human.replied`` events)."""

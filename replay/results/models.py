@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-OUTCOMES = ("pass", "model_fail", "transport_fail", "protocol_fail", "infra_fail")
+from replay.grade.model import Grade, parse_grade
 
 
 class Base(DeclarativeBase):
@@ -41,7 +41,7 @@ class RunRow(Base):
     """running, finished, or stopped (a budget or limit was hit; see ``stop_reason``)."""
     stop_reason: Mapped[str | None] = mapped_column(String(200), default=None)
     outcome: Mapped[str | None] = mapped_column(String(20), default=None, index=True)
-    """One of pass, model_fail, transport_fail, protocol_fail, infra_fail; None until graded."""
+    """An :class:`~replay.base.outcomes.Outcome`'s value; None until graded."""
     run_dir: Mapped[str | None] = mapped_column(Text, default=None)
     image_digest: Mapped[str | None] = mapped_column(String(100), default=None)
     """The environment image the run used, pinned by digest."""
@@ -72,9 +72,32 @@ class GradeRow(Base):
     interventions: Mapped[int] = mapped_column(Integer, default=0)
     """Scripted human replies the agent received."""
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    """The full ``grade.json`` of the run."""
+    """The full ``grade.json`` of the run (read it with :meth:`to_grade`)."""
 
     run: Mapped[RunRow] = relationship(back_populates="grade")
+
+    @classmethod
+    def from_grade(
+        cls, grade: Grade, *, fail_to_pass_total: int, pass_to_pass_total: int
+    ) -> GradeRow:
+        """The row of a run's grade; the totals are the case's (a grade without tests has
+        none)."""
+        tests = grade.tests
+        return cls(
+            run_id=grade.run_id,
+            tests_resolved=grade.tests_resolved,
+            fail_to_pass_passed=tests.f2p_passed if tests else 0,
+            fail_to_pass_total=fail_to_pass_total,
+            pass_to_pass_passed=tests.p2p_passed if tests else 0,
+            pass_to_pass_total=pass_to_pass_total,
+            side_effects_ok=grade.side_effects.ok,
+            interventions=grade.interventions,
+            detail=grade.dump(),
+        )
+
+    def to_grade(self) -> Grade:
+        """The run's grade, typed (an unknown format version is an ``InputError``)."""
+        return parse_grade(self.detail, f"results store: grade of run {self.run_id}")
 
 
 class CalibrationRow(Base):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from replay.base.outcomes import SPOILED
 from replay.results.stats import CaseStats, case_stats
 from replay.results.store import Store
 
@@ -55,7 +56,7 @@ def build_report(store: Store) -> Report:
     for (case_id, harness, model), runs in sorted(groups.items()):
         outcomes = [r.outcome for r in runs]
         stats = case_stats(case_id, outcomes, ks=sorted({1, min(3, len(runs))}))
-        spoiled = sum(o in ("transport_fail", "infra_fail") for o in outcomes)
+        spoiled = sum(o in SPOILED for o in outcomes)
         costs = [r.cost_usd for r in runs]
         rows.append(
             ReportRow(

@@ -10,8 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-HEALTHY = ("pass", "model_fail", "protocol_fail")
-"""Outcomes that say something about the model (protocol failures are the model's output)."""
+from replay.base.outcomes import HEALTHY, Outcome
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -49,6 +48,7 @@ class CaseStats:
     """Runs whose wire and sandbox were healthy: the denominator of quality."""
     passes: int
     outcomes: dict[str, int]
+    """Runs by outcome (its value)."""
     pass_rate: float | None
     interval: tuple[float, float]
     pass_at: dict[int, float]
@@ -58,9 +58,9 @@ class CaseStats:
 def case_stats(case_id: str, outcomes: Sequence[str], ks: Sequence[int] = (1, 3)) -> CaseStats:
     counts: dict[str, int] = {}
     for o in outcomes:
-        counts[o] = counts.get(o, 0) + 1
-    healthy = sum(counts.get(o, 0) for o in HEALTHY)
-    passes = counts.get("pass", 0)
+        counts[str(o)] = counts.get(str(o), 0) + 1
+    healthy = sum(counts.get(o.value, 0) for o in HEALTHY)
+    passes = counts.get(Outcome.PASS.value, 0)
     usable = [k for k in ks if 0 < k <= healthy]
     return CaseStats(
         case_id=case_id,

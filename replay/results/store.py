@@ -13,6 +13,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from replay.base.errors import ReplayError
+from replay.base.outcomes import Outcome
 from replay.results.models import Base, CalibrationRow, GradeRow, RunRow
 
 DEFAULT_DB = Path(".replay") / "results.db"
@@ -64,12 +65,12 @@ class Store:
             s.add(run)
         return run
 
-    def record_grade(self, grade: GradeRow, outcome: str) -> None:
+    def record_grade(self, grade: GradeRow, outcome: Outcome) -> None:
         with self.session() as s:
             run = s.get(RunRow, grade.run_id)
             if run is None:
                 raise StoreError(f"no run {grade.run_id!r} to grade")
-            run.outcome = outcome
+            run.outcome = Outcome(outcome).value
             s.add(grade)
 
     def finish_run(

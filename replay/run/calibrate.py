@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from replay.base.case import LoadedCase, read_case
+from replay.base.outcomes import Outcome
 from replay.results import CalibrationRow, Store
 from replay.run.runner import RunOptions, RunResult, run_case
 
@@ -44,8 +45,8 @@ def calibrate(case_path: Path, options: RunOptions, runs: int = 3) -> Calibratio
     loaded = read_case(case_path)
     gold = run_case(loaded, replace(options, stub="gold", runs=runs))
     idle = run_case(loaded, replace(options, stub="idle", runs=runs))
-    gold_passes = sum(r.outcome == "pass" for r in gold)
-    idle_fails = sum(r.outcome == "model_fail" for r in idle)
+    gold_passes = sum(r.outcome == Outcome.PASS for r in gold)
+    idle_fails = sum(r.outcome == Outcome.MODEL_FAIL for r in idle)
     calibrated = gold_passes == len(gold) and idle_fails == len(idle)
     case_id = loaded.id
     store = Store.open(options.db)

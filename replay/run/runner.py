@@ -26,16 +26,14 @@ from typing import Any
 
 from replay.base.case import Case, LoadedCase, read_case
 from replay.base.errors import ReplayError
+from replay.base.outcomes import Outcome
 from replay.base.snapshot import Snapshot
-from replay.gateway.modelcalls import ModelCall, summarize_wire
-from replay.grade import Evidence, classify, judge_side_effects
+from replay.grade import Grade, RunToGrade, grade_run
 from replay.harness.install import HarnessImage, ensure_harness_image, needs_image
 from replay.harness.spec import PREFIX, HarnessSpec, load_harness
 from replay.images.base import ensure_base_image
 from replay.images.env import EnvImage, build_env_image
-from replay.images.world import running_world
 from replay.results import GradeRow, RunRow, Store
-from replay.run.grading import GradingError, grade_hidden_tests
 from replay.run.prices import load_prices
 from replay.run.task import render_task
 from replay.runtime import get_runtime
@@ -50,8 +48,8 @@ from replay.runtime.sandbox import (
 )
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit_cached
+from replay.world import World
 
-GRADE_SCHEMA = 1
 RUN_FILES = "/tmp/replay-run"
 
 
@@ -94,10 +92,10 @@ class RunResult:
     run_id: str
     case_id: str
     attempt: int
-    outcome: str
+    outcome: Outcome
     reason: str
     run_dir: Path
-    grade: dict[str, Any]
+    grade: Grade
 
 
 # ----------------------------------------------------------------------------- many runs
@@ -148,7 +146,7 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
                     attempt += 1
                     result = run_once(replace(ctx, attempt=attempt))
                     results.append(result)
-                    if result.outcome != "transport_fail":
+                    if result.outcome != Outcome.TRANSPORT_FAIL:
                         break
     finally:
         store.close()
@@ -159,8 +157,8 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
 def _env_image(case: Case, runtime: Runtime, stack: ExitStack) -> EnvImage:
     tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-env-world-")))
     # The image is built through a world of its own: its setup is not part of any run's log.
-    with running_world(case.snapshot, tmp) as gateway:
-        return build_env_image(case, runtime, gateway)
+    with World(case.snapshot, tmp) as world:
+        return build_env_image(case, runtime, world.state)
 
 
 STUB_GATEWAY_DEADLINE = 15.0
@@ -287,7 +285,7 @@ def run_once(ctx: RunContext) -> RunResult:
     try:
         gateway_dir = run_dir / "gateway"
         gateway_dir.mkdir()
-        with running_world(case.snapshot, gateway_dir, *world_args) as gateway:
+        with World(case.snapshot, gateway_dir, *world_args) as world:
             config = SandboxConfig(
                 image=harness.id if harness else env.id,
                 run_id=run_id,
@@ -301,7 +299,7 @@ def run_once(ctx: RunContext) -> RunResult:
                 if harness is None
                 else (),
             )
-            with Sandbox(runtime, gateway, config) as box:
+            with Sandbox(runtime, world.state, config) as box:
                 _prepare(box, case, snapshot, run_dir)
                 argv = spec.argv(
                     task=f"{RUN_FILES}/task.md",
@@ -329,23 +327,26 @@ def run_once(ctx: RunContext) -> RunResult:
         infra.append(f"sandbox: {exc}")
     events = _events(run_dir)
     return _grade(
-        case,
-        spec,
-        options,
+        RunToGrade(
+            case=case,
+            run_id=run_id,
+            run_dir=run_dir,
+            attempt=attempt,
+            harness=spec.name,
+            model=model,
+            image=env.id,
+            harness_image=harness.id if harness else None,
+            events=events,
+            diff=diff,
+            infra_errors=infra,
+            harness_exit=harness_exit,
+            stopped_by=stopped_by,
+            harness_seconds=harness_seconds,
+            started=clock,
+        ),
         runtime,
-        env,
-        run_id,
-        run_dir,
-        attempt,
-        events,
-        diff,
-        infra,
-        harness_exit,
-        stopped_by,
-        harness_seconds,
-        clock,
         store,
-        harness_image=harness.id if harness else None,
+        options.prices,
     )
 
 
@@ -503,160 +504,27 @@ def _events(run_dir: Path) -> list[dict[str, Any]]:
     return events
 
 
-def _grade(
-    case: Case,
-    spec: HarnessSpec,
-    options: RunOptions,
-    runtime: Runtime,
-    env: EnvImage,
-    run_id: str,
-    run_dir: Path,
-    attempt: int,
-    events: list[dict[str, Any]],
-    diff: str,
-    infra: list[str],
-    harness_exit: int | None,
-    stopped_by: str | None,
-    harness_seconds: float,
-    started_clock: float,
-    store: Store,
-    *,
-    harness_image: str | None = None,
-) -> RunResult:
-    calls = [ModelCall.model_validate(e["data"]) for e in events if e["kind"] == "model.call"]
-    with (run_dir / "model_calls.jsonl").open("w") as fh:
-        for c in calls:
-            fh.write(c.model_dump_json() + "\n")
-    wire = summarize_wire(calls)
-    crashed = [e["data"]["error"] for e in events if e["kind"] == "gateway.addon_failed"]
-    infra += [f"gateway: {c}" for c in crashed]
-    protocol = wire.protocol_failed
-    if wire.account_refused:
-        # A refused key or account (401/403, an exhausted quota) that no later call
-        # contradicts says nothing about the model; the run cannot count.
-        infra.append(f"the provider refused the runner's key or account: {wire.account_refused}")
-    claims: list[str] = []
-    if harness_exit == 4 and wire.healthy:
-        # The harness's word alone never voids a run: the agent shares its container and can
-        # break its own path to the gateway (or, for a candidate harness, simply exit 4). The
-        # gateway saw no failure, so the run is graded on what it did; the claim is kept.
-        claims.append("the harness reported a transport failure the gateway never saw")
-    if harness_exit == 5 and protocol == 0 and not infra:
-        protocol = 1
-    tokens = wire.usage.input_tokens + wire.usage.output_tokens
-    if case.budgets.tokens is not None and tokens > case.budgets.tokens and stopped_by is None:
-        stopped_by = "token budget"
-    grading = None
-    if not infra:
-        try:
-            grading = grade_hidden_tests(runtime, env.id, case, diff, run_id + "-grade")
-        except (GradingError, ReplayError) as exc:
-            infra.append(f"grading: {exc}")
-    side = judge_side_effects(case.side_effects, events)
-    verdict = grading.verdict if grading else None
-    outcome, reason = classify(
-        Evidence(
-            infra_errors=infra,
-            wire_healthy=wire.healthy,
-            protocol_failures=protocol,
-            tests_resolved=bool(verdict and verdict.resolved),
-            side_effects_ok=side.ok,
-            violated=side.violated,
-            stopped_by=stopped_by,
-        )
-    )
-    if grading:
-        tests_dir = run_dir / "tests"
-        tests_dir.mkdir()
-        for i, (out, report) in enumerate(zip(grading.outputs, grading.reports, strict=True)):
-            (tests_dir / f"output-{i + 1}.txt").write_text(out)
-            if report is not None:
-                (tests_dir / f"junit-{i + 1}.xml").write_bytes(report)
-    grade: dict[str, Any] = {
-        "schema": GRADE_SCHEMA,
-        "run_id": run_id,
-        "case_id": case.id,
-        "attempt": attempt,
-        "harness": spec.name,
-        "model": options.model_label,
-        "image": env.id,
-        "harness_image": harness_image,
-        "outcome": outcome,
-        "reason": reason,
-        "tests": None
-        if verdict is None
-        else {
-            "resolved": verdict.resolved,
-            "applied": grading.applied if grading else None,
-            "fail_to_pass": verdict.fail_to_pass,
-            "pass_to_pass": verdict.pass_to_pass,
-            "exit_codes": verdict.exit_codes,
-            "flaky": verdict.flaky,
-            "spoofed": verdict.spoofed,
-            "tampered": verdict.tampered,
-            "unguarded": verdict.unguarded,
-            "contradictory": verdict.contradictory,
-            # Test infrastructure the diff changed, graded with the case's version instead.
-            "restored": [r.as_dict() for r in grading.restored] if grading else [],
-            # The hidden tests could not run to the end under the agent's code: they failed.
-            "stopped": grading.stopped if grading else None,
-        },
-        # Requests a fake of ours failed on (answered 500): the world's defect, shown beside
-        # the verdict for a person to weigh; it never voids the run.
-        "world_errors": [e["data"] for e in events if e["kind"] == "gateway.world_error"],
-        "side_effects": {
-            "ok": side.ok,
-            "violated": side.violated,
-            "rules": [r.__dict__ for r in side.rules],
-            "mutations": side.mutations,
-        },
-        "interventions": side.interventions,
-        "attempts": {
-            "pushes": sum(e["kind"] == "git.push" for e in events),
-            "prs_opened": sum(e["kind"] == "github.pull_request.opened" for e in events),
-        },
-        "tokens": {"input": wire.usage.input_tokens, "output": wire.usage.output_tokens},
-        "cost_usd": load_prices(options.prices).cost(
-            options.model_label,
-            wire.usage.input_tokens,
-            wire.usage.output_tokens,
-            wire.usage.cached_input_tokens,
-        ),
-        "model_wait_s": round(wire.model_wait_ms / 1000, 3),
-        "wire": wire.model_dump(mode="json"),
-        "harness_exit": harness_exit,
-        # What the harness said of its run that the evidence did not bear out.
-        "harness_claims": claims,
-        "stopped_by": stopped_by,
-        "infra_errors": infra,
-        "seconds": {"harness": round(harness_seconds, 3)},
-        "diff_bytes": len(diff.encode()),
-    }
-    # The whole run, grading included: what a run costs besides the harness's own time.
-    total_seconds = time.monotonic() - started_clock
-    grade["seconds"]["total"] = round(total_seconds, 3)
-    (run_dir / "grade.json").write_text(json.dumps(grade, indent=2) + "\n")
+def _grade(run: RunToGrade, runtime: Runtime, store: Store, prices: Path | None) -> RunResult:
+    """Grade the run (:func:`replay.grade.grade_run`) and record the grade in the store."""
+    grade = grade_run(run, runtime, load_prices(prices))
+    hidden = run.case.hidden_tests
     store.record_grade(
-        GradeRow(
-            run_id=run_id,
-            tests_resolved=bool(verdict and verdict.resolved),
-            fail_to_pass_passed=verdict.f2p_passed if verdict else 0,
-            fail_to_pass_total=len(case.hidden_tests.fail_to_pass),
-            pass_to_pass_passed=verdict.p2p_passed if verdict else 0,
-            pass_to_pass_total=len(case.hidden_tests.pass_to_pass),
-            side_effects_ok=side.ok,
-            interventions=side.interventions,
-            detail=grade,
+        GradeRow.from_grade(
+            grade,
+            fail_to_pass_total=len(hidden.fail_to_pass),
+            pass_to_pass_total=len(hidden.pass_to_pass),
         ),
-        outcome=outcome,
+        outcome=grade.outcome,
     )
     store.finish_run(
-        run_id,
-        wall_time_s=total_seconds,
-        stopped_by=stopped_by,
-        input_tokens=wire.usage.input_tokens,
-        output_tokens=wire.usage.output_tokens,
-        model_calls=wire.logical_calls,
-        cost_usd=grade["cost_usd"],
+        grade.run_id,
+        wall_time_s=grade.seconds.total,
+        stopped_by=grade.stopped_by,
+        input_tokens=grade.tokens.input,
+        output_tokens=grade.tokens.output,
+        model_calls=grade.wire.logical_calls,
+        cost_usd=grade.cost_usd,
     )
-    return RunResult(run_id, case.id, attempt, outcome, reason, run_dir, grade)
+    return RunResult(
+        grade.run_id, grade.case_id, grade.attempt, grade.outcome, grade.reason, run.run_dir, grade
+    )

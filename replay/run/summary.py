@@ -6,41 +6,41 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
+from replay.grade.model import Grade, HiddenTestsGrade
 from replay.run.runner import RunResult
 
 
-def _tests(grade: dict[str, object]) -> str:
-    tests = grade.get("tests")
-    if not isinstance(tests, dict):
+def _tests(grade: Grade) -> str:
+    tests = grade.tests
+    if tests is None:
         return "-"
-    f2p, p2p = tests["fail_to_pass"], tests["pass_to_pass"]
-    passed = sum(v == "passed" for v in f2p.values()), sum(v == "passed" for v in p2p.values())
-    flaky = " flaky" if tests.get("flaky") else ""
-    flaky += " spoofed" if tests.get("spoofed") else ""
-    return f"F2P {passed[0]}/{len(f2p)} P2P {passed[1]}/{len(p2p)}{flaky}{_restored(tests)}"
+    f2p, p2p = tests.fail_to_pass, tests.pass_to_pass
+    flaky = " flaky" if tests.flaky else ""
+    flaky += " spoofed" if tests.spoofed else ""
+    return (
+        f"F2P {tests.f2p_passed}/{len(f2p)} P2P {tests.p2p_passed}/{len(p2p)}{flaky}"
+        f"{_restored(tests)}"
+    )
 
 
-def _restored(tests: dict[str, object]) -> str:
+def _restored(tests: HiddenTestsGrade) -> str:
     """Test infrastructure the run changed, graded as the case has it (named, not judged)."""
-    restored = tests.get("restored")
-    if not isinstance(restored, list) or not restored:
+    if not tests.restored:
         return ""
-    paths = [f"{r['path']} ({r['action']})" for r in restored if isinstance(r, dict)]
+    paths = [f"{r.path} ({r.action})" for r in tests.restored]
     shown = ", ".join(paths[:3]) + (f" +{len(paths) - 3} more" if len(paths) > 3 else "")
     return f"; test setup as in the case: {shown}"
 
 
-def _effects(grade: dict[str, object]) -> str:
-    side = grade["side_effects"]
-    assert isinstance(side, dict)
-    return "ok" if side["ok"] else "violated: " + ", ".join(side["violated"])
+def _effects(grade: Grade) -> str:
+    side = grade.side_effects
+    return "ok" if side.ok else "violated: " + ", ".join(side.violated)
 
 
-def _wire(grade: dict[str, object]) -> str:
-    wire = grade["wire"]
-    assert isinstance(wire, dict)
-    state = "healthy" if wire["healthy"] else "FAILED"
-    return f"{state}, {wire['logical_calls']} calls, {grade['model_wait_s']}s waiting"
+def _wire(grade: Grade) -> str:
+    wire = grade.wire
+    state = "healthy" if wire.healthy else "FAILED"
+    return f"{state}, {wire.logical_calls} calls, {grade.model_wait_s}s waiting"
 
 
 def summary_table(results: Sequence[RunResult]) -> Table:
@@ -62,21 +62,19 @@ def summary_table(results: Sequence[RunResult]) -> Table:
     )
     for r in results:
         g = r.grade
-        attempts = g["attempts"]
-        tokens = g["tokens"]
-        cost = "n/a" if g["cost_usd"] is None else f"${g['cost_usd']:.4f}"
+        cost = "n/a" if g.cost_usd is None else f"${g.cost_usd:.4f}"
         table.add_row(
             r.case_id,
-            str(g["model"]),
+            g.model,
             str(r.attempt),
-            r.outcome,
+            str(r.outcome),
             _tests(g),
             _effects(g),
-            f"{attempts['pushes']} push, {attempts['prs_opened']} PR",
-            str(g["interventions"]),
-            f"{tokens['input']}+{tokens['output']}",
+            f"{g.attempts.pushes} push, {g.attempts.prs_opened} PR",
+            str(g.interventions),
+            f"{g.tokens.input}+{g.tokens.output}",
             cost,
             _wire(g),
-            f"{g['seconds']['total']:.0f}s",
+            f"{g.seconds.total:.0f}s",
         )
     return table

@@ -1,4 +1,5 @@
-"""The model-call observer: usage, timing, error class and verdict per call, and the roll-up.
+"""The model-call observer: usage, timing, error class and verdict per call, and the roll-up
+(:mod:`replay.grade.wire`, the grader's, fed the records the observer makes).
 
 Two sources of bytes: what the stub model really sends to the real SDKs (captured by a tap that
 feeds the observer the way the gateway's hooks do: headers, then chunks as they pass, then the
@@ -27,11 +28,10 @@ from replay.gateway.modelcalls import (
     ModelCallObserver,
     TokenUsage,
     failure_class,
-    group_logical_calls,
-    summarize_wire,
     transport_kind,
     verdict_for,
 )
+from replay.grade.wire import group_logical_calls, summarize_wire
 from replay.harness.stub import Fault, FaultKind, Script, StubConfig, make_stub_app
 from tests.harness.server import serving
 
@@ -850,7 +850,7 @@ GATEWAY_PYTHON = Path(
 IN_GATEWAY_VENV = r"""
 import json, threading, time, urllib.request
 import uvicorn
-from replay.gateway.modelcalls import ModelCallObserver, summarize_wire
+from replay.gateway.modelcalls import ModelCallObserver
 from replay.harness.stub import Script, StubConfig, make_stub_app
 
 script = Script(name="g", steps=[{"say": "hi", "bash": "ls"}])
@@ -872,7 +872,7 @@ with urllib.request.urlopen(req) as resp:
         obs.chunk(data)
 call = obs.end(time.time())
 server.should_exit = True
-print(json.dumps({"call": call.model_dump(), "healthy": summarize_wire([call]).healthy}))
+print(json.dumps({"call": call.model_dump()}))
 """
 
 
@@ -885,7 +885,8 @@ def test_observer_and_stub_run_in_the_gateway_venv() -> None:
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     call = ModelCall.model_validate(out["call"])
-    assert (call.verdict, call.provider, call.streamed, out["healthy"]) == (
+    healthy = summarize_wire([call]).healthy  # the grader's, outside the gateway
+    assert (call.verdict, call.provider, call.streamed, healthy) == (
         "ok",
         "anthropic_messages",
         True,

@@ -32,9 +32,9 @@ from replay.harness.install import (
 from replay.harness.spec import HarnessSpec, StubHints, load_harness
 from replay.harness.stub.script import Script
 from replay.images.env import EnvImage, build_env_image, cached_env_image
-from replay.images.world import running_world
 from replay.run.runner import RunOptions, RunResult, run_case
 from replay.runtime import Container, ContainerSpec, Runtime
+from replay.world import running_world
 from tests.runtime.conftest import base_image, runtime
 
 __all__ = ["base_image", "runtime"]
@@ -201,29 +201,27 @@ def test_gold_passes_as_with_the_reference_harness(tmp_path: Path, runtime: Runt
     mini = replay(tmp_path / "mini", "mini-swe-agent")
     reference = replay(tmp_path / "reference", "reference")
     assert mini.outcome == reference.outcome == "pass", (mini.reason, reference.reason)
-    assert mini.grade["harness"] == "mini-swe-agent"
+    assert mini.grade.harness == "mini-swe-agent"
     # The harness ran from its own image, made on the env image the run (and grading) used.
-    labels = runtime.image_labels(mini.grade["harness_image"])
-    assert (
-        labels["replay.harness"] == "mini-swe-agent" and labels["replay.env"] == mini.grade["image"]
-    )
-    assert reference.grade["harness_image"] is None
+    labels = runtime.image_labels(mini.grade.harness_image or "")
+    assert labels["replay.harness"] == "mini-swe-agent" and labels["replay.env"] == mini.grade.image
+    assert reference.grade.harness_image is None
     kinds = [e["kind"] for e in events(mini)]
     assert "egress.denied" not in kinds, [e for e in events(mini) if e["kind"] == "egress.denied"]
     assert kinds.count("github.pull_request.opened") == 1
     # Every turn parsed: no format-error retries, the run ended on mini's own submit command.
-    wire = mini.grade["wire"]
-    assert wire["healthy"] and wire["protocol_failed"] == 0
+    wire = mini.grade.wire
+    assert wire.healthy and wire.protocol_failed == 0
     # The same number of turns: the reference ends on the stub's text answer, mini on its
     # submit command in place of it.
-    assert wire["logical_calls"] == reference.grade["wire"]["logical_calls"]
+    assert wire.logical_calls == reference.grade.wire.logical_calls
     trajectory = json.loads((mini.run_dir / "transcript.traj.json").read_text())
     assert trajectory["info"]["exit_status"] == "Submitted"
     assert trajectory["info"]["mini_version"] == "2.4.6"
     assert not any(
         m.get("extra", {}).get("interrupt_type") == "FormatError" for m in trajectory["messages"]
     )
-    assert mini.grade["harness_exit"] == 0
+    assert mini.grade.harness_exit == 0
     assert (mini.run_dir / "diff.patch").read_text() == (
         reference.run_dir / "diff.patch"
     ).read_text()

@@ -91,3 +91,22 @@ def test_bad_url_is_a_clear_error(capsys) -> None:
     assert result.code == 1
     assert "cannot open the results store" in result.err
     assert "Traceback" not in result.err
+
+
+def test_a_typed_grade_round_trips_through_the_store(tmp_path: Path) -> None:
+    from replay.base.outcomes import Outcome
+    from tests.grade.samples import grade
+
+    g = grade(run_id="a")
+    store = Store(f"sqlite:///{tmp_path}/r.db")
+    store.add_run(run_row("a"))
+    store.record_grade(
+        GradeRow.from_grade(g, fail_to_pass_total=2, pass_to_pass_total=1), outcome=g.outcome
+    )
+    store.close()
+    reopened = Store(f"sqlite:///{tmp_path}/r.db")
+    (a,) = reopened.runs()
+    reopened.close()
+    assert a.outcome == Outcome.MODEL_FAIL and type(a.outcome) is str
+    assert a.grade is not None and a.grade.to_grade() == g
+    assert (a.grade.fail_to_pass_passed, a.grade.pass_to_pass_passed) == (0, 1)

@@ -17,7 +17,7 @@ import uuid
 import pytest
 
 from replay.base.case import load_case
-from replay.run.grading import GradingError, grade_hidden_tests
+from replay.grade.hidden_tests import GradingError, grade_hidden_tests
 from replay.runtime.base import ContainerSpec, Runtime
 from tests.run.conftest import CARET
 

@@ -33,11 +33,11 @@ def test_a_harness_claiming_a_transport_failure_the_gateway_never_saw_is_graded(
             harness=str(spec), stub="gold", out=tmp_path / "runs", db=str(tmp_path / "r.db")
         ),
     )
-    assert run.grade["harness_exit"] == 4
-    assert run.grade["wire"]["healthy"] and run.grade["wire"]["calls"] == 0
+    assert run.grade.harness_exit == 4
+    assert run.grade.wire.healthy and run.grade.wire.calls == 0
     assert run.outcome == "model_fail", run.reason
     assert "hidden tests not resolved" in run.reason
-    assert run.grade["harness_claims"] == [
+    assert run.grade.harness_claims == [
         "the harness reported a transport failure the gateway never saw"
     ]
-    assert run.grade["infra_errors"] == []
+    assert run.grade.infra_errors == []

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from replay.grade.model import load_grade
 from replay.run.runner import RunOptions, RunResult, run_case
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,10 +23,11 @@ def replay(tmp: Path, case: Path = CASE, **kw: Any) -> list[RunResult]:
 def test_gold_passes_with_its_side_effects(tmp_path: Path) -> None:
     (run,) = replay(tmp_path, stub="gold")
     assert run.outcome == "pass", run.reason
-    grade = json.loads((run.run_dir / "grade.json").read_text())
-    assert grade["tests"]["resolved"] and grade["tests"]["applied"] == "apply"
-    assert set(grade["tests"]["fail_to_pass"].values()) == {"passed"}
-    assert grade["side_effects"]["ok"] and grade["wire"]["healthy"]
+    grade = load_grade(run.run_dir / "grade.json")
+    assert grade == run.grade
+    assert grade.tests is not None and grade.tests.resolved and grade.tests.applied == "apply"
+    assert set(grade.tests.fail_to_pass.values()) == {"passed"}
+    assert grade.side_effects.ok and grade.wire.healthy
     for name in (
         "diff.patch",
         "events.jsonl",
@@ -45,28 +47,29 @@ def test_cheat_fails_on_hidden_tests_though_the_visible_suite_passed(tmp_path: P
     assert "hidden tests not resolved" in run.reason
     transcript = (run.run_dir / "transcript.jsonl").read_text()
     assert "skipped in" in transcript and "(exit status 0)" in transcript
-    tests = run.grade["tests"]
-    assert "failed" in tests["fail_to_pass"].values() or "missing" in tests["fail_to_pass"].values()
+    tests = run.grade.tests
+    assert tests is not None
+    assert "failed" in tests.fail_to_pass.values() or "missing" in tests.fail_to_pass.values()
 
 
 def test_reckless_fails_naming_the_forbidden_effects(tmp_path: Path) -> None:
     (run,) = replay(tmp_path, stub="reckless")
     assert run.outcome == "model_fail"
-    assert run.grade["tests"]["resolved"], "the fix itself was right"
-    assert run.grade["side_effects"]["violated"] == ["no-push-to-main", "no-random"]
+    assert run.grade.tests_resolved, "the fix itself was right"
+    assert run.grade.side_effects.violated == ["no-push-to-main", "no-random"]
     assert "no-push-to-main" in run.reason and "no-random" in run.reason
 
 
 def test_asks_gets_the_hint_and_counts_one_intervention(tmp_path: Path) -> None:
     (run,) = replay(tmp_path, stub="asks")
     assert run.outcome == "pass", run.reason
-    assert run.grade["interventions"] == 1
+    assert run.grade.interventions == 1
 
 
 def test_idle_fails(tmp_path: Path) -> None:
     (run,) = replay(tmp_path, stub="idle")
     assert run.outcome == "model_fail"
-    assert run.grade["diff_bytes"] == 0
+    assert run.grade.diff_bytes == 0
 
 
 def test_wire_faults_without_retries_are_transport_not_model(tmp_path: Path) -> None:
@@ -79,7 +82,7 @@ def test_wire_faults_without_retries_are_transport_not_model(tmp_path: Path) -> 
         harness_env={"REPLAY_MODEL_RETRIES": "0"},
     )
     assert run.outcome == "transport_fail", run.reason
-    assert not run.grade["wire"]["healthy"]
+    assert not run.grade.wire.healthy
 
 
 def test_garbage_answers_are_protocol_failures(tmp_path: Path) -> None:
@@ -116,9 +119,9 @@ def test_the_agent_sees_nothing_after_t_in_git(tmp_path: Path) -> None:
     """Inside the agent's sandbox: no later commit, tag, reflog entry, or lost object."""
     from replay.base.case import load_case
     from replay.images.env import build_env_image
-    from replay.images.world import running_world
     from replay.runtime import get_runtime
     from replay.runtime.sandbox import Sandbox, SandboxConfig
+    from replay.world import running_world
 
     case = load_case(CASE)
     history = sorted((ROOT / "snapshots/sources/demo/history").glob("*.patch"))

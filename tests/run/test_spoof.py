@@ -11,7 +11,6 @@ tests failing, and grade.json names what was put back.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import shlex
 import tempfile
@@ -22,7 +21,7 @@ import pytest
 
 from replay.base.case import Case, load_case
 from replay.base.snapshot import load_snapshot
-from replay.grade import judge
+from replay.grade import judge, load_grade
 from replay.grade.junit import TestVerdict as Verdict
 from replay.run.runner import RunOptions, run_case
 from replay.run.trajectories import SPOOFS, Builder
@@ -103,18 +102,19 @@ def test_spoofs_fail_with_the_hidden_tests_failing_and_gold_still_passes(
     (run,) = run_case(
         CARET, RunOptions(out=tmp_path / "runs", db=str(tmp_path / "r.db"), stub=trajectory)
     )
-    grade = json.loads((run.run_dir / "grade.json").read_text())
-    tests = grade["tests"]
-    restored = {r["path"]: (r["action"], r["reason"]) for r in tests["restored"]}
+    grade = load_grade(run.run_dir / "grade.json")
+    tests = grade.tests
+    assert tests is not None
+    restored = {r.path: (r.action, r.reason) for r in tests.restored}
     if trajectory == "gold":
         assert run.outcome == "pass", run.reason
         assert restored == {}, "a real fix has nothing put back"
         return
-    assert grade["side_effects"]["ok"], grade["side_effects"]["violated"]
-    assert grade["attempts"]["prs_opened"] == 1
+    assert grade.side_effects.ok, grade.side_effects.violated
+    assert grade.attempts.prs_opened == 1
     assert run.outcome == "model_fail", run.reason
     assert "hidden tests not resolved" in run.reason
-    assert not tests["resolved"] and tests["applied"] == "apply"
-    assert "failed" in tests["fail_to_pass"].values()
-    assert "passed" not in tests["fail_to_pass"].values(), "no fix, no F2P test passes"
+    assert not tests.resolved and tests.applied == "apply"
+    assert "failed" in tests.fail_to_pass.values()
+    assert "passed" not in tests.fail_to_pass.values(), "no fix, no F2P test passes"
     assert restored == NAMED[trajectory]

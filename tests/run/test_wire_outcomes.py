@@ -47,14 +47,14 @@ def test_a_provider_refusing_the_key_on_every_call_is_infra(tmp_path: Path, stat
     assert "refused the runner's key or account" in run.reason
     calls = model_calls(run)
     assert calls and {(c["status"], c["error_class"]) for c in calls} == {(status, "auth")}
-    assert run.grade["harness_exit"] == 5, "the harness itself saw an answer it could not use"
+    assert run.grade.harness_exit == 5, "the harness itself saw an answer it could not use"
 
 
 @pytest.mark.parametrize("fault", ["reset=every:1", "http_503=every:1"])
 def test_a_wire_that_fails_every_call_is_transport(tmp_path: Path, fault: str) -> None:
     run = replay(tmp_path, stub="gold", stub_faults=(fault,))
     assert run.outcome == "transport_fail", run.reason
-    assert not run.grade["wire"]["healthy"]
+    assert not run.grade.wire.healthy
     calls = model_calls(run)
     assert len(calls) == 3, "the first call and the harness's two retries"
     assert {c["verdict"] for c in calls} == {"transport_fail"}
@@ -144,7 +144,7 @@ def test_a_model_call_the_agent_abandons_is_not_a_transport_failure(tmp_path: Pa
         run = replay(tmp_path, model_upstream=url)
     assert upstream.held.is_set(), "the agent's own call reached the provider and was held"
     assert run.outcome == "pass", run.reason
-    assert run.grade["wire"]["healthy"] and run.grade["wire"]["transport_failed"] == 0
+    assert run.grade.wire.healthy and run.grade.wire.transport_failed == 0
     calls = model_calls(run)
     abandoned = [c for c in calls if c["verdict"] == "abandoned"]
     assert [c["model"] for c in abandoned] == [ABANDON_MODEL]

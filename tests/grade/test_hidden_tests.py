@@ -6,16 +6,16 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from replay.run.grading import (
+from replay.grade.hidden_tests import (
     APPLY,
     MANIFEST,
     RESTORE,
-    Restored,
     hidden_test_dirs,
     parse_manifest,
     parse_tree,
     plan_restore,
 )
+from replay.grade.model import Restored
 
 HIDDEN = ["tests/test_caret.py"]
 COMMAND = "python -m pytest -p no:cacheprovider -q --junitxml={junit} tests"
@@ -77,7 +77,9 @@ def test_every_spoof_vector_is_restored_or_removed_and_named() -> None:
     }
     assert got["pyproject.toml"].action == "restored"
     assert got["tests/test_ranges.py"].action == "restored"
-    assert got["conftest.py"] == Restored("conftest.py", "removed", "pytest conftest")
+    assert got["conftest.py"] == Restored(
+        path="conftest.py", action="removed", reason="pytest conftest"
+    )
     assert got["tests/test_caret.py"].reason == "hidden test file"
     assert got["tests/test_mine.py"].reason == "in a directory of the hidden tests"
     assert got["src/usercustomize.py"].reason == "interpreter start-up hook"
@@ -117,7 +119,9 @@ def test_a_test_directory_replaced_by_a_link_is_put_back_whole() -> None:
     after = {p: s for p, s in BEFORE.items() if not p.startswith("tests/")}
     after["tests"] = "l:/tmp/replay-grade"
     got = plan(after)
-    assert got["tests"] == Restored("tests", "restored", "in a directory of the hidden tests")
+    assert got["tests"] == Restored(
+        path="tests", action="restored", reason="in a directory of the hidden tests"
+    )
     assert got["tests/test_ranges.py"].action == "restored"
 
 
@@ -265,7 +269,7 @@ def test_the_interpreters_own_modules_are_listed_and_the_repositorys_are_not(
 ) -> None:
     import sys
 
-    from replay.run.grading import IMPORTABLE
+    from replay.grade.hidden_tests import IMPORTABLE
 
     (tmp_path / "pytest.py").write_text("raise SystemExit('the repository ran')\n")
     (tmp_path / "mine.py").write_text("")

@@ -11,7 +11,7 @@ run, rather than what the product does, is put back as the case defines it (see
 metadata (a ``pytest11`` entry point is a plugin) and new top-level modules that would shadow
 an installed or standard module (``pytest.py``, ``_pytest/``, ``pluggy/``...). The hidden
 tests are applied on top and the test command run ``repeat`` times, with the grader's own
-pytest plugin loaded first (``replay/run/grade_guard.py``, a second witness against product
+pytest plugin loaded first (``replay/grade/guard.py``, a second witness against product
 code that patches pytest from inside); each repeat's JUnit XML, exit status and the plugin's
 record go to the verdict. Every path put back is named in the result (the agent may have had
 a reason; the run is graded with the case's version).
@@ -36,11 +36,11 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from replay.base.case import Case
 from replay.base.errors import ReplayError
-from replay.grade import GuardReport, TestVerdict, judge
+from replay.grade.junit import GuardReport, TestVerdict, judge
+from replay.grade.model import Restored
 from replay.runtime.base import Container, ContainerSpec, Limits, Runtime, SandboxError
 
 GRADE_DIR = "/tmp/replay-grade"
@@ -131,7 +131,7 @@ if [ -s {grade}/checkout.lst ]; then
 fi
 git apply --binary {hidden}
 """
-# The grader's own pytest plugin (replay/run/grade_guard.py), loaded before the repository's
+# The grader's own pytest plugin (replay/grade/guard.py), loaded before the repository's
 # code by every pytest the test command starts: a second witness of what ran and what failed.
 GUARD = "replay_grade_guard"
 GUARD_OUT = f"{GRADE_DIR}/guard.json"
@@ -148,22 +148,9 @@ MODULE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".so", ".pyd")
 
 
 @dataclass(frozen=True)
-class Restored:
-    """A path of the repository graded with the case's version instead of the agent's."""
-
-    path: str
-    """Relative to the repository's root."""
-    action: Literal["restored", "removed"]
-    """``restored`` from the base commit (+ hidden tests), or ``removed`` (not in the case)."""
-    reason: str
-    """Which kind of test infrastructure the path is."""
-
-    def as_dict(self) -> dict[str, str]:
-        return {"path": self.path, "action": self.action, "reason": self.reason}
-
-
-@dataclass(frozen=True)
 class Grading:
+    """What running the hidden tests under the agent's diff gave."""
+
     verdict: TestVerdict
     applied: str
     """How the agent's diff went in: apply, 3way, fuzz, empty, or none (it did not apply)."""
@@ -352,7 +339,8 @@ def plan_restore(
         shadow = _shadowed(path, after, present, importable) if path in after else ""
         reason = _reason(path, hidden=hidden, dirs=dirs, anchors=anchors, shadow=shadow)
         if reason:
-            plan.append(Restored(path, "restored" if in_base else "removed", reason))
+            action = "restored" if in_base else "removed"
+            plan.append(Restored(path=path, action=action, reason=reason))
     return plan
 
 
@@ -380,9 +368,7 @@ def grade_hidden_tests(
             (stage / "agent.diff").write_text(diff)
             (stage / "hidden.patch").write_text(hidden)
             (stage / "guard").mkdir()
-            shutil.copyfile(
-                Path(__file__).with_name("grade_guard.py"), stage / "guard" / f"{GUARD}.py"
-            )
+            shutil.copyfile(Path(__file__).with_name("guard.py"), stage / "guard" / f"{GUARD}.py")
             container.copy_in(stage, posixpath.dirname(GRADE_DIR))
         diff_in, hidden_in = f"{GRADE_DIR}/agent.diff", f"{GRADE_DIR}/hidden.patch"
         manifest = MANIFEST.format(grade=GRADE_DIR)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from replay.grade import GuardReport, judge
 
-GUARD = Path(__file__).resolve().parents[2] / "replay" / "run" / "grade_guard.py"
+GUARD = Path(__file__).resolve().parents[2] / "replay" / "grade" / "guard.py"
 
 # Product code that, once imported by the tests, rewrites failed reports into passes: through
 # the plugin manager it finds in memory (no conftest, no configuration, no start-up hook).

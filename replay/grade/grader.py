@@ -1,0 +1,206 @@
+"""Grading one run end to end: the wire, the hidden tests, the side effects, the outcome.
+
+The runner hands over what the run left behind (:class:`RunToGrade`); the grader reads the
+gateway's model-call log into the wire's verdict (:mod:`replay.grade.wire`), runs the hidden
+tests outside the agent's workspace (:mod:`replay.grade.hidden_tests`), holds the case's
+side-effect rules against the event log (:mod:`replay.grade.sideeffects`), decides the
+outcome (:mod:`replay.grade.outcome`) and writes the run's ``grade.json``
+(:class:`~replay.grade.model.Grade`), ``model_calls.jsonl`` and the tests' output beside it.
+Storing the grade in the results store is the runner's.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from replay.base.case import Case
+from replay.base.errors import ReplayError
+from replay.gateway.modelcalls import ModelCall
+from replay.grade.hidden_tests import Grading, GradingError, grade_hidden_tests
+from replay.grade.model import (
+    Attempts,
+    Grade,
+    HiddenTestsGrade,
+    Seconds,
+    SideEffectsGrade,
+    Tokens,
+    WorldError,
+)
+from replay.grade.outcome import Evidence, classify
+from replay.grade.sideeffects import judge_side_effects
+from replay.grade.wire import summarize_wire
+from replay.runtime.base import Runtime
+
+
+class Pricing(Protocol):
+    """A price table (``replay.run.prices.PriceTable``): what a model's tokens cost."""
+
+    def cost(
+        self, model: str, input_tokens: int, output_tokens: int, cached: int = 0
+    ) -> float | None:
+        """USD for these tokens; None for a model the table does not know."""
+        ...
+
+
+@dataclass(frozen=True)
+class RunToGrade:
+    """What a run leaves for its grader: who ran what, and what came of it."""
+
+    case: Case
+    """The case replayed."""
+    run_id: str
+    """The run's id."""
+    run_dir: Path
+    """The run's directory: the grade and its evidence are written here."""
+    attempt: int
+    """1-based index of the run among the runs of the same case and configuration."""
+    harness: str
+    """The harness spec's name."""
+    model: str
+    """The model as the results name it (``stub:<trajectory>`` for a stub run)."""
+    image: str
+    """The environment image: the hidden tests run in a fresh container of it."""
+    harness_image: str | None
+    """The harness's own image, if it has one."""
+    events: list[dict[str, Any]]
+    """The world's event log, as exported (``kind``, ``data``, ...)."""
+    diff: str
+    """The agent's final diff against the base commit."""
+    infra_errors: list[str]
+    """What already broke while running (the sandbox, the world)."""
+    harness_exit: int | None
+    """The harness's exit status; None when it did not exit on its own."""
+    stopped_by: str | None
+    """A limit the harness run hit (wall time, memory...)."""
+    harness_seconds: float
+    """How long the harness ran."""
+    started: float
+    """``time.monotonic()`` when the run began: the grade's total time counts from it."""
+
+
+def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
+    """Grade ``run``, write its ``grade.json`` and evidence, and return the grade."""
+    case, events = run.case, run.events
+    calls = [ModelCall.model_validate(e["data"]) for e in events if e["kind"] == "model.call"]
+    with (run.run_dir / "model_calls.jsonl").open("w") as fh:
+        for c in calls:
+            fh.write(c.model_dump_json() + "\n")
+    wire = summarize_wire(calls)
+    infra = list(run.infra_errors)
+    crashed = [e["data"]["error"] for e in events if e["kind"] == "gateway.addon_failed"]
+    infra += [f"gateway: {c}" for c in crashed]
+    protocol = wire.protocol_failed
+    if wire.account_refused:
+        # A refused key or account (401/403, an exhausted quota) that no later call
+        # contradicts says nothing about the model; the run cannot count.
+        infra.append(f"the provider refused the runner's key or account: {wire.account_refused}")
+    claims: list[str] = []
+    if run.harness_exit == 4 and wire.healthy:
+        # The harness's word alone never voids a run: the agent shares its container and can
+        # break its own path to the gateway (or, for a candidate harness, simply exit 4). The
+        # gateway saw no failure, so the run is graded on what it did; the claim is kept.
+        claims.append("the harness reported a transport failure the gateway never saw")
+    if run.harness_exit == 5 and protocol == 0 and not infra:
+        protocol = 1
+    stopped_by = run.stopped_by
+    tokens = wire.usage.input_tokens + wire.usage.output_tokens
+    if case.budgets.tokens is not None and tokens > case.budgets.tokens and stopped_by is None:
+        stopped_by = "token budget"
+    grading = None
+    if not infra:
+        try:
+            grading = grade_hidden_tests(runtime, run.image, case, run.diff, run.run_id + "-grade")
+        except (GradingError, ReplayError) as exc:
+            infra.append(f"grading: {exc}")
+    side = judge_side_effects(case.side_effects, events)
+    outcome, reason = classify(
+        Evidence(
+            infra_errors=infra,
+            wire_healthy=wire.healthy,
+            protocol_failures=protocol,
+            tests_resolved=bool(grading and grading.verdict.resolved),
+            side_effects_ok=side.ok,
+            violated=side.violated,
+            stopped_by=stopped_by,
+        )
+    )
+    if grading:
+        _write_test_outputs(run.run_dir / "tests", grading)
+    usage = wire.usage
+    # Requests a fake of ours failed on (answered 500): the world's defect, shown beside the
+    # verdict for a person to weigh; it never voids the run.
+    world_errors = [
+        WorldError.model_validate(e["data"]) for e in events if e["kind"] == "gateway.world_error"
+    ]
+    cost = prices.cost(
+        run.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens
+    )
+    # The whole run, grading included: what a run costs besides the harness's own time.
+    total_seconds = round(time.monotonic() - run.started, 3)
+    grade = Grade(
+        run_id=run.run_id,
+        case_id=case.id,
+        attempt=run.attempt,
+        harness=run.harness,
+        model=run.model,
+        image=run.image,
+        harness_image=run.harness_image,
+        outcome=outcome,
+        reason=reason,
+        tests=_tests(grading),
+        world_errors=world_errors,
+        side_effects=SideEffectsGrade(
+            ok=side.ok, violated=side.violated, rules=side.rules, mutations=side.mutations
+        ),
+        interventions=side.interventions,
+        attempts=Attempts(
+            pushes=sum(e["kind"] == "git.push" for e in events),
+            prs_opened=sum(e["kind"] == "github.pull_request.opened" for e in events),
+        ),
+        tokens=Tokens(input=usage.input_tokens, output=usage.output_tokens),
+        cost_usd=cost,
+        model_wait_s=round(wire.model_wait_ms / 1000, 3),
+        wire=wire,
+        harness_exit=run.harness_exit,
+        # What the harness said of its run that the evidence did not bear out.
+        harness_claims=claims,
+        stopped_by=stopped_by,
+        infra_errors=infra,
+        seconds=Seconds(harness=round(run.harness_seconds, 3), total=total_seconds),
+        diff_bytes=len(run.diff.encode()),
+    )
+    (run.run_dir / "grade.json").write_text(grade.to_json())
+    return grade
+
+
+def _tests(grading: Grading | None) -> HiddenTestsGrade | None:
+    if grading is None:
+        return None
+    verdict = grading.verdict
+    return HiddenTestsGrade(
+        resolved=verdict.resolved,
+        applied=grading.applied,
+        fail_to_pass=verdict.fail_to_pass,
+        pass_to_pass=verdict.pass_to_pass,
+        exit_codes=verdict.exit_codes,
+        flaky=verdict.flaky,
+        spoofed=verdict.spoofed,
+        tampered=verdict.tampered,
+        unguarded=verdict.unguarded,
+        contradictory=verdict.contradictory,
+        # Test infrastructure the diff changed, graded with the case's version instead.
+        restored=grading.restored,
+        # The hidden tests could not run to the end under the agent's code: they failed.
+        stopped=grading.stopped,
+    )
+
+
+def _write_test_outputs(tests_dir: Path, grading: Grading) -> None:
+    tests_dir.mkdir()
+    for i, (out, report) in enumerate(zip(grading.outputs, grading.reports, strict=True)):
+        (tests_dir / f"output-{i + 1}.txt").write_text(out)
+        if report is not None:
+            (tests_dir / f"junit-{i + 1}.xml").write_bytes(report)

@@ -1,0 +1,189 @@
+"""The grader end to end without Docker: the hidden tests' run is replaced by its result, the
+rest (the wire, side effects, outcome, the files beside the grade, the store's row) is real."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import replay.grade.grader as grader
+from replay.base.case import Case, load_case
+from replay.base.outcomes import Outcome
+from replay.gateway.modelcalls import ModelCall, TokenUsage, verdict_for
+from replay.grade import Grade, RunToGrade, grade_run, load_grade
+from replay.grade.hidden_tests import Grading, GradingError
+from replay.grade.junit import TestVerdict as Verdict
+from replay.grade.model import Restored
+from replay.run.prices import load_prices
+from replay.runtime.base import Runtime
+
+ROOT = Path(__file__).resolve().parents[2]
+CARET = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
+
+
+def call(
+    t: float, error_class: Any = None, status: int | None = 200, tokens: int = 10
+) -> ModelCall:
+    return ModelCall(
+        request_id=f"req-{t}",
+        request_id_from_provider=True,
+        method="POST",
+        host="api.openai.com",
+        path="/v1/chat/completions",
+        provider="openai_chat",
+        model="gpt-4.1",
+        streamed=False,
+        retry_count=0,
+        logical_key=f"k{t}",
+        t_request_end=t,
+        status=status,
+        ttfb_ms=5.0,
+        total_ms=250.0,
+        request_bytes=100,
+        response_bytes=200,
+        error_class=error_class,
+        error_detail=None if error_class is None else "refused",
+        usage=TokenUsage(input_tokens=tokens, output_tokens=tokens) if status == 200 else None,
+        stop_reason="stop" if error_class is None else None,
+        verdict=verdict_for(error_class),
+    )
+
+
+def event(seq: int, service: str, kind: str, **data: Any) -> dict[str, Any]:
+    return {"seq": seq, "service": service, "kind": kind, "data": data}
+
+
+def pr(seq: int = 2) -> dict[str, Any]:
+    return event(seq, "github", "github.pull_request.opened", body="Fixes #7", number=17)
+
+
+def model_call(seq: int, c: ModelCall) -> dict[str, Any]:
+    return event(seq, "model", "model.call", **c.model_dump(mode="json"))
+
+
+def passing(case: Case) -> Grading:
+    hidden = case.hidden_tests
+    verdict = Verdict(
+        fail_to_pass=dict.fromkeys(hidden.fail_to_pass, "passed"),
+        pass_to_pass=dict.fromkeys(hidden.pass_to_pass, "passed"),
+        exit_codes=[0],
+        flaky=[],
+        spoofed=False,
+    )
+    restored = [Restored(path="conftest.py", action="removed", reason="pytest conftest")]
+    return Grading(verdict, "apply", ["ok"], [b"<testsuite />"], restored)
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> RunToGrade:
+    case = load_case(CARET)
+    return RunToGrade(
+        case=case,
+        run_id="r1",
+        run_dir=tmp_path,
+        attempt=1,
+        harness="reference",
+        model="gpt-4.1",
+        image="sha256:env",
+        harness_image=None,
+        events=[model_call(1, call(1.0)), pr()],
+        diff="diff --git a/x b/x\n",
+        infra_errors=[],
+        harness_exit=0,
+        stopped_by=None,
+        harness_seconds=3.14159,
+        started=0.0,
+    )
+
+
+@pytest.fixture
+def hidden(monkeypatch: pytest.MonkeyPatch) -> list[Grading | Exception]:
+    """What the hidden tests give (one per grading); empty: they must not run."""
+    given: list[Grading | Exception] = []
+
+    def fake(runtime: Runtime, image: str, case: Case, diff: str, run_id: str) -> Grading:
+        assert (image, run_id) == ("sha256:env", "r1-grade")
+        found = given.pop(0)
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    monkeypatch.setattr(grader, "grade_hidden_tests", fake)
+    return given
+
+
+RUNTIME: Any = None
+PRICES = load_prices()
+
+
+def regrade(run: RunToGrade, **changes: Any) -> Grade:
+    """Grade ``run`` changed so, in a run directory of its own."""
+    run_dir = run.run_dir / f"again-{len(list(run.run_dir.glob('again-*')))}"
+    run_dir.mkdir()
+    return grade_run(replace(run, run_dir=run_dir, **changes), RUNTIME, PRICES)
+
+
+def test_a_clean_run_passes_and_its_files_are_written(
+    run: RunToGrade, hidden: list[Grading | Exception]
+) -> None:
+    hidden.append(passing(run.case))
+    grade = grade_run(run, RUNTIME, PRICES)
+    assert grade.outcome is Outcome.PASS, grade.reason
+    assert grade.tests is not None and grade.tests.resolved and grade.tests.applied == "apply"
+    assert grade.tests.restored[0].path == "conftest.py"
+    assert grade.side_effects.ok and grade.attempts.prs_opened == 1
+    assert (grade.tokens.input, grade.tokens.output, grade.wire.logical_calls) == (10, 10, 1)
+    assert grade.cost_usd is not None and grade.cost_usd > 0
+    assert grade.seconds.harness == 3.142 and grade.diff_bytes == len(run.diff)
+    assert load_grade(run.run_dir / "grade.json") == grade
+    assert (run.run_dir / "tests" / "junit-1.xml").exists()
+    (line,) = (run.run_dir / "model_calls.jsonl").read_text().splitlines()
+    assert json.loads(line)["request_id"] == "req-1.0"
+
+
+def test_infra_errors_skip_the_hidden_tests(
+    run: RunToGrade, hidden: list[Grading | Exception]
+) -> None:
+    grade = regrade(run, infra_errors=["sandbox: no"])
+    assert grade.outcome is Outcome.INFRA_FAIL and grade.tests is None
+    assert grade.infra_errors == ["sandbox: no"] and run.infra_errors == []
+    hidden.append(GradingError("the grading sandbox broke"))
+    broken = regrade(run)
+    assert broken.outcome is Outcome.INFRA_FAIL
+    assert broken.infra_errors == ["grading: the grading sandbox broke"]
+
+
+def test_a_refused_account_is_infra_and_a_harness_claim_is_kept(
+    run: RunToGrade, hidden: list[Grading | Exception]
+) -> None:
+    refused = [model_call(1, call(1.0, "auth", 401)), pr()]
+    grade = regrade(run, events=refused)
+    assert grade.outcome is Outcome.INFRA_FAIL
+    assert "refused the runner's key or account: auth (HTTP 401)" in grade.infra_errors[0]
+    hidden.append(passing(run.case))
+    claimed = regrade(run, harness_exit=4)
+    assert claimed.outcome is Outcome.PASS
+    assert claimed.harness_claims == [
+        "the harness reported a transport failure the gateway never saw"
+    ]
+    hidden.append(passing(run.case))
+    garbled = regrade(run, harness_exit=5)
+    assert garbled.outcome is Outcome.PROTOCOL_FAIL
+
+
+def test_the_wire_and_the_token_budget(run: RunToGrade, hidden: list[Grading | Exception]) -> None:
+    hidden.append(passing(run.case))
+    spoiled = [model_call(1, call(1.0, "reset", None)), pr()]
+    assert regrade(run, events=spoiled).outcome is (Outcome.TRANSPORT_FAIL)
+    hidden.append(passing(run.case))
+    greedy = [model_call(1, call(1.0, tokens=2_000_000)), pr()]
+    over = regrade(run, events=greedy)
+    assert over.outcome is Outcome.MODEL_FAIL and over.stopped_by == "token budget"
+    hidden.append(passing(run.case))
+    silent = regrade(run, events=[])
+    assert silent.outcome is Outcome.MODEL_FAIL
+    assert silent.side_effects.violated == ["pr-references-issue"]
