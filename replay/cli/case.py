@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from replay.base.errors import InputError
+from replay.base.outcomes import Outcome
 from replay.cli.common import LOOSE, clients_missing, needs_clients, out
 
 app = typer.Typer(help="Cases: one shipped ticket each.", no_args_is_help=True)
@@ -232,8 +233,8 @@ def case_calibrate(
     bad = []
     for case in cases:
         result = calibrate(case, RunOptions(db=ctx.obj.db), runs=runs)
-        gold = sum(r.outcome == "pass" for r in result.gold)
-        idle = sum(r.outcome == "model_fail" for r in result.idle)
+        gold = sum(r.outcome == Outcome.PASS for r in result.gold)
+        idle = sum(r.outcome == Outcome.MODEL_FAIL for r in result.idle)
         verdict = "calibrated" if result.calibrated else "NOT CALIBRATED (left out of results)"
         out.print(
             f"{result.case_id}: gold passed {gold}/{runs}, idle failed {idle}/{runs}: {verdict}"
