@@ -16,15 +16,16 @@ RUNS = 3
 
 @suite
 def runs() -> list[Measured]:
+    from replay.base.outcomes import Outcome
     from replay.run.runner import RunOptions, run_case
 
     out = Path(tempfile.mkdtemp(prefix="replay-bench-runs-"))
     # The first run may build the environment image; it is not part of a run's cost.
     run_case(CASE, RunOptions(stub="gold", out=out, db=str(out / "r.db")))
     results = run_case(CASE, RunOptions(stub="gold", runs=RUNS, out=out, db=str(out / "r.db")))
-    assert all(r.outcome == "pass" for r in results), [r.reason for r in results]
-    harness = [r.grade["seconds"]["harness"] for r in results]
-    total = [r.grade["seconds"]["total"] for r in results]
+    assert all(r.outcome == Outcome.PASS for r in results), [r.reason for r in results]
+    harness = [r.grade.seconds.harness for r in results]
+    total = [r.grade.seconds.total for r in results]
     overhead = [t - h for t, h in zip(total, harness, strict=True)]
     return [
         Measured(
