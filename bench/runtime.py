@@ -19,8 +19,8 @@ from bench.common import ROOT_DIR, Pair, suite
 @suite
 def runtime() -> list[Pair]:
     from replay.images.base import ensure_base_image
-    from replay.images.world import running_world
     from replay.runtime import Sandbox, SandboxConfig, get_runtime
+    from replay.world import running_world
 
     rt = get_runtime("docker")
     image, _ = ensure_base_image(rt)

@@ -47,8 +47,8 @@ def env(
     """Build the case's environment image: repository at the base commit, setup as of T."""
     from replay.base.case import load_case
     from replay.images.env import build_env_image, cached_env_image
-    from replay.images.world import running_world
     from replay.runtime import get_runtime
+    from replay.world import running_world
 
     loaded = load_case(case)
     rt = get_runtime("docker")

@@ -29,8 +29,8 @@ import pytest
 
 from replay.base.case import load_case
 from replay.images.env import EnvImage, build_env_image
-from replay.images.world import running_world
 from replay.runtime import Runtime, Sandbox, SandboxConfig
+from replay.world import running_world
 from tests.gateway import conftest as gateway_conftest
 from tests.gateway.conftest import DEMO, ROOT, Gateway, start_gateway, stop_gateway
 from tests.redteam.listeners import Trap, Upstream

@@ -9,9 +9,9 @@ import pytest
 
 from replay.base.case import load_case
 from replay.images.env import build_env_image
-from replay.images.world import running_world
 from replay.runtime import get_runtime
 from replay.runtime.base import Runtime
+from replay.world import running_world
 
 ROOT = Path(__file__).resolve().parents[2]
 CARET = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
