@@ -1,7 +1,9 @@
-"""Running one gateway: the world's fakes in-process behind mitmproxy, embedded in asyncio.
+"""Running one gateway: a snapshot's fakes, registry and docs in-process behind mitmproxy,
+embedded in asyncio.
 
 ``replay world up`` calls :func:`serve_forever`; once the proxy listens it writes the state
 file (address, CA bundle, the environment a client needs) that ``replay world env`` reads.
+The runner starts, resets and stops that process as one :class:`replay.world.World`.
 """
 
 from __future__ import annotations
@@ -51,15 +53,16 @@ def real_secrets(environ: dict[str, str] | None = None) -> dict[str, tuple[str, 
 
 
 def build_gate(config: GatewayConfig) -> Gate:
-    """The world's fakes, the registry and docs caches of the snapshot, and their routes."""
+    """The snapshot's fakes, its registry and docs caches, and their routes: what the gateway
+    serves. (The fakes share one database and clock, the fakes' own world.)"""
     snapshot = load_snapshot(config.snapshot)
     humans = load_case(config.case).humans if config.case else []
-    world = build_world(snapshot, config.services, db_url=config.events_db, humans=humans)
+    fakes = build_world(snapshot, config.services, db_url=config.events_db, humans=humans)
     docs = DocsCache.from_snapshot(snapshot)
 
     def docs_miss(service: str, kind: str, url: str, data: dict[str, Any]) -> None:
-        with world.world.session() as s:
-            world.world.events.record(
+        with fakes.world.session() as s:
+            fakes.world.events.record(
                 s,
                 service=service,
                 kind=kind,
@@ -71,11 +74,11 @@ def build_gate(config: GatewayConfig) -> Gate:
 
     apps: dict[Route, Any] = {
         # The fakes alone: the control plane is not in what the proxy serves at all.
-        "fake": world.router,
+        "fake": fakes.router,
         "registry": registry_app(Registry.from_snapshot(snapshot)),
         "docs": docs_app(docs, docs_miss),
     }
-    return Gate(config, world.world, apps, frozenset(world.routes), docs.hosts)
+    return Gate(config, fakes.world, apps, frozenset(fakes.routes), docs.hosts)
 
 
 async def serve_forever(config: GatewayConfig) -> None:
