@@ -12,7 +12,7 @@ Storing the grade in the results store is the runner's.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,6 +32,7 @@ from replay.grade.model import (
 from replay.grade.outcome import Evidence, classify
 from replay.grade.sideeffects import judge_side_effects
 from replay.grade.wire import summarize_wire
+from replay.harness.spec import ExitCodes, HarnessExit
 from replay.runtime.base import Runtime
 
 
@@ -79,6 +80,9 @@ class RunToGrade:
     """How long the harness ran."""
     started: float
     """``time.monotonic()`` when the run began: the grade's total time counts from it."""
+    exit_codes: ExitCodes = field(default_factory=ExitCodes)
+    """The exit statuses the harness's spec declares (what :attr:`harness_exit` says); a
+    harness that declares none claims nothing by its exit status."""
 
 
 def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
@@ -98,12 +102,13 @@ def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
         # contradicts says nothing about the model; the run cannot count.
         infra.append(f"the provider refused the runner's key or account: {wire.account_refused}")
     claims: list[str] = []
-    if run.harness_exit == 4 and wire.healthy:
+    said = run.exit_codes.meaning(run.harness_exit)
+    if said is HarnessExit.TRANSPORT and wire.healthy:
         # The harness's word alone never voids a run: the agent shares its container and can
-        # break its own path to the gateway (or, for a candidate harness, simply exit 4). The
+        # break its own path to the gateway (or, for a candidate harness, simply say so). The
         # gateway saw no failure, so the run is graded on what it did; the claim is kept.
         claims.append("the harness reported a transport failure the gateway never saw")
-    if run.harness_exit == 5 and protocol == 0 and not infra:
+    if said is HarnessExit.PROTOCOL and protocol == 0 and not infra:
         protocol = 1
     stopped_by = run.stopped_by
     tokens = wire.usage.input_tokens + wire.usage.output_tokens

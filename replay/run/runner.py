@@ -340,6 +340,7 @@ def run_once(ctx: RunContext) -> RunResult:
             diff=diff,
             infra_errors=infra,
             harness_exit=harness_exit,
+            exit_codes=spec.exit_codes,
             stopped_by=stopped_by,
             harness_seconds=harness_seconds,
             started=clock,

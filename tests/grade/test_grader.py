@@ -18,6 +18,7 @@ from replay.grade import Grade, RunToGrade, grade_run, load_grade
 from replay.grade.hidden_tests import Grading, GradingError
 from replay.grade.junit import TestVerdict as Verdict
 from replay.grade.model import Restored
+from replay.harness.spec import ExitCodes
 from replay.run.prices import load_prices
 from replay.runtime.base import Runtime
 
@@ -165,13 +166,14 @@ def test_a_refused_account_is_infra_and_a_harness_claim_is_kept(
     assert grade.outcome is Outcome.INFRA_FAIL
     assert "refused the runner's key or account: auth (HTTP 401)" in grade.infra_errors[0]
     hidden.append(passing(run.case))
-    claimed = regrade(run, harness_exit=4)
+    declared = ExitCodes(transport=4, protocol=5)
+    claimed = regrade(run, harness_exit=4, exit_codes=declared)
     assert claimed.outcome is Outcome.PASS
     assert claimed.harness_claims == [
         "the harness reported a transport failure the gateway never saw"
     ]
     hidden.append(passing(run.case))
-    garbled = regrade(run, harness_exit=5)
+    garbled = regrade(run, harness_exit=5, exit_codes=declared)
     assert garbled.outcome is Outcome.PROTOCOL_FAIL
 
 
