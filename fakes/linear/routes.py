@@ -7,11 +7,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from graphql import GraphQLError, GraphQLSchema, execute, parse, validate
+from graphql import GraphQLError, GraphQLSchema
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from fakes.core import graphql
 from fakes.linear.backend import LinearBackend
 from fakes.linear.errors import AuthenticationError, LinearError, graphql_error_extensions
 from fakes.linear.graphql import Context
@@ -50,28 +51,25 @@ def _where(error: GraphQLError) -> dict[str, Any]:
     if error.path:
         out["path"] = list(error.path)
     if error.locations:
-        out["locations"] = [{"line": loc.line, "column": loc.column} for loc in error.locations]
+        out["locations"] = graphql.locations(error)
     return out
 
 
 def run(schema: GraphQLSchema, body: GraphQLRequest, context: Context) -> tuple[int, Any]:
     """Execute one request; the HTTP status follows Linear (400 for a bad document)."""
     try:
-        document = parse(body.query)
-    except GraphQLError as exc:
-        return 400, {"errors": [format_error(exc)]}
-    problems = validate(schema, document)
-    if problems:
-        return 400, {"errors": [format_error(e) for e in problems]}
-    result = execute(
+        document = graphql.document(schema, body.query)
+    except graphql.Unparsable as exc:
+        return 400, {"errors": [format_error(exc.error)]}
+    except graphql.Invalid as exc:
+        return 400, {"errors": [format_error(e) for e in exc.errors]}
+    result = graphql.run(
         schema,
         document,
-        variable_values=body.variables,
+        context=context,
+        variables=body.variables,
         operation_name=body.operation_name,
-        context_value=context,
     )
-    if hasattr(result, "__await__"):  # pragma: no cover - every resolver here is sync
-        raise TypeError("the Linear schema must execute synchronously")
     payload: dict[str, Any] = {}
     status = 200
     if result.errors:

@@ -1,4 +1,5 @@
-"""Relay connections with GitHub's pagination rules: ``first``/``after``, ``last``/``before``."""
+"""GitHub's pagination rules for :mod:`fakes.core.relay`: opaque ``cursor:v2:<offset>``
+cursors, at most 100 a page, ``first`` then ``last`` of what the cursors leave."""
 
 from __future__ import annotations
 
@@ -6,18 +7,20 @@ import base64
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fakes.core import relay
+from fakes.core.relay import Edge, PageInfo
 from fakes.github.graphql.faults import Fault
+
+__all__ = ["MAX_PAGE", "PAGING", "Connection", "Edge", "PageInfo", "connection", "cursor", "edge"]
 
 MAX_PAGE = 100
 
 
-def cursor(index: int) -> str:
+def cursor(index: int, node: Any = None) -> str:
     return base64.b64encode(f"cursor:v2:{index}".encode()).decode()
 
 
-def _offset(value: str | None, name: str) -> int | None:
-    if value is None:
-        return None
+def _offset(value: str, items: Sequence[Any]) -> int:
     try:
         raw = base64.b64decode(value.encode(), validate=True).decode()
         prefix, _, number = raw.rpartition(":")
@@ -31,24 +34,34 @@ def _offset(value: str | None, name: str) -> int | None:
         ) from exc
 
 
-class PageInfo:
-    typename = "PageInfo"
-
-    def __init__(self, start: str | None, end: str | None, has_next: bool, has_prev: bool):
-        self.start_cursor = start
-        self.end_cursor = end
-        self.has_next_page = has_next
-        self.has_previous_page = has_prev
-
-
-class Edge:
-    def __init__(self, typename: str, index: int, node: Any) -> None:
-        self.typename = typename
-        self.cursor = cursor(index)
-        self.node = node
+def _refuse(arg: str, value: int, connection: str) -> Fault:
+    if value < 0:
+        return Fault(
+            "INVALID_PAGINATION_ARGUMENT",
+            f"`{arg}` on the `{connection}` connection cannot be less than zero.",
+        )
+    return Fault(
+        "EXCESSIVE_PAGINATION",
+        f"Requesting {value} records on the `{connection}` connection exceeds the "
+        f"`{arg}` limit of {MAX_PAGE} records.",
+    )
 
 
-class Connection:
+def _place(
+    count: int, start: int, end: int, first: int | None, last: int | None
+) -> tuple[int, int, bool]:
+    lo, hi = start, max(start, end)
+    if first is not None:
+        hi = min(hi, lo + first)
+    if last is not None:
+        lo = max(lo, hi - last)
+    return lo, hi, hi < count
+
+
+PAGING = relay.Paging(cursor, _offset, MAX_PAGE, _refuse, _place)
+
+
+class Connection(relay.Connection[Any]):
     """A page of ``items`` (already view objects) plus the total before paging."""
 
     def __init__(
@@ -62,47 +75,21 @@ class Connection:
         last: int | None = None,
         before: str | None = None,
     ) -> None:
-        for arg, value in (("first", first), ("last", last)):
-            if value is not None and value < 0:
-                raise Fault(
-                    "INVALID_PAGINATION_ARGUMENT",
-                    f"`{arg}` on the `{connection}` connection cannot be less than zero.",
-                )
-            if value is not None and value > MAX_PAGE:
-                raise Fault(
-                    "EXCESSIVE_PAGINATION",
-                    f"Requesting {value} records on the `{connection}` connection exceeds the "
-                    f"`{arg}` limit of {MAX_PAGE} records.",
-                )
-        self.typename = typename
-        self.total_count = len(items)
-        lo, hi = 0, len(items)
-        after_at = _offset(after, connection)
-        before_at = _offset(before, connection)
-        if after_at is not None:
-            lo = max(lo, after_at + 1)
-        if before_at is not None:
-            hi = min(hi, before_at)
-        hi = max(lo, hi)
-        if first is not None:
-            hi = min(hi, lo + first)
-        if last is not None:
-            lo = max(lo, hi - last)
-        self._lo = lo
-        self._page = list(items[lo:hi])
-        self.page_info = PageInfo(
-            cursor(lo) if self._page else None,
-            cursor(hi - 1) if self._page else None,
-            hi < len(items),
-            lo > 0,
+        super().__init__(
+            PAGING,
+            items,
+            typename=typename,
+            connection=connection,
+            first=first,
+            after=after,
+            last=last,
+            before=before,
         )
 
-    def nodes(self) -> list[Any]:
-        return self._page
 
-    def edges(self) -> list[Edge]:
-        edge = self.typename.removesuffix("Connection") + "Edge"
-        return [Edge(edge, self._lo + i, node) for i, node in enumerate(self._page)]
+def edge(typename: str, index: int, node: Any) -> Edge[Any]:
+    """The edge of the node at ``index`` of its connection (a mutation's payload)."""
+    return Edge(typename, cursor(index), node)
 
 
 def connection(

@@ -25,16 +25,13 @@ from graphql.language import (
     visit,
 )
 
+from fakes.core.graphql import locations
 from fakes.github.graphql.faults import Fault
 
 INTERNAL = (
     "Something went wrong while executing your query. This may be the result of a timeout, "
     "or it could be a GitHub bug."
 )
-
-
-def locations(error: GraphQLError) -> list[dict[str, int]]:
-    return [{"line": loc.line, "column": loc.column} for loc in error.locations or []]
 
 
 def execution_error(error: GraphQLError) -> dict[str, Any]:

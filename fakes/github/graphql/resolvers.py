@@ -14,6 +14,7 @@ from ariadne import SchemaBindable, convert_camel_case_to_snake, make_executable
 from graphql import GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema
 
 from fakes.github.errors import GitHubError
+from fakes.github.graphql import connections
 from fakes.github.graphql.context import Context
 from fakes.github.graphql.faults import Fault, not_found
 from fakes.github.graphql.render import (
@@ -173,10 +174,8 @@ class MutationRoot(View):
             )
         except GitHubError as exc:
             raise Fault.from_backend(exc) from exc
-        from fakes.github.graphql.connections import Edge
-
         index = len(row.comments) - 1
-        edge = Edge("IssueCommentEdge", index, CommentView(self.ctx, comment))
+        edge = connections.edge("IssueCommentEdge", index, CommentView(self.ctx, comment))
         return Payload(
             self.ctx,
             "AddCommentPayload",
@@ -397,10 +396,8 @@ class MutationRoot(View):
             )
         except GitHubError as exc:
             raise Fault.from_backend(exc) from exc
-        from fakes.github.graphql.connections import Edge
-
         assert row.pull is not None
-        edge = Edge(
+        edge = connections.edge(
             "PullRequestReviewEdge", len(row.pull.reviews) - 1, ReviewView(self.ctx, review)
         )
         return Payload(

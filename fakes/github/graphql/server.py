@@ -7,11 +7,9 @@ from typing import Any
 
 from graphql import (
     DocumentNode,
-    ExecutionResult,
     GraphQLError,
+    GraphQLSchema,
     OverlappingFieldsCanBeMergedRule,
-    execute,
-    parse,
     specified_rules,
     validate,
 )
@@ -21,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from fakes.core import graphql
 from fakes.github.backend import GitHubBackend
 from fakes.github.errors import NotFound
 from fakes.github.graphql.context import Context
@@ -45,6 +44,15 @@ class Root(QueryRoot, MutationRoot):
     """The root value: query and mutation fields never share a name."""
 
 
+def _validate(schema: GraphQLSchema, document: DocumentNode) -> list[GraphQLError]:
+    problems = validate(schema, document, RULES)
+    return problems + [
+        e
+        for e in validate(schema, document, [OverlappingFieldsCanBeMergedRule])
+        if "conflicting types" not in e.message
+    ]
+
+
 def _json(body: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(body, status_code=status, media_type="application/json; charset=utf-8")
 
@@ -57,17 +65,11 @@ def run(backend: GitHubBackend, login: str, payload: dict[str, Any]) -> dict[str
             "errors": [{"message": "A query attribute must be specified and must be a string."}]
         }
     try:
-        document = parse(query)
-    except GraphQLError as exc:
-        return {"errors": [syntax_error(exc)]}
-    problems = validate(schema(), document, RULES)
-    problems += [
-        e
-        for e in validate(schema(), document, [OverlappingFieldsCanBeMergedRule])
-        if "conflicting types" not in e.message
-    ]
-    if problems:
-        return {"errors": [validation_error(document, e) for e in problems]}
+        document = graphql.document(schema(), query, _validate)
+    except graphql.Unparsable as exc:
+        return {"errors": [syntax_error(exc.error)]}
+    except graphql.Invalid as exc:
+        return {"errors": [validation_error(exc.document, e) for e in exc.errors]}
     variables = payload.get("variables") or {}
     if isinstance(variables, str):  # some clients send the variables JSON-encoded
         try:
@@ -83,15 +85,14 @@ def run(backend: GitHubBackend, login: str, payload: dict[str, Any]) -> dict[str
         except NotFound:
             return {"errors": [{"type": "FORBIDDEN", "message": "Resource not accessible"}]}
         ctx = Context(session=s, backend=backend, viewer=viewer)
-        result = execute(
+        result = graphql.run(
             schema(),
             document,
-            root_value=Root(ctx),
-            context_value=ctx,
-            variable_values=variables,
+            root=Root(ctx),
+            context=ctx,
+            variables=variables,
             operation_name=operation_name,
         )
-        assert isinstance(result, ExecutionResult)  # every resolver is synchronous
     out: dict[str, Any] = {}
     if result.data is not None or result.errors is None:
         out["data"] = result.data
