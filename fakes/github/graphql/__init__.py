@@ -4,6 +4,6 @@ its error shapes, and every query and mutation the ``gh`` CLI sends for its comm
 from __future__ import annotations
 
 from fakes.github.graphql.resolvers import schema
-from fakes.github.graphql.server import PATHS, make_graphql_app, run
+from fakes.github.graphql.routes import PATHS, make_graphql_app, run
 
 __all__ = ["PATHS", "make_graphql_app", "run", "schema"]

@@ -177,12 +177,12 @@ def test_a_github_graphql_bug_answers_githubs_words(
     github: tuple[str, Net, World], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _url, net, _world = github
-    import fakes.github.graphql.server as server
+    import fakes.github.graphql.routes as routes
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(server, "run", broken)
+    monkeypatch.setattr(routes, "run", broken)
     status, body = call(net, "POST", b"/graphql", b'{"query": "{ viewer { login } }"}')
     assert status == 500
     answer = json.loads(body)
