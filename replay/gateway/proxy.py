@@ -27,9 +27,11 @@ from fakes.core.server import control_app
 from replay.base.case import load_case
 from replay.base.errors import ReplayError
 from replay.docs import DocsCache, docs_app
-from replay.gateway.addons import Gate, addons, record_unparsed
+from replay.gateway.addons import addons
 from replay.gateway.certs import backdate_minted_certificates, ensure_ca
 from replay.gateway.config import CREDENTIALS, GatewayConfig, Route, client_env
+from replay.gateway.gate import Gate
+from replay.gateway.unparsed import record_unparsed
 from replay.registry.serve import Registry, registry_app
 from replay.snapshot import load_snapshot
 

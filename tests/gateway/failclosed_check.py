@@ -13,8 +13,9 @@ from pathlib import Path
 from mitmproxy.test import tflow
 
 from fakes.core import build_world
-from replay.gateway.addons import Gate, Guarded, addons
+from replay.gateway.addons import addons
 from replay.gateway.config import GatewayConfig
+from replay.gateway.gate import Gate, Guarded
 from replay.snapshot import load_snapshot
 
 KEY = "sk-real-secret-in-a-crash-0123456789"

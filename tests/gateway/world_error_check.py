@@ -14,8 +14,9 @@ from typing import Any
 from mitmproxy.test import tflow
 
 from fakes.core import build_world
-from replay.gateway.addons import ROUTE, Gate, ServeWorld
+from replay.gateway.addons import ServeWorld
 from replay.gateway.config import GatewayConfig
+from replay.gateway.gate import ROUTE, Gate
 from replay.snapshot import load_snapshot
 
 
