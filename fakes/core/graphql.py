@@ -4,8 +4,8 @@ The steps and their order are the same for both; the words are each service's ow
 answers in graphql-ruby's shapes, always with 200; Linear in graphql-js's words plus its
 ``extensions``, with 400 for a document that does not parse or validate). So this module
 says *what* went wrong (:class:`Unparsable`, :class:`Invalid`, the result's errors) and each
-service's ``server.py``/``routes.py`` shapes the answer: its request body, its status codes,
-its error entries.
+service's GraphQL ``routes.py`` shapes the answer: its request body, its status codes, its
+error entries.
 """
 
 from __future__ import annotations

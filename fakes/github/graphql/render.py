@@ -371,14 +371,14 @@ class RepositoryView(View):
         # The world holds no milestones.
         return None
 
-    # Issues and pull requests live in threads.py; these delegate to it.
-    def issue(self, number: int) -> Any:
+    # Issues and pull requests: their views and connections are the last section below.
+    def issue(self, number: int) -> IssueView | PullRequestView:
         return thread_by_number(self.ctx, self.row, number, "Issue")
 
-    def pull_request(self, number: int) -> Any:
+    def pull_request(self, number: int) -> IssueView | PullRequestView:
         return thread_by_number(self.ctx, self.row, number, "PullRequest")
 
-    def issue_or_pull_request(self, number: int) -> Any:
+    def issue_or_pull_request(self, number: int) -> IssueView | PullRequestView:
         return thread_by_number(self.ctx, self.row, number, None)
 
     def issues(self, **args: Any) -> Connection:
