@@ -1,5 +1,7 @@
 """What every fake shares: the world (database, lock), the frozen clock, the event log,
-the control plane and the host router."""
+the control plane and the host router; the steps the GraphQL fakes (GitHub, Linear) share:
+execution (``graphql``) and Relay pagination (``relay``); scripted people (``humans``, Linear
+and Slack); GitHub's REST paging as a FastAPI dependency (``paging``)."""
 
 from __future__ import annotations
 
