@@ -74,8 +74,8 @@ def test_the_spoof_really_turns_the_failing_hidden_tests_green_when_run_naively(
         before = naive_grade(container, case)
         assert set(before.fail_to_pass.values()) == {"failed"}, "no fix: the hidden tests fail"
         for step in Builder(case, load_snapshot(case.snapshot)).spoof(spoof):
-            done = container.exec(["bash", "-c", step["bash"]], timeout=120)
-            assert done.ok, (step["bash"], done.err)
+            done = container.exec(["bash", "-c", step.bash], timeout=120)
+            assert done.ok, (step.bash, done.err)
         after = naive_grade(container, case)
     finally:
         container.remove()
