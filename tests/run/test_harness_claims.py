@@ -19,6 +19,8 @@ name: exits-with-transport
 description: Claims a transport failure (exit 4) without calling the model at all.
 provider: openai
 command: [sh, -c, "exit 4"]
+exit_codes:
+  transport: 4
 """
 
 
@@ -41,3 +43,17 @@ def test_a_harness_claiming_a_transport_failure_the_gateway_never_saw_is_graded(
         "the harness reported a transport failure the gateway never saw"
     ]
     assert run.grade.infra_errors == []
+
+
+def test_an_exit_status_the_spec_does_not_declare_is_no_claim(tmp_path: Path) -> None:
+    spec = tmp_path / "exits-4-undeclared.yaml"
+    spec.write_text(LYING_HARNESS.split("exit_codes:")[0])
+    (run,) = run_case(
+        CARET,
+        RunOptions(
+            harness=str(spec), stub="gold", out=tmp_path / "runs", db=str(tmp_path / "r.db")
+        ),
+    )
+    assert run.grade.harness_exit == 4
+    assert run.outcome == "model_fail", run.reason
+    assert run.grade.harness_claims == []
