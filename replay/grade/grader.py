@@ -103,13 +103,14 @@ def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
         infra.append(f"the provider refused the runner's key or account: {wire.account_refused}")
     claims: list[str] = []
     said = run.exit_codes.meaning(run.harness_exit)
+    # The harness's word alone never voids a run: the agent shares its container and can
+    # break its own path to the gateway (or, for a candidate harness, simply say so), and a
+    # malformed tool call inside a well-formed answer is the model's failure, not the wire's.
+    # Where the gateway saw no such failure the run is graded on what it did; the claim is kept.
     if said is HarnessExit.TRANSPORT and wire.healthy:
-        # The harness's word alone never voids a run: the agent shares its container and can
-        # break its own path to the gateway (or, for a candidate harness, simply say so). The
-        # gateway saw no failure, so the run is graded on what it did; the claim is kept.
         claims.append("the harness reported a transport failure the gateway never saw")
-    if said is HarnessExit.PROTOCOL and protocol == 0 and not infra:
-        protocol = 1
+    if said is HarnessExit.PROTOCOL and protocol == 0:
+        claims.append("the harness reported a protocol failure the gateway never saw")
     stopped_by = run.stopped_by
     tokens = wire.usage.input_tokens + wire.usage.output_tokens
     if case.budgets.tokens is not None and tokens > case.budgets.tokens and stopped_by is None:

@@ -2,7 +2,7 @@
 
 Order matters: a broken sandbox says nothing about the model (``infra_fail``); a run whose
 wire failed says nothing about the model either (``transport_fail``); a model that answered
-garbage the harness could not parse is ``protocol_fail``; only then do tests and side effects
+garbage the gateway could not parse is ``protocol_fail``; only then do tests and side effects
 decide between ``pass`` and ``model_fail``.
 
 Who broke the wire is decided from the gateway's evidence (:mod:`replay.grade.wire`), not

@@ -16,6 +16,7 @@ from replay.base.outcomes import Outcome
 from replay.gateway.modelcalls import ModelCall, TokenUsage, verdict_for
 from replay.grade import Grade, RunToGrade, grade_run, load_grade
 from replay.grade.hidden_tests import Grading, GradingError
+from replay.grade.junit import TestStatus
 from replay.grade.junit import TestVerdict as Verdict
 from replay.grade.model import Restored
 from replay.harness.spec import ExitCodes
@@ -66,10 +67,11 @@ def model_call(seq: int, c: ModelCall) -> dict[str, Any]:
     return event(seq, "model", "model.call", **c.model_dump(mode="json"))
 
 
-def passing(case: Case) -> Grading:
+def passing(case: Case, f2p: TestStatus = "passed") -> Grading:
+    """Hidden tests that pass (or whose FAIL_TO_PASS tests end as ``f2p``)."""
     hidden = case.hidden_tests
     verdict = Verdict(
-        fail_to_pass=dict.fromkeys(hidden.fail_to_pass, "passed"),
+        fail_to_pass=dict.fromkeys(hidden.fail_to_pass, f2p),
         pass_to_pass=dict.fromkeys(hidden.pass_to_pass, "passed"),
         exit_codes=[0],
         flaky=[],
@@ -172,9 +174,16 @@ def test_a_refused_account_is_infra_and_a_harness_claim_is_kept(
     assert claimed.harness_claims == [
         "the harness reported a transport failure the gateway never saw"
     ]
+    # Nor can a harness turn a run into protocol_fail by its word: only the gateway's log.
     hidden.append(passing(run.case))
     garbled = regrade(run, harness_exit=5, exit_codes=declared)
-    assert garbled.outcome is Outcome.PROTOCOL_FAIL
+    assert garbled.outcome is Outcome.PASS
+    assert garbled.harness_claims == [
+        "the harness reported a protocol failure the gateway never saw"
+    ]
+    hidden.append(passing(run.case, f2p="failed"))
+    dodged = regrade(run, harness_exit=5, exit_codes=declared)
+    assert dodged.outcome is Outcome.MODEL_FAIL and dodged.harness_claims
 
 
 def test_the_wire_and_the_token_budget(run: RunToGrade, hidden: list[Grading | Exception]) -> None:

@@ -13,6 +13,7 @@ from tests.grade.test_grader import hidden, passing, regrade, run
 __all__ = ["hidden", "run"]
 
 TRANSPORT_CLAIM = "the harness reported a transport failure the gateway never saw"
+PROTOCOL_CLAIM = "the harness reported a protocol failure the gateway never saw"
 
 
 def graded(
@@ -29,7 +30,8 @@ def test_the_reference_specs_codes_drive_the_classification(
     codes = load_harness("reference")[0].exit_codes
     transport = graded(run, hidden, 4, codes)
     assert transport.outcome is Outcome.PASS and transport.harness_claims == [TRANSPORT_CLAIM]
-    assert graded(run, hidden, 5, codes).outcome is Outcome.PROTOCOL_FAIL
+    protocol = graded(run, hidden, 5, codes)
+    assert protocol.outcome is Outcome.PASS and protocol.harness_claims == [PROTOCOL_CLAIM]
     plain = graded(run, hidden, 3, codes)
     assert plain.outcome is Outcome.PASS and plain.harness_claims == []
 
@@ -49,7 +51,7 @@ def test_other_codes_mean_what_the_spec_says(
 ) -> None:
     codes = ExitCodes(transport=70, protocol=71)
     assert graded(run, hidden, 70, codes).harness_claims == [TRANSPORT_CLAIM]
-    assert graded(run, hidden, 71, codes).outcome is Outcome.PROTOCOL_FAIL
+    assert graded(run, hidden, 71, codes).harness_claims == [PROTOCOL_CLAIM]
     for status in (4, 5):
         grade = graded(run, hidden, status, codes)
         assert grade.outcome is Outcome.PASS and grade.harness_claims == [], status
