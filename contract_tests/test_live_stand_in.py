@@ -53,11 +53,11 @@ def test_record_against_a_stand_in_then_compare_the_fake(
         target = fake_target(fake)
         for scenario in all_scenarios():
             fresh = load(recordings, scenario.service, scenario.name)
-            assert fresh is not None and fresh.recorded_against == "stand-in"
+            assert fresh is not None and fresh.recorded_against == "self"
             outcome = check(target, scenario, gaps, recordings)
             assert outcome.ok, "\n".join(outcome.lines())
             committed = load(RECORDINGS, scenario.service, scenario.name)
-            assert committed is not None and committed.recorded_against == "stand-in"
+            assert committed is not None and committed.recorded_against == "self"
             assert compare(committed, fresh, []) == []
             assert committed.model_dump() == fresh.model_dump()
 

@@ -115,7 +115,8 @@ def record_cmd(
         typer.Option(
             "--stand-in",
             help="Serve this project's fake on a loopback port and record it as the live "
-            "service (the recordings then say recorded_against: stand-in).",
+            "service (the recordings then say recorded_against: self: regression snapshots "
+            "of the fake, not evidence).",
         ),
     ] = False,
     snapshot: Annotated[Path, typer.Option(help="Snapshot of the stand-in.")] = DEFAULT_SNAPSHOT,

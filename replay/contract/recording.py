@@ -3,7 +3,10 @@
 A live run writes ``contract_tests/recordings/<service>/<scenario>.json``; an offline run
 compares the fake's exchanges with it (:func:`compare`): status codes, the headers clients
 depend on, the shape of each body and its values after normalisation. The format is versioned
-(``format``); ``recorded_against`` says whether a file came from the real API or a stand-in.
+(``format``); ``recorded_against`` says where a file came from: ``live``, the vendor's API
+reached with an account's tokens, is contract evidence; ``self``, this project's fake served as
+if it were the live service, is only a regression snapshot of the fake and is never reported
+as evidence (``replay contract run`` counts the two apart).
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from replay.base.errors import ReplayError
 from replay.contract.normalise import Normaliser, shape
 
 FORMAT = 1
@@ -33,6 +37,10 @@ TRACKED_HEADERS = (
 
 Of the rate limit headers only their presence is kept (their values depend on the account)."""
 PRESENCE_ONLY = frozenset(h for h in TRACKED_HEADERS if h.startswith(("x-ratelimit", "retry")))
+
+
+class RecordingError(ReplayError):
+    """A recording file that cannot be read: not JSON, or not this format."""
 
 
 class Exchange(BaseModel):
@@ -72,10 +80,11 @@ class Recording(BaseModel):
     """Version of this file format."""
     service: Literal["github", "slack", "linear"]
     scenario: str
-    recorded_against: Literal["real", "stand-in", "fake"]
-    """``real``: the vendor's API. ``stand-in``: this project's fake served as if it were the
-    live service (CI exercises the live code path that way); such a file is a placeholder
-    until someone with credentials records the real API."""
+    recorded_against: Literal["live", "self"]
+    """``live``: recorded by ``replay contract record`` against the vendor's API with an
+    account's tokens (evidence). ``self``: recorded from this project's own fake served as a
+    stand-in for the live service (``--stand-in``; CI exercises the live code path that way):
+    a regression snapshot of the fake, not evidence about the real service."""
     target_url: str
     """Base URL of what was recorded (loopback for a stand-in)."""
     exchanges: list[Exchange]
@@ -99,7 +108,10 @@ def load(root: Path, service: str, scenario: str) -> Recording | None:
     path = recording_path(root, service, scenario)
     if not path.exists():
         return None
-    return Recording.model_validate_json(path.read_text())
+    try:
+        return Recording.model_validate_json(path.read_text())
+    except ValidationError as exc:
+        raise RecordingError(f"{path}: not a recording of format {FORMAT}: {exc}") from exc
 
 
 @dataclass

@@ -45,7 +45,7 @@ def run_scenario(target: Target, scenario: Scenario) -> Run:
     recording = Recording(
         service=scenario.service,
         scenario=scenario.name,
-        recorded_against=target.kind,
+        recorded_against="live" if target.kind == "real" else "self",
         target_url=_stable(target.url_for(scenario.service))
         if target.kind != "real"
         else (target.url_for(scenario.service)),

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from replay.contract.normalise import Normaliser
-from replay.contract.recording import Gap, Raw, Recorder, Recording, compare, load, save
+from replay.contract.recording import (
+    Gap,
+    Raw,
+    Recorder,
+    Recording,
+    RecordingError,
+    compare,
+    load,
+    save,
+)
 
 
 def recording(status: int, body: object, headers: dict[str, str] | None = None) -> Recording:
@@ -14,7 +25,7 @@ def recording(status: int, body: object, headers: dict[str, str] | None = None) 
     return Recording(
         service="github",
         scenario="s",
-        recorded_against="stand-in",
+        recorded_against="self",
         target_url="http://127.0.0.1",
         exchanges=rec.exchanges,
     )
@@ -55,3 +66,18 @@ def test_rate_limit_headers_by_presence_and_gaps_filter() -> None:
     assert {d.where for d in diffs} == {"get.headers.x-ratelimit-remaining", "get.headers.link"}
     gap = Gap(scenario="s", where="get.headers.link", why="test")
     assert [d.where for d in compare(base, gone, [gap])] == ["get.headers.x-ratelimit-remaining"]
+
+
+def test_a_recording_says_where_it_came_from_and_a_bad_file_is_named(tmp_path: Path) -> None:
+    live = recording(200, {"id": 5}).model_copy(update={"recorded_against": "live"})
+    save(live, tmp_path)
+    loaded = load(tmp_path, "github", "s")
+    assert loaded is not None and loaded.recorded_against == "live"
+    path = tmp_path / "github" / "s.json"
+    # The old vocabulary ("stand-in", "real") is no longer a recording's provenance.
+    path.write_text(path.read_text().replace('"live"', '"stand-in"'))
+    with pytest.raises(RecordingError, match=r"s\.json: not a recording of format 1"):
+        load(tmp_path, "github", "s")
+    path.write_text("{not json")
+    with pytest.raises(RecordingError, match=r"s\.json"):
+        load(tmp_path, "github", "s")
