@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from replay.base.outcomes import OUTCOMES, Outcome
 from replay.cli.common import out
 
 
@@ -63,9 +64,7 @@ def run(
     pairs = [item.partition("=") for item in harness_env or []]
     if any(not sep for _, sep, _ in pairs):
         raise typer.BadParameter("expected NAME=VALUE", param_hint="--harness-env")
-    wanted = {
-        k if sep else "*": v if sep else k for k, sep, v in (e.partition("=") for e in expect or [])
-    }
+    wanted = _expectations(expect or [])
     results: list[RunResult] = []
     trajectories: list[str | None] = list(stub) if stub else [None]
     for case in cases:
@@ -119,3 +118,19 @@ def run(
                 markup=False,
             )
         raise typer.Exit(1)
+
+
+def _expectations(items: list[str]) -> dict[str, Outcome]:
+    """``--expect`` values as {trajectory or ``*``: outcome}; an outcome that is not one of
+    the five is a usage error (a typo would otherwise expect what no run can be)."""
+    wanted: dict[str, Outcome] = {}
+    for item in items:
+        key, sep, value = item.rpartition("=")
+        try:
+            wanted[key if sep else "*"] = Outcome(value)
+        except ValueError:
+            known = ", ".join(OUTCOMES)
+            raise typer.BadParameter(
+                f"{value!r} is not an outcome (one of {known})", param_hint="--expect"
+            ) from None
+    return wanted
