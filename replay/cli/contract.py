@@ -11,10 +11,12 @@ from typing import Annotated, Any
 import typer
 
 from replay.contract.coverage import COVERAGE_FILE, load_recordings, render
+from replay.contract.evidence.families import collect
 from replay.contract.recording import Gap
 from replay.contract.runner import RECORDINGS
 from replay.contract.scenarios import all_scenarios
-from replay.contract.suite import Outcome, check
+from replay.contract.suite import check
+from replay.contract.summary import service_lines
 from replay.contract.targets import (
     DEFAULT_SNAPSHOT,
     SERVICES,
@@ -57,21 +59,20 @@ def _services(service: str) -> list[str]:
     return [service]
 
 
-def _report(outcomes: list[Outcome]) -> bool:
-    for outcome in outcomes:
-        for line in outcome.lines():
-            typer.echo(line)
-    return all(o.ok or o.skipped for o in outcomes)
-
-
 def _run(targets: dict[str, Target], recordings: Path, record: bool) -> bool:
+    """Run every scenario of the targets' services; unless recording, also every family of
+    evidence checks, and print the block of each service. True when all held."""
     gaps = known_gaps()
     outcomes = [
         check(target, scenario, gaps, recordings, record=record)
         for service, target in targets.items()
         for scenario in all_scenarios(service)
     ]
-    return _report(outcomes)
+    reports = [] if record else collect(targets)
+    for service in targets:
+        for line in service_lines(service, outcomes, reports):
+            typer.echo(line)
+    return all(o.ok or o.skipped for o in outcomes) and all(r.ok for r in reports)
 
 
 def _fail(exc: ContractSetupError) -> None:

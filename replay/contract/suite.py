@@ -35,6 +35,11 @@ class Outcome:
     schema: list[Difference] = field(default_factory=list)
     """Schema problems (githubkit models, GraphQL validation), known gaps removed."""
     missing_recording: bool = False
+    recorded_against: str | None = None
+    """Where the recording compared with came from: ``live`` (evidence) or ``self``."""
+    rest_checked: int = 0
+    """GitHub REST bodies of the run validated against githubkit's models (GitHub's OpenAPI
+    description): evidence about shapes, counted apart from the recording comparison."""
 
     @property
     def error(self) -> str | None:
@@ -99,6 +104,14 @@ def check(
     if recorded is None:
         outcome.missing_recording = True
     else:
+        outcome.recorded_against = recorded.recorded_against
         outcome.differences = compare(recorded, run.recording, gaps)
+    outcome.rest_checked = sum(
+        1
+        for exchange, _raw, model in run.recorder.raws
+        if scenario.service == "github"
+        and not exchange.query
+        and (model is not None or exchange.status >= 400)
+    )
     outcome.schema = open_differences(scenario.service, schema_problems(run), gaps)
     return outcome

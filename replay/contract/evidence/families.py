@@ -1,0 +1,16 @@
+"""Every family of evidence checks, in the order ``replay contract run`` prints them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from replay.contract.evidence import Report
+
+FAMILIES: tuple[Callable[[], list[Report]], ...] = ()
+"""Each family's ``reports``."""
+
+
+def collect(services: Iterable[str]) -> list[Report]:
+    """The reports of every family for ``services``."""
+    wanted = set(services)
+    return [r for family in FAMILIES for r in family() if r.service in wanted]
