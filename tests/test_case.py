@@ -12,6 +12,7 @@ import yaml
 from replay.base.case import Case, SideEffectRule, load_case
 from replay.base.errors import CaseError
 from tests.cli_helpers import assert_one_line_error, run_cli
+from tests.event_helpers import event
 
 
 def tree_digest(root: Path) -> str:
@@ -219,8 +220,8 @@ def rule(**kw) -> SideEffectRule:  # type: ignore[no-untyped-def]
 
 
 def test_rule_matching() -> None:
-    push_main = {"service": "git", "kind": "git.push", "data": {"ref": "refs/heads/main"}}
-    push_branch = {"service": "git", "kind": "git.push", "data": {"ref": "refs/heads/fix"}}
+    push_main = event(1, "git", "git.push", ref="refs/heads/main")
+    push_branch = event(2, "git", "git.push", ref="refs/heads/fix")
     r = rule(where=[{"field": "data.ref", "equals": "refs/heads/main"}])
     assert r.matches(push_main) and not r.matches(push_branch)
     assert r.forbidden and r.holds(0) and not r.holds(1)
@@ -229,10 +230,10 @@ def test_rule_matching() -> None:
     # A field the kind has, absent from one event (recorders may leave keys out): no match.
     assert not rule(where=[{"field": "data.forced", "contains": "x"}]).matches(push_main)
     wild = SideEffectRule.model_validate({"id": "w", "kind": "slack.message.*", "at_least": 1})
-    assert wild.matches({"kind": "slack.message.posted"}) and not wild.holds(0)
+    assert wild.matches(event(3, "slack", "slack.message.posted")) and not wild.holds(0)
     anything_on_github = rule(kind="*", service="github")
     assert not anything_on_github.matches(push_main)
-    assert anything_on_github.matches({"service": "github", "kind": "github.issue.opened"})
+    assert anything_on_github.matches(event(4, "github", "github.issue.opened"))
 
 
 def test_rules_may_name_what_some_matched_kind_records() -> None:
@@ -255,8 +256,8 @@ def test_rules_may_name_what_some_matched_kind_records() -> None:
 
 def test_equals_accepts_falsy_values() -> None:
     r = rule(where=[{"field": "data.forced", "equals": False}])
-    assert r.matches({"kind": "git.push", "data": {"forced": False}})
-    assert not r.matches({"kind": "git.push", "data": {"forced": True}})
+    assert r.matches(event(1, "git", "git.push", forced=False))
+    assert not r.matches(event(2, "git", "git.push", forced=True))
 
 
 def test_case_schema_documents_every_field() -> None:

@@ -1,7 +1,8 @@
 """The event log: every mutation an agent makes to the world, in order, on the frozen clock.
 
 Graders read it (side-effect rules match its events); people read it years later. The wire
-form of an event is :class:`Event`; each line of ``events.jsonl`` is one.
+form of an event is :class:`replay.base.events.Event` (the base layer, which the grader reads
+without the fakes); each line of ``events.jsonl`` is one.
 """
 
 from __future__ import annotations
@@ -10,47 +11,14 @@ import threading
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import JSON, DateTime, Integer, String, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from fakes.core.clock import FrozenClock
 from replay.base.eventkinds import check_record
+from replay.base.events import Event, EventObject
 
-EVENT_SCHEMA = 1
-
-
-class EventObject(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    type: str
-    """What was touched: ``issue``, ``pull_request``, ``comment``, ``message``, ``ref``..."""
-    id: str
-    """Its identity in the service: ``acme/semverkit#7``, ``ENG-12``, ``C0ENG/1773...``."""
-
-
-class Event(BaseModel):
-    """One recorded mutation (or denied request, or human intervention)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    schema_: int = Field(default=EVENT_SCHEMA, alias="schema")
-    seq: int
-    """Position in the run's log, from 1."""
-    at: datetime
-    """When it happened on the world's frozen clock (T plus elapsed run time)."""
-    recorded_at: datetime
-    """When it happened on the real clock."""
-    service: str
-    """``github``, ``git``, ``linear``, ``slack``, ``egress``, ``docs``, ``model``, ``gateway``."""
-    kind: str
-    """Dotted name, service first: ``github.pull_request.opened``, ``git.push``; one of
-    :data:`replay.base.eventkinds.KINDS`, which also lists each kind's ``data`` keys."""
-    actor: str | None
-    """Who did it: the login, user id or token owner; None when unauthenticated."""
-    object: EventObject
-    data: dict[str, Any]
-    """What changed: the fields set, before and after values, the text posted."""
+__all__ = ["Event", "EventBase", "EventLog", "EventObject", "EventRow"]
 
 
 class EventBase(DeclarativeBase):

@@ -26,6 +26,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from replay.base.errors import CaseError, InputError
 from replay.base.eventkinds import field_problem, kind_problem, kinds_matching, service_problem
+from replay.base.events import Event
 from replay.base.formats import Strict, load_model
 
 CASE_SCHEMA = 1
@@ -200,12 +201,13 @@ class SideEffectRule(Strict):
     def forbidden(self) -> bool:
         return self.at_most == 0
 
-    def matches(self, event: dict[str, Any]) -> bool:
-        if self.service is not None and event.get("service") != self.service:
+    def matches(self, event: Event) -> bool:
+        if self.service is not None and event.service != self.service:
             return False
-        if not fnmatch.fnmatchcase(str(event.get("kind", "")), self.kind):
+        if not fnmatch.fnmatchcase(event.kind, self.kind):
             return False
-        return all(c.matches(event) for c in self.where)
+        document = event.document() if self.where else {}
+        return all(c.matches(document) for c in self.where)
 
     def holds(self, count: int) -> bool:
         low = self.at_least if self.at_least is not None else 0

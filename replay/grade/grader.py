@@ -14,10 +14,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from replay.base.case import Case
 from replay.base.errors import ReplayError
+from replay.base.events import Event
 from replay.gateway.modelcalls import ModelCall
 from replay.grade.hidden_tests import Grading, GradingError, grade_hidden_tests
 from replay.grade.model import (
@@ -66,8 +67,8 @@ class RunToGrade:
     """The environment image: the hidden tests run in a fresh container of it."""
     harness_image: str | None
     """The harness's own image, if it has one."""
-    events: list[dict[str, Any]]
-    """The world's event log, as exported (``kind``, ``data``, ...)."""
+    events: list[Event]
+    """The world's event log, oldest first."""
     diff: str
     """The agent's final diff against the base commit."""
     infra_errors: list[str]
@@ -88,13 +89,13 @@ class RunToGrade:
 def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
     """Grade ``run``, write its ``grade.json`` and evidence, and return the grade."""
     case, events = run.case, run.events
-    calls = [ModelCall.model_validate(e["data"]) for e in events if e["kind"] == "model.call"]
+    calls = [ModelCall.model_validate(e.data) for e in events if e.kind == "model.call"]
     with (run.run_dir / "model_calls.jsonl").open("w") as fh:
         for c in calls:
             fh.write(c.model_dump_json() + "\n")
     wire = summarize_wire(calls)
     infra = list(run.infra_errors)
-    crashed = [e["data"]["error"] for e in events if e["kind"] == "gateway.addon_failed"]
+    crashed = [e.data["error"] for e in events if e.kind == "gateway.addon_failed"]
     infra += [f"gateway: {c}" for c in crashed]
     protocol = wire.protocol_failed
     if wire.account_refused:
@@ -139,7 +140,7 @@ def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
     # Requests a fake of ours failed on (answered 500): the world's defect, shown beside the
     # verdict for a person to weigh; it never voids the run.
     world_errors = [
-        WorldError.model_validate(e["data"]) for e in events if e["kind"] == "gateway.world_error"
+        WorldError.model_validate(e.data) for e in events if e.kind == "gateway.world_error"
     ]
     cost = prices.cost(
         run.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens
@@ -163,8 +164,8 @@ def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
         ),
         interventions=side.interventions,
         attempts=Attempts(
-            pushes=sum(e["kind"] == "git.push" for e in events),
-            prs_opened=sum(e["kind"] == "github.pull_request.opened" for e in events),
+            pushes=sum(e.kind == "git.push" for e in events),
+            prs_opened=sum(e.kind == "github.pull_request.opened" for e in events),
         ),
         tokens=Tokens(input=usage.input_tokens, output=usage.output_tokens),
         cost_usd=cost,

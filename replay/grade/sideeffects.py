@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from replay.base.case import SideEffectRule
+from replay.base.events import Event
 from replay.base.formats import Strict
 
 
@@ -62,13 +62,13 @@ NOT_MUTATIONS = (
 
 
 def judge_side_effects(
-    rules: Sequence[SideEffectRule], events: Iterable[dict[str, Any]]
+    rules: Sequence[SideEffectRule], events: Iterable[Event]
 ) -> SideEffectVerdict:
-    """``events`` are event dicts as the log exports them (``service``, ``kind``, ``data``...)."""
+    """Every rule held against ``events`` (the run's log, oldest first)."""
     log = list(events)
     results = []
     for rule in rules:
-        matched = [int(e.get("seq", i)) for i, e in enumerate(log) if rule.matches(e)]
+        matched = [e.seq for e in log if rule.matches(e)]
         results.append(
             RuleResult(
                 rule=rule.id,
@@ -81,11 +81,8 @@ def judge_side_effects(
                 matched=matched,
             )
         )
-    interventions = sum(str(e.get("kind", "")).endswith(".human.replied") for e in log)
+    interventions = sum(e.kind.endswith(".human.replied") for e in log)
     mutations = sum(
-        1
-        for e in log
-        if e.get("kind") not in NOT_MUTATIONS
-        and not str(e.get("kind", "")).endswith(".human.replied")
+        1 for e in log if e.kind not in NOT_MUTATIONS and not e.kind.endswith(".human.replied")
     )
     return SideEffectVerdict(results, interventions, mutations)

@@ -22,10 +22,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from replay.base.case import Case, LoadedCase, read_case
 from replay.base.errors import ReplayError
+from replay.base.events import Event
 from replay.base.outcomes import Outcome
 from replay.base.snapshot import Snapshot
 from replay.grade import Grade, RunToGrade, grade_run
@@ -484,7 +484,7 @@ def _final_diff(box: Sandbox, case: Case, run_dir: Path) -> str:
     return result.out
 
 
-def _events(run_dir: Path) -> list[dict[str, Any]]:
+def _events(run_dir: Path) -> list[Event]:
     from sqlalchemy import create_engine
     from sqlalchemy.orm import Session
 
@@ -496,12 +496,12 @@ def _events(run_dir: Path) -> list[dict[str, Any]]:
     engine = create_engine(f"sqlite:///{db}")
     try:
         with Session(engine) as session:
-            events = [e.model_dump(mode="json", by_alias=True) for e in EventLog.read(session)]
+            events = EventLog.read(session)
     finally:
         engine.dispose()
     with (run_dir / "events.jsonl").open("w") as fh:
         for e in events:
-            fh.write(json.dumps(e) + "\n")
+            fh.write(json.dumps(e.document()) + "\n")
     return events
 
 

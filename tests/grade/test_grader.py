@@ -12,6 +12,7 @@ import pytest
 
 import replay.grade.grader as grader
 from replay.base.case import Case, load_case
+from replay.base.events import Event
 from replay.base.outcomes import Outcome
 from replay.gateway.modelcalls import ModelCall, TokenUsage, verdict_for
 from replay.grade import Grade, RunToGrade, grade_run, load_grade
@@ -22,6 +23,7 @@ from replay.grade.model import Restored
 from replay.harness.spec import ExitCodes
 from replay.run.prices import load_prices
 from replay.runtime.base import Runtime
+from tests.event_helpers import event
 
 ROOT = Path(__file__).resolve().parents[2]
 CARET = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
@@ -55,15 +57,11 @@ def call(
     )
 
 
-def event(seq: int, service: str, kind: str, **data: Any) -> dict[str, Any]:
-    return {"seq": seq, "service": service, "kind": kind, "data": data}
-
-
-def pr(seq: int = 2) -> dict[str, Any]:
+def pr(seq: int = 2) -> Event:
     return event(seq, "github", "github.pull_request.opened", body="Fixes #7", number=17)
 
 
-def model_call(seq: int, c: ModelCall) -> dict[str, Any]:
+def model_call(seq: int, c: ModelCall) -> Event:
     return event(seq, "model", "model.call", **c.model_dump(mode="json"))
 
 

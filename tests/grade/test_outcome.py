@@ -6,19 +6,9 @@ from pathlib import Path
 
 from replay.base.case import load_case
 from replay.grade import Evidence, classify, judge_side_effects
+from tests.event_helpers import event
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def event(seq: int, service: str, kind: str, **data: object) -> dict[str, object]:
-    return {
-        "seq": seq,
-        "service": service,
-        "kind": kind,
-        "actor": "acme-agent",
-        "object": {"type": "x", "id": "y"},
-        "data": data,
-    }
 
 
 def test_demo_rules_on_a_gold_like_and_a_reckless_log() -> None:
