@@ -17,10 +17,13 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from graphql import GraphQLObjectType, OperationDefinitionNode, parse
 
-from replay.contract.recording import Recording
+from replay.contract.evidence import EVIDENCE
+from replay.contract.recording import Exchange, Recording
 from replay.contract.schema import graphql_schema
 
 COVERAGE_FILE = Path(__file__).resolve().parents[2] / "contract_tests" / "COVERAGE.md"
+OCTOKIT = EVIDENCE / "octokit-fixtures" / "scenarios" / "api.github.com"
+"""octokit's recordings of real api.github.com traffic, as vendored."""
 
 GIT_ENDPOINTS = {
     "git GET /{}/{}.git/info/refs": "/o/r.git/info/refs",
@@ -229,6 +232,72 @@ def called(recording: Recording) -> list[str]:
     return out
 
 
+MOST_CALLED: dict[str, tuple[str, ...]] = {
+    "github": (
+        "GET /repos/{}/{}/issues",
+        "GET /repos/{}/{}/issues/{}",
+        "GET /repos/{}/{}/pulls",
+        "GET /repos/{}/{}/pulls/{}",
+        "GET /repos/{}/{}/issues/{}/comments",
+        "POST /repos/{}/{}/issues/{}/comments",
+        "GET /repos/{}/{}/labels",
+        "POST /repos/{}/{}/issues/{}/labels",
+        "GET /repos/{}/{}/branches",
+        "GET /repos/{}/{}/commits",
+        "GET /repos/{}/{}/contents/{}",
+        "GET /search/issues",
+        "GET /repos/{}/{}/commits/{}/check-runs",
+        "GET /repos/{}/{}/commits/{}/statuses",
+        "POST /repos/{}/{}/statuses/{}",
+    ),
+    "slack": (
+        "conversations.history",
+        "conversations.replies",
+        "chat.postMessage",
+        "reactions.add",
+        "users.info",
+    ),
+    "linear": (
+        "graphql query issue",
+        "graphql query issues",
+        "graphql mutation commentCreate",
+        "graphql query workflowStates",
+        "graphql query teams",
+    ),
+}
+"""What agents call most (issue 15's list: issue and PR lists and reads, comments, labels,
+branches, commits, contents, search, checks and statuses; Slack history, replies, post,
+reactions, users; Linear issues, comments, states, teams): each must be exercised by at
+least one check against evidence (real traffic or a published schema)."""
+
+
+def real_traffic(root: Path = OCTOKIT) -> Counter[str]:
+    """How often octokit's recordings of the real API call each REST route of the fake."""
+    routes = github_rest_routes()
+    counts: Counter[str] = Counter()
+    for path in sorted(root.glob("*/normalized-fixture.json")):
+        for request in json.loads(path.read_text()):
+            if not str(request.get("scope", "")).startswith("https://api.github.com"):
+                continue
+            method = str(request["method"]).upper()
+            concrete = str(request["path"]).split("?")[0]
+            counts.update(
+                key
+                for key, route in routes.items()
+                if key.split(" ", 1)[0] == method and route.match(concrete)
+            )
+    return counts
+
+
+def schema_checked(service: str, exchange: Exchange) -> bool:
+    """Whether a scenario exchange is held to a vendor's published schema: a GitHub REST
+    body to githubkit's model of GitHub's OpenAPI description (or its error model), a GraphQL
+    response to the vendor's GraphQL schema, a Slack response to the Web API's OpenAPI spec."""
+    if exchange.query or service == "slack":
+        return True
+    return exchange.model is not None or exchange.status >= 400
+
+
 @dataclass(frozen=True)
 class Row:
     name: str
@@ -237,6 +306,16 @@ class Row:
     expected: bool
     agent_calls: int = 0
     """Seen in agent runs' event logs."""
+    real: int = 0
+    """Requests to it in the vendors' recordings of real traffic."""
+    schema: int = 0
+    """Scenario calls to it whose response was held to a vendor's published schema."""
+    most_called: bool = False
+    """Among what agents call most (:data:`MOST_CALLED`)."""
+
+    @property
+    def evidence(self) -> bool:
+        return bool(self.real or self.schema)
 
     @property
     def status(self) -> str:
@@ -244,7 +323,11 @@ class Row:
             return "**missing**"
         if not self.implemented:
             return ""
-        return "covered" if self.calls else "not exercised"
+        if self.real:
+            return "real traffic"
+        if self.schema:
+            return "published schema"
+        return "self only" if self.calls else "not exercised"
 
 
 def table(
@@ -254,13 +337,37 @@ def table(
 ) -> list[Row]:
     have = set(implemented(service))
     counts: Counter[str] = Counter()
+    checked: Counter[str] = Counter()
     for rec in recordings:
         if rec.service == service:
-            counts.update(called(rec))
+            names_called = called(rec)
+            counts.update(names_called)
+            # called() names GraphQL documents once per root field, REST and Slack once each.
+            kept = [ex for ex in rec.exchanges for _ in range(_roots(ex))]
+            checked.update(
+                n for n, ex in zip(names_called, kept, strict=True) if schema_checked(service, ex)
+            )
+    real = real_traffic() if service == "github" else Counter()
     agents = Counter({op: n for (svc, op), n in (events or Counter()).items() if svc == service})
-    expected = set(EXPECTED[service])
-    names = sorted(have | set(counts) | expected | set(agents))
-    return [Row(n, n in have, counts[n], n in expected, agents[n]) for n in names]
+    expected, most = set(EXPECTED[service]), set(MOST_CALLED[service])
+    names = sorted(have | set(counts) | expected | most | set(agents))
+    return [
+        Row(n, n in have, counts[n], n in expected, agents[n], real[n], checked[n], n in most)
+        for n in names
+    ]
+
+
+def _roots(exchange: Exchange) -> int:
+    """How many names :func:`called` gives an exchange."""
+    if not exchange.query:
+        return 1
+    return sum(
+        1
+        for op in parse(exchange.query).definitions
+        if isinstance(op, OperationDefinitionNode)
+        for sel in op.selection_set.selections
+        if getattr(sel, "name", None) is not None
+    )
 
 
 def render(recordings: list[Recording], events: list[Path] | None = None) -> str:
@@ -278,7 +385,15 @@ def render(recordings: list[Recording], events: list[Path] | None = None) -> str
         "- *expected*: agents are known to call it (field notes, sections 1 to 4).",
         "- *agent runs*: mutations seen in agent runs' event logs "
         f"({len(events or [])} logs given; writes only, GitHub writes named by REST endpoint).",
-        "- *missing*: called or expected, but the fake does not implement it.",
+        "- *real*: requests to it in octokit's recordings of real api.github.com traffic",
+        "  (`contract_tests/evidence/octokit-fixtures`), replayed against the fake.",
+        "- *schema*: scenario calls whose response was held to the vendor's published schema",
+        "  (GitHub's OpenAPI description through githubkit's models, the vendors' GraphQL",
+        "  schemas, Slack's Web API OpenAPI spec).",
+        "- *most called*: among what agents call most; each needs real traffic or a schema check.",
+        "- *status*: `real traffic` or `published schema` (evidence the fake did not write),",
+        "  `self only` (exercised only against the fake's own recordings), `not exercised`,",
+        "  or **missing** (called or expected, but the fake does not implement it).",
         "",
     ]
     seen = event_calls(events or [])
@@ -290,15 +405,19 @@ def render(recordings: list[Recording], events: list[Path] | None = None) -> str
             f"## {service}",
             "",
             f"{done} implemented, {sum(1 for r in rows if r.calls)} called in recordings, "
+            f"{sum(1 for r in rows if r.implemented and r.evidence)} held to evidence, "
             f"{missing} missing.",
             "",
-            "| endpoint or field | implemented | calls | agent runs | expected | status |",
-            "|---|---|---|---|---|---|",
+            "| endpoint or field | implemented | calls | real | schema | agent runs | expected "
+            "| most called | status |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for r in rows:
             lines.append(
                 f"| `{r.name}` | {'yes' if r.implemented else 'no'} | {r.calls or ''} "
-                f"| {r.agent_calls or ''} | {'yes' if r.expected else ''} | {r.status} |"
+                f"| {r.real or ''} | {r.schema or ''} | {r.agent_calls or ''} "
+                f"| {'yes' if r.expected else ''} | {'yes' if r.most_called else ''} "
+                f"| {r.status} |"
             )
         lines.append("")
     lines += ["Recordings read:", ""] + [f"- {s}" for s in sources] + [""]
