@@ -115,6 +115,9 @@ class PythonFile(Strict):
     metadata_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     """The hash of the file's core metadata (PEP 658), stored as a blob too."""
     yanked: bool | str = False
+    chosen_because: str | None = None
+    """Why the recorder took this version: the requirement it satisfied at T, and what
+    newer files it passed over as pip would (pre-releases, yanked releases)."""
 
 
 class NpmVersion(Strict):

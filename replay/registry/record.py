@@ -242,9 +242,28 @@ def _candidates(project: str, page: str, files: Iterable[dict[str, Any]]) -> lis
     return out
 
 
+_INCLUSIVE = ("==", "===", ">=", "<=", "~=")
+
+
+def _names_prerelease(req: Requirement) -> bool:
+    """Whether ``req`` asks for pre-releases as pip reads it: an inclusive comparison with a
+    pre-release (``>=2.0b1``, ``==1.0rc1``); an exclusive bound such as ``<1.0.0a1`` does not."""
+    for spec in req.specifier:
+        if spec.operator not in _INCLUSIVE:
+            continue
+        try:
+            if Version(spec.version.removesuffix(".*")).is_prerelease:
+                return True
+        except InvalidVersion:
+            continue
+    return False
+
+
 @dataclass
 class _Plan:
     chosen: dict[tuple[str, str], list[Candidate]] = field(default_factory=dict)
+    why: dict[tuple[str, str], str] = field(default_factory=dict)
+    """Why each (project, version) was chosen, for the first requirement that chose it."""
     expanded: set[tuple[str, str, frozenset[str]]] = field(default_factory=set)
 
 
@@ -290,19 +309,50 @@ class PythonRecorder:
                 pass
         return c.wheel_tags is None or bool(c.wheel_tags & self._tags)
 
-    def choose(self, req: Requirement) -> tuple[str, list[Candidate]]:
+    def choose(self, req: Requirement) -> tuple[str, list[Candidate], str]:
+        """The version pip would install for ``req`` at T, its files, and why.
+
+        As pip does (its ``PackageFinder`` over packaging's ``SpecifierSet.filter``): the
+        newest version in range that is not wholly yanked (a yanked one only when pinned
+        exactly); a pre-release only when the requirement names one with an inclusive
+        operator (``==``, ``>=``, ``<=``, ``~=``, ``===``) or when no final release is in range.
+        Today's packaging lets ``contains(v, prereleases=None)`` accept pre-releases, which
+        recorded ``pluggy 1.0.0.dev0`` for ``pluggy<1.0.0a1,>=0.12``, so range and pre-release
+        policy are decided here, not left to the library's default.
+        """
         files = self.files_at_t(req.name)
         versions = sorted({c.version for c in files}, reverse=True)
         pinned = {s.version for s in req.specifier if s.operator in ("==", "===")}
-        for v in versions:
-            if not req.specifier.contains(v, prereleases=bool(pinned) or None):
-                continue
-            of_v = [c for c in files if c.version == v]
-            if all(c.yanked for c in of_v) and str(v) not in pinned:
-                continue  # installers skip yanked releases unless pinned exactly
-            return str(v), self._pick_files(of_v)
-        newer = "" if files else " (nothing fits the target at T)"
-        raise RecordError(f"{req}: no version uploaded at or before {self.at.isoformat()}{newer}")
+        in_range = [v for v in versions if req.specifier.contains(v, prereleases=True)]
+        yanked = [
+            v
+            for v in in_range
+            if all(c.yanked for c in files if c.version == v) and str(v) not in pinned
+        ]
+        usable = [v for v in in_range if v not in yanked]
+        finals = [v for v in usable if not v.is_prerelease]
+        explicit = _names_prerelease(req)
+        pool = usable if explicit or not finals else finals
+        if not pool:
+            newer = "" if files else " (nothing fits the target at T)"
+            raise RecordError(
+                f"{req}: no version uploaded at or before {self.at.isoformat()}{newer}"
+            )
+        v = pool[0]
+        why = [f"newest at T satisfying {str(req.specifier) or 'any version'}"]
+        if pool is usable and v.is_prerelease:
+            why.append(
+                "a pre-release: the requirement names one"
+                if explicit
+                else "a pre-release: no final release is in range (pip's fallback)"
+            )
+        passed = [str(p) for p in usable if p > v]
+        if passed:
+            why.append(f"passed over pre-releases {', '.join(passed)}")
+        passed_yanked = [str(y) for y in yanked if y > v]
+        if passed_yanked:
+            why.append(f"passed over yanked {', '.join(passed_yanked)}")
+        return str(v), self._pick_files([c for c in files if c.version == v]), "; ".join(why)
 
     def _pick_files(self, files: list[Candidate]) -> list[Candidate]:
         wheels = [c for c in files if c.wheel_tags is not None]
@@ -374,9 +424,10 @@ class PythonRecorder:
                 raise RecordError(f"{spec!r}: not a requirement: {exc}") from exc
         while queue:
             req = queue.pop(0)
-            version, files = self.choose(req)
+            version, files, why = self.choose(req)
             key = (canonicalize_name(req.name), version)
             plan.chosen.setdefault(key, files)
+            plan.why.setdefault(key, f"{req}: {why}")
             extras = frozenset(canonicalize_name(e) for e in req.extras)
             if (key[0], version, extras) in plan.expanded:
                 continue
@@ -402,6 +453,7 @@ class PythonRecorder:
                 requires_python=c.requires_python,
                 metadata_sha256=c.metadata_sha256,
                 yanked=c.yanked,
+                chosen_because=plan.why.get((canonicalize_name(c.project), str(c.version))),
             )
 
         with ThreadPoolExecutor(max_workers=8) as pool:

@@ -13,7 +13,8 @@ from replay.registry import BlobStore, RecordError, record_python, serve_snapsho
 from replay.registry.record import default_index_url
 from replay.snapshot import load_snapshot
 from tests.registry.conftest import Recorded
-from tests.registry.helpers import PythonUpstream, T, after
+from tests.registry.helpers import PythonUpstream, T, after, before
+from tests.serving import serving
 
 
 def _versions(files: list) -> set[tuple[str, str]]:  # type: ignore[type-arg]
@@ -114,3 +115,41 @@ def test_cli_without_snapshot_prints_the_index(
     )
     assert done.exit_code == 0, done.output
     assert '"filename": "beta-1.6-py3-none-any.whl"' in done.output
+
+
+def test_pre_releases_only_as_pip_takes_them(tmp_path: Path) -> None:
+    """The issue's real case (pytest in mid-2021): pluggy 1.0.0.dev0, coverage 5.6b1 and
+    pyparsing 3.0.0b2 were the newest files at T, and pip took pluggy 0.13.1, coverage 5.5,
+    pyparsing 2.4.7. A pre-release is taken only when the requirement names one with an
+    inclusive operator, or when nothing final is in range."""
+    up = PythonUpstream()
+    up.add("pluggy", "0.13.1", before(days=300))
+    up.add("pluggy", "1.0.0.dev0", before(days=30))
+    up.add("coverage", "5.5", before(days=90))
+    up.add("coverage", "5.6b1", before(days=10))
+    up.add("pyparsing", "2.4.7", before(days=400))
+    up.add("pyparsing", "3.0.0b2", before(days=20))
+    up.add("onlypre", "1.0b1", before(days=5))
+    up.add("onlypre", "1.0b2", after(days=1))
+    with serving(up.app()) as url:
+        files = record_python(
+            ["pluggy<1.0.0a1,>=0.12", "coverage>=5.2.1", "pyparsing", "onlypre"],
+            T,
+            url + "/simple/",
+            BlobStore(tmp_path),
+        )
+        assert _versions(files) == {
+            ("pluggy", "0.13.1"),
+            ("coverage", "5.5"),
+            ("pyparsing", "2.4.7"),
+            ("onlypre", "1.0b1"),
+        }
+        why = {f.project: f.chosen_because or "" for f in files}
+        assert "passed over pre-releases 1.0.0.dev0" in why["pluggy"]
+        assert "passed over pre-releases 5.6b1" in why["coverage"]
+        assert "no final release is in range" in why["onlypre"]
+        named = record_python(
+            ["coverage>=5.6b1"], T, url + "/simple/", BlobStore(tmp_path / "named")
+        )
+        assert _versions(named) == {("coverage", "5.6b1")}
+        assert "the requirement names one" in (named[0].chosen_because or "")
