@@ -6,20 +6,22 @@ A page fetched today is today's page: for a T in the past, record through a web 
 (``archive=`` a URL template such as ``https://web.archive.org/web/{stamp}id_/{url}``), whose
 capture time (``Memento-Datetime``) becomes the page's ``fetched_at``. Through an archive,
 a page it cannot date at or before T is refused (an archive with no copy at T redirects to the
-nearest one, which may be later). Without one, the page is stamped now, and the snapshot audit
-flags any page fetched after T.
+nearest one, which may be later: recording then steps back along the archive's
+``prev memento`` links, RFC 7089, to the latest copy at or before T). Without one, the page
+is stamped now, and the snapshot audit flags any page fetched after T.
 Serving never touches the network: a recorded URL gets its recorded body; any other path on
 a recorded host is a 404 and a ``docs.miss`` event; anything but GET or HEAD is a 405.
 """
 
 from __future__ import annotations
 
+import re
 import urllib.request
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, NamedTuple
+from urllib.parse import urljoin, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, Response
@@ -68,19 +70,28 @@ class DocsCache:
 
 
 def docs_app(cache: DocsCache, on_miss: Recorder | None = None) -> FastAPI:
-    """An ASGI app answering for every recorded host, by the Host header."""
+    """An ASGI app answering for every recorded host.
+
+    The host is the ``Host`` header, else the scope's ``server``: an HTTP/2 request carries
+    ``:authority`` instead of ``Host``, and the gateway passes it as the server. A page is
+    found under the scheme the request came with, else under the other one (a page recorded
+    as ``http://`` is served to an ``https://`` request and the other way round: a site that
+    moved to HTTPS serves the same page on both)."""
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.api_route("/{path:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
     def page(request: Request, path: str) -> Response:
-        host = (request.headers.get("host") or "").split(":")[0].lower()
+        host = (request.url.hostname or "").lower()
+        scheme = "http" if request.url.scheme.lower() == "http" else "https"
         query = request.url.query
-        url = f"https://{host}/{path}" + (f"?{query}" if query else "")
+        tail = f"{host}/{path}" + (f"?{query}" if query else "")
+        url = f"{scheme}://{tail}"
         if request.method not in ("GET", "HEAD"):
             return PlainTextResponse(
                 "read-only documentation cache\n", status_code=405, headers={"allow": "GET, HEAD"}
             )
-        found = cache.lookup(url)
+        other = "https" if scheme == "http" else "http"
+        found = cache.lookup(url) or cache.lookup(f"{other}://{tail}")
         if found is None:
             if on_miss is not None:
                 on_miss("docs", "docs.miss", url, {"url": url, "host": host})
@@ -96,9 +107,32 @@ def docs_app(cache: DocsCache, on_miss: Recorder | None = None) -> FastAPI:
     return app
 
 
-Fetched = tuple[int, str, bytes, datetime | None]
-"""status, content type, body, and the capture time an archive reported (if any)."""
+class Fetched(NamedTuple):
+    """A fetched page, and what an archive said of its copy."""
+
+    status: int
+    content_type: str
+    body: bytes
+    captured: datetime | None = None
+    """The copy's capture time (``Memento-Datetime``), when an archive served it."""
+    prev: str | None = None
+    """The archive's previous copy (RFC 7089 ``Link: <...>; rel="prev memento"``)."""
+
+
 Fetch = Callable[[str], Fetched]
+MAX_STEPS_BACK = 5
+"""How many ``prev memento`` links recording follows back towards T before giving up."""
+
+_LINK = re.compile(r'<([^>]*)>\s*((?:;\s*[\w-]+\s*=\s*(?:"[^"]*"|[^;,]*)\s*)*)')
+
+
+def prev_memento(link: str | None, base: str) -> str | None:
+    """The ``prev memento`` target of a ``Link`` header (absolute), if it has one."""
+    for target, params in _LINK.findall(link or ""):
+        rel = re.search(r'rel\s*=\s*"?([^";]*)"?', params)
+        if rel and {"prev", "memento"} <= set(rel.group(1).split()):
+            return str(urljoin(base, target))
+    return None
 
 
 def _urllib_fetch(url: str) -> Fetched:
@@ -112,7 +146,8 @@ def _urllib_fetch(url: str) -> Fetched:
             except (TypeError, ValueError) as exc:
                 raise DocsError(f"{url}: unreadable Memento-Datetime {memento!r}") from exc
         ctype = response.headers.get("content-type", "text/html")
-        return response.status, ctype, response.read(), captured
+        prev = prev_memento(response.headers.get("link"), response.geturl())
+        return Fetched(response.status, ctype, response.read(), captured, prev)
 
 
 def archive_source(archive: str, at: datetime, url: str) -> str:
@@ -160,10 +195,17 @@ def record_pages(
         if urlsplit(url).scheme not in ("http", "https"):
             raise DocsError(f"{url}: only http and https pages can be recorded")
         source = url if archive is None else archive_source(archive, at, url)
-        try:
-            status, content_type, body, captured = fetch(source)
-        except OSError as exc:
-            raise DocsError(f"{url}: could not fetch {source}: {exc}") from exc
+        got = _fetch(fetch, url, source)
+        # An archive with no copy at T serves the nearest one, which may be later although
+        # an earlier one exists: step back along its "prev memento" links to the latest copy
+        # at or before T.
+        steps = 0
+        while archive is not None and got.prev and _after(got.captured, at):
+            if steps == MAX_STEPS_BACK:
+                break
+            source, steps = got.prev, steps + 1
+            got = _fetch(fetch, url, source)
+        status, content_type, body, captured = got[:4]
         if captured is not None and captured.tzinfo is None:
             captured = captured.replace(tzinfo=UTC)  # RFC 7089: Memento-Datetime is GMT
         if archive is not None:
@@ -190,3 +232,16 @@ def record_pages(
     data = dump_json(index.model_dump(mode="json", by_alias=True)).encode()
     write_part(snapshot.path, INDEX, data, slot="docs")
     return added
+
+
+def _fetch(fetch: Fetch, url: str, source: str) -> Fetched:
+    try:
+        return fetch(source)
+    except OSError as exc:
+        raise DocsError(f"{url}: could not fetch {source}: {exc}") from exc
+
+
+def _after(captured: datetime | None, at: datetime) -> bool:
+    if captured is None:
+        return False
+    return (captured if captured.tzinfo else captured.replace(tzinfo=UTC)) > at
