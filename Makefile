@@ -3,7 +3,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench demo-snapshot wheelhouse
+.PHONY: demo test lint bench demo-snapshot wheelhouse system-deps-demo system-deps-test
+
+# What the targets need from Debian's packages (debootstrap for the base image; gh, npm and
+# iproute2 for the tests): installed when run as root, else the exact command, before any work.
+system-deps-%:
+	bash .ci/system-deps $*
 
 GATEWAY := .venv-gateway/bin/replay
 
@@ -23,7 +28,7 @@ $(GATEWAY): pyproject.toml
 # The main job: the demo cases replayed end to end with the reference harness against the
 # built-in stub model playing six trajectories (embedded defaults: SQLite in .replay/,
 # Docker), ending with a summary table; it fails unless each gets the verdict it must.
-demo: $(BIN)/replay $(GATEWAY)
+demo: system-deps-demo $(BIN)/replay $(GATEWAY)
 	$(BIN)/replay case validate cases/*/case.yaml
 	$(BIN)/replay run cases/*/case.yaml --harness reference \
 	  --stub gold --stub cheat --stub reckless \
@@ -43,7 +48,7 @@ lint: $(BIN)/replay $(GATEWAY)
 wheelhouse: $(BIN)/replay
 	$(BIN)/python -c 'from replay.harness.install import prefetch_builtin; prefetch_builtin()'
 
-test: lint wheelhouse
+test: system-deps-test lint wheelhouse
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/replay
