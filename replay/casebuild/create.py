@@ -32,7 +32,13 @@ from replay.casebuild.casedir import (
     write_case_dir,
 )
 from replay.casebuild.patches import split_fix, test_files
-from replay.casebuild.testlists import MIN_REPEATS, TestLists, measure, write_lists
+from replay.casebuild.testlists import (
+    MIN_REPEATS,
+    MeasureError,
+    TestLists,
+    measure,
+    write_lists,
+)
 from replay.runtime.base import Runtime
 
 
@@ -156,11 +162,12 @@ def create_case(
     """Write the case under ``out`` and measure its test lists in the environment image."""
     spec = spec_from_fix(case_id, src)
     path, _ = write_case_dir(spec, out)
-    lists = measure(path, runtime, repeats)
-    if not lists.fail_to_pass:
-        raise InputError(path, "no test fails before the gold patch and passes after it")
-    write_lists(path, lists)
-    return path, lists
+    measured = measure(path, runtime, repeats)
+    if not measured.lists.fail_to_pass:
+        logs = measured.write_logs(path.parent / "logs")
+        raise MeasureError(f"{path}: {measured.explain(spec.command, logs)}")
+    write_lists(path, measured.lists)
+    return path, measured.lists
 
 
 _CLOSES = re.compile(r"(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)")

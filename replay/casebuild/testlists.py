@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import tempfile
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from replay.base.case import load_case
-from replay.grade.hidden_tests import grade_hidden_tests
+from replay.base.errors import ReplayError
+from replay.grade.hidden_tests import Grading, grade_hidden_tests
 from replay.grade.junit import TestStatus, parse_junit
 from replay.images.base import ensure_base_image
 from replay.images.env import build_env_image
@@ -20,6 +22,11 @@ from replay.runtime.base import Runtime
 from replay.world import running_world
 
 MIN_REPEATS = 3
+
+
+class MeasureError(ReplayError):
+    """The hidden tests measured no FAIL_TO_PASS test: the message is the runs' own account
+    (the command, the exit statuses, the output's last lines, where the full logs are)."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,55 @@ def classify(before: list[dict[str, TestStatus]], after: list[dict[str, TestStat
     return TestLists(f2p, p2p, flaky)
 
 
-def measure(case_path: Path, runtime: Runtime, repeats: int = MIN_REPEATS) -> TestLists:
+@dataclass(frozen=True)
+class Measurement:
+    """The test lists and the two runs they were read from (their outputs say what happened
+    when the lists come out empty)."""
+
+    lists: TestLists
+    before: Grading
+    """The hidden tests without the gold patch."""
+    after: Grading
+    """The hidden tests with the gold patch."""
+
+    def explain(self, command: str, logs: Path | None = None, tail: int = 30) -> str:
+        """Why no test fails before the gold patch and passes after it, in the runs' own
+        words: the test command, each side's exit statuses and counts, and the last lines of
+        the run with the gold patch (and of the one without, when it differs)."""
+        lines = [
+            "no test fails before the gold patch and passes after it",
+            f"  test command: {command}",
+        ]
+        for label, run in (("without the gold patch", self.before), ("with it", self.after)):
+            seen = _statuses(run.reports)
+            counts = ", ".join(
+                f"{n} {status}"
+                for status, n in sorted(Counter(s for one in seen for s in one.values()).items())
+            )
+            stopped = f"; stopped: {run.stopped}" if run.stopped else ""
+            lines.append(
+                f"  {label}: exit {run.verdict.exit_codes}, {counts or 'no test reported'}{stopped}"
+            )
+        for label, run in (("with the gold patch", self.after), ("without it", self.before)):
+            if run is self.before and run.outputs[:1] == self.after.outputs[:1]:
+                continue
+            text = (run.outputs[0] if run.outputs else "").rstrip().splitlines()[-tail:]
+            lines.append(f"  last lines of the first run {label}:")
+            lines += [f"    | {line}" for line in text] or ["    | (no output)"]
+        if logs is not None:
+            lines.append(f"  full logs: {logs}")
+        return "\n".join(lines)
+
+    def write_logs(self, directory: Path) -> Path:
+        """Every run's full output under ``directory`` (``before-1.log``, ``after-1.log``...)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        for label, run in (("before", self.before), ("after", self.after)):
+            for i, text in enumerate(run.outputs, 1):
+                (directory / f"{label}-{i}.log").write_text(text)
+        return directory
+
+
+def measure(case_path: Path, runtime: Runtime, repeats: int = MIN_REPEATS) -> Measurement:
     """Run the case's hidden tests without and with the gold patch, ``repeats`` times each."""
     if repeats < MIN_REPEATS:
         raise ValueError(f"at least {MIN_REPEATS} repeats are needed to see flaky tests")
@@ -67,7 +122,8 @@ def measure(case_path: Path, runtime: Runtime, repeats: int = MIN_REPEATS) -> Te
     run_id = f"casebuild-{uuid.uuid4().hex[:12]}"
     before = grade_hidden_tests(runtime, env.id, case, "", f"{run_id}-before")
     after = grade_hidden_tests(runtime, env.id, case, case.gold.patch.read_text(), run_id)
-    return classify(_statuses(before.reports), _statuses(after.reports))
+    lists = classify(_statuses(before.reports), _statuses(after.reports))
+    return Measurement(lists, before, after)
 
 
 def write_lists(case_path: Path, lists: TestLists) -> None:

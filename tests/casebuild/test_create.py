@@ -12,7 +12,7 @@ from replay.base import gitrepo
 from replay.base.case import load_case
 from replay.base.errors import InputError, ToolError
 from replay.casebuild.create import FixSource, create_case, spec_from_fix
-from replay.casebuild.testlists import classify
+from replay.casebuild.testlists import MeasureError, classify
 from replay.run.runner import RunOptions, run_case
 from replay.runtime import get_runtime
 from replay.snapshot import load_snapshot
@@ -99,3 +99,28 @@ def test_create_measures_and_calibrates(tmp_path: Path) -> None:
     assert gold.outcome == "pass", gold.reason
     (idle,) = run_case(path, RunOptions(stub="idle", **opts))  # type: ignore[arg-type]
     assert idle.outcome == "model_fail", idle.reason
+
+
+def test_an_empty_measurement_says_what_the_test_command_said(tmp_path: Path) -> None:
+    """Issue 16: a case whose environment cannot run its tests used to fail with only "no
+    test fails before the gold patch and passes after it". Here the setup installs nothing,
+    so pytest is missing: the error names the command, both sides' exit statuses and the
+    output's last lines, and the full logs stay beside the case."""
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    src = _source(repo, fix)
+    object.__setattr__(src, "setup", [])
+    runtime = get_runtime("docker")
+    try:
+        with pytest.raises(MeasureError) as exc:
+            create_case("shapes-bare", src, tmp_path / "case", runtime)
+    finally:
+        runtime.close()
+    text = str(exc.value)
+    assert "no test fails before the gold patch and passes after it" in text
+    assert "test command: python -m pytest -q -o cache_dir=" in text
+    assert "tests/test_shapes.py" in text
+    assert "    | /usr/bin/python: No module named pytest" in text.splitlines()
+    logs = next((tmp_path / "case").rglob("logs"))
+    assert f"full logs: {logs}" in text
+    assert "No module named pytest" in (logs / "after-1.log").read_text()
+    assert sorted(p.name for p in logs.iterdir())[:2] == ["after-1.log", "after-2.log"]
