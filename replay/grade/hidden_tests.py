@@ -447,6 +447,12 @@ def grade_hidden_tests(
             guards.append(GuardReport.parse(_read(container, GUARD_OUT)))
     finally:
         container.remove()
+    if (
+        stopped is None
+        and all(r is None for r in reports)
+        and runner_missing(command, codes, outputs)
+    ):
+        _check_runner_at_base(runtime, image, case, command, run_id, outputs)
     verdict = judge(
         reports,
         codes,
@@ -455,6 +461,52 @@ def grade_hidden_tests(
         guards if guarded else None,
     )
     return Grading(verdict, how, outputs, reports, plan, stopped)
+
+
+def runner_missing(command: str, codes: list[int], outputs: list[str]) -> bool:
+    """Whether every repeat says the test command's runner is not there: the shell found no
+    such command (127), or Python has no module for ``-m <runner>``."""
+    module = re.search(r"(?:^|\s)-m\s+([\w.]+)", command)
+    missing = (
+        re.compile(rf"No module named ['\"]?{re.escape(module.group(1))}\b") if module else None
+    )
+    return bool(codes) and all(
+        code == 127 or (missing is not None and missing.search(out) is not None)
+        for code, out in zip(codes, outputs, strict=True)
+    )
+
+
+def _check_runner_at_base(
+    runtime: Runtime, image: str, case: Case, command: str, run_id: str, outputs: list[str]
+) -> None:
+    """The runner was missing under the agent's diff: run the same command in a fresh
+    container of the environment image, untouched (the base commit, no diff, no hidden tests).
+    Missing there too, the environment lacks it and the run says nothing of the model: a
+    :class:`GradingError` (infra_fail) that quotes the output. Present there, the agent's diff
+    made it go (a sitecustomize that hides it, say): the hidden tests failed, as graded."""
+    spec = ContainerSpec(
+        image=image,
+        command=["sleep", "infinity"],
+        workdir=case.environment.workdir,
+        limits=Limits(cpus=2.0, memory=4 * 1024**3, pids=2048, wall_time=900),
+        labels={"replay.role": "grade", "replay.base.case": case.id},
+    )
+    probe = runtime.create(spec, f"{run_id}-runner")
+    try:
+        done = probe.exec(
+            ["bash", "-c", command.replace("{junit}", "/tmp/replay-probe.xml")], timeout=600
+        )
+    finally:
+        probe.remove()
+    if done.exit_code is None or not runner_missing(
+        command, [done.exit_code], [done.out + done.err]
+    ):
+        return
+    tail = "\n".join((outputs[0] if outputs else "").rstrip().splitlines()[-10:])
+    raise GradingError(
+        f"the environment image has no test runner for `{command}` (missing at the base "
+        f"commit too, before any diff): the environment's fault, not the model's\n{tail}"
+    )
 
 
 def _importable(container: Container, case: Case) -> frozenset[str]:

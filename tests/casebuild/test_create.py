@@ -13,6 +13,7 @@ from replay.base.case import load_case
 from replay.base.errors import InputError, ToolError
 from replay.casebuild.create import FixSource, create_case, spec_from_fix
 from replay.casebuild.testlists import MeasureError, classify
+from replay.grade.hidden_tests import GradingError
 from replay.run.runner import RunOptions, run_case
 from replay.runtime import get_runtime
 from replay.snapshot import load_snapshot
@@ -102,25 +103,44 @@ def test_create_measures_and_calibrates(tmp_path: Path) -> None:
 
 
 def test_an_empty_measurement_says_what_the_test_command_said(tmp_path: Path) -> None:
-    """Issue 16: a case whose environment cannot run its tests used to fail with only "no
-    test fails before the gold patch and passes after it". Here the setup installs nothing,
-    so pytest is missing: the error names the command, both sides' exit statuses and the
-    output's last lines, and the full logs stay beside the case."""
+    """Issue 16: a case whose tests cannot run used to fail with only "no test fails before
+    the gold patch and passes after it". Here the command loads a pytest plugin that is not
+    installed: the error names the command, both sides' exit statuses and the output's last
+    lines, and the full logs stay beside the case."""
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    src = _source(repo, fix)
+    command = "python -m pytest -q -p no_such_plugin --junitxml={junit} tests/test_shapes.py"
+    object.__setattr__(src, "command", command)
+    runtime = get_runtime("docker")
+    try:
+        with pytest.raises(MeasureError) as exc:
+            create_case("shapes-plugin", src, tmp_path / "case", runtime)
+    finally:
+        runtime.close()
+    text = str(exc.value)
+    assert "no test fails before the gold patch and passes after it" in text
+    assert f"test command: {command}" in text
+    assert "no test reported" in text
+    assert "No module named 'no_such_plugin'" in text
+    logs = next((tmp_path / "case").rglob("logs"))
+    assert f"full logs: {logs}" in text
+    assert "no_such_plugin" in (logs / "after-1.log").read_text()
+    assert sorted(p.name for p in logs.iterdir())[:2] == ["after-1.log", "after-2.log"]
+
+
+def test_a_missing_test_runner_is_the_environments_fault(tmp_path: Path) -> None:
+    """The setup installs nothing, so pytest is missing from the environment image: that is
+    a grading (infrastructure) error quoting the output, checked in a fresh container at the
+    base commit, never a failed test; a run graded on it is infra_fail."""
     repo, _, fix = shapes_repo(tmp_path / "shapes")
     src = _source(repo, fix)
     object.__setattr__(src, "setup", [])
     runtime = get_runtime("docker")
     try:
-        with pytest.raises(MeasureError) as exc:
+        with pytest.raises(GradingError) as exc:
             create_case("shapes-bare", src, tmp_path / "case", runtime)
     finally:
         runtime.close()
     text = str(exc.value)
-    assert "no test fails before the gold patch and passes after it" in text
-    assert "test command: python -m pytest -q -o cache_dir=" in text
-    assert "tests/test_shapes.py" in text
-    assert "    | /usr/bin/python: No module named pytest" in text.splitlines()
-    logs = next((tmp_path / "case").rglob("logs"))
-    assert f"full logs: {logs}" in text
-    assert "No module named pytest" in (logs / "after-1.log").read_text()
-    assert sorted(p.name for p in logs.iterdir())[:2] == ["after-1.log", "after-2.log"]
+    assert "the environment image has no test runner" in text
+    assert "No module named pytest" in text

@@ -285,3 +285,15 @@ def test_the_interpreters_own_modules_are_listed_and_the_repositorys_are_not(
     names = set(done.stdout.split())
     assert {"pytest", "_pytest", "pluggy", "json", "sys", "os"} <= names
     assert "mine" not in names
+
+
+def test_runner_missing_reads_the_shell_and_python() -> None:
+    from replay.grade.hidden_tests import runner_missing
+
+    cmd = "python -m pytest -q --junitxml={junit} tests"
+    assert runner_missing(cmd, [1, 1], ["/usr/bin/python: No module named pytest\n"] * 2)
+    assert runner_missing("tox -e py", [127], ["bash: line 1: tox: command not found"])
+    # Another module missing (a plugin, the project itself) is the tests' own failure.
+    assert not runner_missing(cmd, [4], ["ImportError: No module named 'no_such_plugin'"])
+    assert not runner_missing(cmd, [1, 1], ["No module named pytest", "1 failed"])
+    assert not runner_missing(cmd, [], [])
