@@ -413,6 +413,40 @@ class Issues:
         s.flush()
         return issue
 
+    LOCK_REASONS = ("off-topic", "too heated", "resolved", "spam")
+
+    def set_locked(
+        self,
+        s: Session,
+        actor: str,
+        repo: Repo | str,
+        number: int,
+        locked: bool,
+        reason: str | None = None,
+    ) -> Issue:
+        """Lock or unlock an issue's conversation (``PUT``/``DELETE .../lock``); locking a
+        locked one, or unlocking an unlocked one, changes nothing, as on GitHub."""
+        issue = self.get(s, repo, number)
+        resource = "PullRequest" if issue.is_pull else "Issue"
+        if reason is not None and reason not in self.LOCK_REASONS:
+            raise ValidationFailed(resource, "lock_reason", "invalid")
+        self.repos.actor(s, actor)
+        if issue.locked != locked:
+            diff = {"locked": {"from": issue.locked, "to": locked}}
+            issue.locked = locked
+            issue.updated_at = self.state.now()
+            kind = "github.pull_request.updated" if issue.is_pull else "github.issue.updated"
+            obj = "pull_request" if issue.is_pull else "issue"
+            self.state.record(
+                s,
+                actor,
+                kind,
+                (obj, issue.key),
+                {"repo": issue.repo.full_name, "number": issue.number, "changes": diff},
+            )
+        s.flush()
+        return issue
+
     def add_labels(
         self, s: Session, actor: str, repo: Repo | str, number: int, names: Iterable[str]
     ) -> Issue:

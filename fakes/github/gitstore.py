@@ -342,19 +342,29 @@ class GitStore:
             tree = self.text(full_name, "write-tree", env=env)
         finally:
             index.unlink(missing_ok=True)
-        sha = self.commit_tree(full_name, tree, [parent] if parent else [], message, author)
+        # The contents API commits as the token's user: committer and author alike
+        # (octokit's recordings of api.github.com); web-flow's "GitHub" commits merges.
+        parents = [parent] if parent else []
+        sha = self.commit_tree(full_name, tree, parents, message, author, committer=author)
         self.update_ref(full_name, f"refs/heads/{branch}", sha, parent)
         return sha, blob
 
     def commit_tree(
-        self, full_name: str, tree: str, parents: list[str], message: str, author: Person
+        self,
+        full_name: str,
+        tree: str,
+        parents: list[str],
+        message: str,
+        author: Person,
+        committer: Person | None = None,
     ) -> str:
+        """A commit of ``tree``; committed by ``committer``, or by GitHub (web-flow)."""
         env = {
             "GIT_AUTHOR_NAME": author.name,
             "GIT_AUTHOR_EMAIL": author.email,
             "GIT_AUTHOR_DATE": _stamp(author.date),
-            "GIT_COMMITTER_NAME": "GitHub",
-            "GIT_COMMITTER_EMAIL": "noreply@github.com",
+            "GIT_COMMITTER_NAME": committer.name if committer else "GitHub",
+            "GIT_COMMITTER_EMAIL": committer.email if committer else "noreply@github.com",
             "GIT_COMMITTER_DATE": _stamp(author.date),
         }
         args = ["commit-tree", tree]

@@ -71,6 +71,29 @@ def public_user(u: User, repos: int) -> w.PublicUser:
     )
 
 
+def organization(u: User, repos: int) -> w.Organization:
+    """An organisation's profile, as anyone who is not its owner reads it."""
+    base = f"{API}/orgs/{u.login}"
+    return w.Organization(
+        login=u.login,
+        id=u.id,
+        node_id=node_id("Organization", u.id),
+        url=base,
+        repos_url=f"{base}/repos",
+        events_url=f"{base}/events",
+        hooks_url=f"{base}/hooks",
+        issues_url=f"{base}/issues",
+        members_url=f"{base}/members{{/member}}",
+        public_members_url=f"{base}/public_members{{/member}}",
+        avatar_url=avatar(u.id),
+        **({"name": u.name} if u.name else {}),
+        public_repos=repos,
+        html_url=f"{WEB}/{u.login}",
+        created_at=u.created_at,
+        updated_at=u.created_at,
+    )
+
+
 def private_user(u: User, repos: int, private_repos: int) -> w.PrivateUser:
     return w.PrivateUser(
         **public_user(u, repos).model_dump(),
@@ -89,8 +112,10 @@ def owner_user(r: Repo) -> w.SimpleUser:
 
 
 def repository(
-    r: Repo, open_issues: int, *, full: bool = False, minimal: bool = False
+    r: Repo, open_issues: int, *, full: bool = False, minimal: bool = False, simple: bool = False
 ) -> w.Repository:
+    """A repository: ``full`` as read alone, ``minimal`` as search embeds it, ``simple`` as
+    a combined status embeds it, else as lists and pull requests embed it."""
     api = f"{API}/repos/{r.full_name}"
     templates = {
         "archive_url": f"{api}/{{archive_format}}{{/ref}}",
@@ -134,8 +159,13 @@ def repository(
         "hooks_url": f"{api}/hooks",
         "svn_url": f"{WEB}/{r.full_name}",
     }
-    model = w.FullRepository if full else w.MinimalRepository if minimal else w.Repository
+    model: type[w.Repository] = w.Repository
+    if full or minimal or simple:
+        model = w.FullRepository if full else w.MinimalRepository if minimal else w.SimpleRepository
+    org = r.owner_user if r.owner_user is not None and r.owner_user.type == "Organization" else None
+    extra = {"organization": simple_user(org)} if full and org is not None else {}
     return model(
+        **extra,
         id=r.id,
         node_id=node_id("Repository", r.id),
         name=r.name,
@@ -179,7 +209,9 @@ def reactions(url: str) -> w.Reactions:
     return w.Reactions(url=f"{url}/reactions")
 
 
-def issue(i: Issue) -> w.Issue:
+def issue(i: Issue, *, listed: bool = False) -> w.Issue:
+    """An issue (or a pull request as an issue); ``listed`` for one in a list or search
+    result, which GitHub sends without ``closed_by``."""
     r = i.repo
     api = f"{API}/repos/{r.full_name}/issues/{i.number}"
     web_kind = "pull" if i.is_pull else "issues"
@@ -215,10 +247,13 @@ def issue(i: Issue) -> w.Issue:
         updated_at=i.updated_at,
         closed_at=i.closed_at,
         author_association=association(i.author, r),
-        draft=i.pull.draft if i.pull is not None else None,
-        pull_request=links,
+        **({"draft": i.pull.draft, "pull_request": links} if i.pull is not None else {}),
         body=i.body,
-        closed_by=simple_user(i.closed_by) if i.closed_by is not None else None,
+        **(
+            {}
+            if listed
+            else {"closed_by": simple_user(i.closed_by) if i.closed_by is not None else None}
+        ),
         reactions=reactions(api),
         timeline_url=f"{api}/timeline",
         state_reason=None if i.is_pull else i.state_reason,
@@ -283,7 +318,8 @@ def timeline_review(rv: Review) -> w.TimelineReview:
 
 
 def search_issue(i: Issue) -> w.SearchIssue:
-    return w.SearchIssue.model_validate(dict(issue(i)))
+    found = issue(i, listed=True)
+    return w.SearchIssue.model_validate({k: getattr(found, k) for k in found.model_fields_set})
 
 
 def comment(c: Comment) -> w.IssueComment:

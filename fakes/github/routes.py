@@ -9,6 +9,7 @@ inside one session, render a wire schema.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 
@@ -28,6 +29,7 @@ from fakes.github import (
 from fakes.github import schemas as w
 from fakes.github.backend import GitHubBackend
 from fakes.github.errors import DOCS, BadRequest, GitHubError, NotFound, ValidationFailed
+from fakes.github.models import Repo
 from fakes.github.routes_common import GitHubJSON, error_response
 
 SCOPES = "repo, read:org, workflow"
@@ -43,30 +45,50 @@ ROUTERS: tuple[APIRouter, ...] = (
 """Every REST route, in the order they are matched."""
 
 
+class RateBucket:
+    """One of GitHub's rate limits: so many requests per window, counted as GitHub does."""
+
+    def __init__(self, name: str, limit: int, window: int) -> None:
+        self.name = name
+        self.limit = limit
+        self.window = window
+        self.used = 0
+        self.reset_at = int(time.time()) + window
+
+    def count(self) -> tuple[int, int]:
+        """Requests used in the current window (this one included) and when it ends."""
+        now = int(time.time())
+        if now >= self.reset_at:
+            self.used = 0
+            self.reset_at = now + self.window
+        self.used += 1
+        return self.used, self.reset_at
+
+
 class GitHubHeaders:
-    """Adds what GitHub puts on every response: rate limits, media type, request id."""
+    """Adds what GitHub puts on every response: rate limits, media type, request id.
+
+    Search has its own bucket (``X-RateLimit-Resource: search``, 30 a minute), apart from
+    the core 5,000 an hour, as api.github.com answers (octokit's recordings)."""
 
     WINDOW = 3600
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.used = 0
-        self.reset_at = int(time.time()) + self.WINDOW
+        self.core = RateBucket("core", 5000, self.WINDOW)
+        self.search = RateBucket("search", 30, 60)
 
-    def _count(self) -> tuple[int, int]:
-        """Requests used in the current hour and when it ends, as GitHub's core limit counts."""
-        now = int(time.time())
-        if now >= self.reset_at:
-            self.used = 0
-            self.reset_at = now + self.WINDOW
-        self.used += 1
-        return self.used, self.reset_at
+    def bucket(self, path: str) -> RateBucket:
+        """The rate limit a request counts against."""
+        bare = path.removeprefix("/api/v3")
+        return self.search if bare.startswith("/search/") else self.core
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        used, reset = self._count()
+        bucket = self.bucket(scope.get("path", ""))
+        used, reset = bucket.count()
         version = w.OLD_VERSION
         for key, value in scope.get("headers", []):
             if key == b"x-github-api-version" and value.decode("latin-1") >= w.NEW_VERSION:
@@ -79,11 +101,11 @@ class GitHubHeaders:
                 extra = {
                     b"x-github-media-type": MEDIA_TYPE,
                     b"x-github-api-version-selected": version,
-                    b"x-ratelimit-limit": "5000",
-                    b"x-ratelimit-remaining": str(max(5000 - used, 0)),
+                    b"x-ratelimit-limit": str(bucket.limit),
+                    b"x-ratelimit-remaining": str(max(bucket.limit - used, 0)),
                     b"x-ratelimit-reset": str(reset),
                     b"x-ratelimit-used": str(used),
-                    b"x-ratelimit-resource": "core",
+                    b"x-ratelimit-resource": bucket.name,
                     b"x-oauth-scopes": SCOPES,
                     b"x-accepted-oauth-scopes": "",
                     b"x-github-request-id": uuid.uuid4().hex[:20].upper(),
@@ -99,6 +121,28 @@ class GitHubHeaders:
             await self.app(scope, receive, send_with_headers)
         finally:
             w.API_VERSION.reset(token)
+
+
+class ById:
+    """``/repositories/{id}/...`` answered as ``/repos/{owner}/{name}/...``: GitHub's own
+    pagination links point there (octokit's recordings), so clients follow them."""
+
+    PATH = re.compile(r"^(/api/v3)?/repositories/(\d+)(/.+)$")
+
+    def __init__(self, app: ASGIApp, backend: GitHubBackend) -> None:
+        self.app = app
+        self.backend = backend
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        m = self.PATH.match(scope.get("path", "")) if scope["type"] == "http" else None
+        if m is not None and int(m.group(2)) <= 2**63 - 1:
+            with self.backend.world.session() as s:
+                row = s.get(Repo, int(m.group(2)))
+                name = row.full_name if row is not None else None
+            if name is not None:
+                path = f"{m.group(1) or ''}/repos/{name}{m.group(3)}"
+                scope = {**scope, "path": path, "raw_path": path.encode()}
+        await self.app(scope, receive, send)
 
 
 def make_rest_app(backend: GitHubBackend) -> ASGIApp:
@@ -147,4 +191,5 @@ def make_rest_app(backend: GitHubBackend) -> ASGIApp:
     for prefix in ("", "/api/v3"):
         for router in ROUTERS:
             app.include_router(router, prefix=prefix)
+    app.add_middleware(ById, backend=backend)
     return GitHubHeaders(app)

@@ -75,7 +75,7 @@ def list_issues(
             direction=direction,
         )
         chunk, headers = paging.slice(rows)
-        return [render.issue(i) for i in chunk], headers
+        return [render.issue(i, listed=True) for i in chunk], headers
 
     items, headers = ctx.run(go)
     return wire(items, headers=headers)
@@ -190,6 +190,25 @@ def create_comment(owner: str, repo: str, number: Id, body: w.CommentCreate, ctx
 
     out = ctx.run(go)
     return wire(out, status=201, headers={"Location": out.url})
+
+
+@router.put("/repos/{owner}/{repo}/issues/{number}/lock")
+def lock_issue(
+    owner: str, repo: str, number: Id, ctx: Auth, body: w.LockBody | None = None
+) -> Response:
+    reason = body.lock_reason if body is not None else None
+    ctx.run(
+        lambda s: ctx.backend.issues.set_locked(
+            s, ctx.login, f"{owner}/{repo}", number, True, reason
+        )
+    )
+    return Response(status_code=204)
+
+
+@router.delete("/repos/{owner}/{repo}/issues/{number}/lock")
+def unlock_issue(owner: str, repo: str, number: Id, ctx: Auth) -> Response:
+    ctx.run(lambda s: ctx.backend.issues.set_locked(s, ctx.login, f"{owner}/{repo}", number, False))
+    return Response(status_code=204)
 
 
 @router.get("/repos/{owner}/{repo}/issues/{number}/labels")

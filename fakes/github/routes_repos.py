@@ -59,8 +59,23 @@ def readme(owner: str, repo: str, ctx: Auth, ref: str | None = None) -> Response
     return wire(ctx.run(go))
 
 
-def contents(owner: str, repo: str, path: str, ref: str | None, ctx: Ctx) -> Response:
-    def go(s: Session) -> w.Wire | list[w.ContentItem]:
+def raw_media_type(accept: str) -> str | None:
+    """The media type of a file's raw bytes when ``Accept`` asks for them, as GitHub echoes
+    it (``application/vnd.github.v3.raw`` stays ``v3``); None for the JSON object."""
+    kinds = {part.split(";")[0].strip() for part in accept.split(",")}
+    for kind in kinds:
+        base = kind.removesuffix("+json")
+        if base in ("application/vnd.github.raw", "application/vnd.github.v3.raw"):
+            return base
+    return None
+
+
+def contents(
+    owner: str, repo: str, path: str, ref: str | None, ctx: Ctx, accept: str = ""
+) -> Response:
+    raw_type = raw_media_type(accept)
+
+    def go(s: Session) -> w.Wire | list[w.ContentItem] | bytes:
         r = ctx.backend.repos.get(s, owner, repo)
         sha = ctx.backend.repos.resolve(s, r, ref)
         name = ref or r.default_branch
@@ -73,19 +88,29 @@ def contents(owner: str, repo: str, path: str, ref: str | None, ctx: Ctx) -> Res
             return [render.content_item(r, name, e) for e in items]
         if entry.type != "blob":
             return render.content_item(r, name, entry)
-        return render.content_file(r, name, entry, ctx.backend.git.blob(r.full_name, entry.sha))
+        data = ctx.backend.git.blob(r.full_name, entry.sha)
+        if raw_type is not None:
+            return data
+        return render.content_file(r, name, entry, data)
 
-    return wire(ctx.run(go))
+    out = ctx.run(go)
+    if isinstance(out, bytes):
+        return Response(out, media_type=f"{raw_type}; charset=utf-8")
+    return wire(out)
 
 
 @router.get("/repos/{owner}/{repo}/contents")
-def contents_root(owner: str, repo: str, ctx: Auth, ref: str | None = None) -> Response:
-    return contents(owner, repo, "", ref, ctx)
+def contents_root(
+    request: Request, owner: str, repo: str, ctx: Auth, ref: str | None = None
+) -> Response:
+    return contents(owner, repo, "", ref, ctx, request.headers.get("accept", ""))
 
 
 @router.get("/repos/{owner}/{repo}/contents/{path:path}")
-def contents_path(owner: str, repo: str, path: str, ctx: Auth, ref: str | None = None) -> Response:
-    return contents(owner, repo, path, ref, ctx)
+def contents_path(
+    request: Request, owner: str, repo: str, path: str, ctx: Auth, ref: str | None = None
+) -> Response:
+    return contents(owner, repo, path, ref, ctx, request.headers.get("accept", ""))
 
 
 @router.put("/repos/{owner}/{repo}/contents/{path:path}")
@@ -290,7 +315,7 @@ def combined_status(owner: str, repo: str, ref: str, ctx: Auth) -> Response:
             statuses=list(latest.values()),
             sha=sha,
             total_count=len(latest),
-            repository=render.repository(r, open_issue_count(s, r), minimal=True),
+            repository=render.repository(r, open_issue_count(s, r), simple=True),
             commit_url=f"{render.API}/repos/{r.full_name}/commits/{sha}",
             url=f"{render.API}/repos/{r.full_name}/commits/{sha}/status",
         )

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from fakes.github import render
 from fakes.github import schemas as w
+from fakes.github.errors import NotFound
 from fakes.github.models import Repo
 from fakes.github.routes_common import Auth, GitHubJSON, wire
 
@@ -68,7 +69,10 @@ def root(request: Request, ctx: Auth) -> Response:
 @router.get("/rate_limit")
 def rate_limit(ctx: Auth) -> Response:
     core = {"limit": 5000, "used": 0, "remaining": 5000, "reset": int(time.time()) + 3600}
-    return GitHubJSON({"resources": {"core": core, "search": core, "graphql": core}, "rate": core})
+    search = {"limit": 30, "used": 0, "remaining": 30, "reset": int(time.time()) + 60}
+    return GitHubJSON(
+        {"resources": {"core": core, "search": search, "graphql": core}, "rate": core}
+    )
 
 
 @router.get("/user")
@@ -88,5 +92,17 @@ def get_user_by_login(login: str, ctx: Auth) -> Response:
         u = ctx.backend.repos.user(s, login)
         q = select(Repo).where(Repo.owner_id == u.id, Repo.private.is_(False))
         return render.public_user(u, len(list(s.scalars(q))))
+
+    return wire(ctx.run(go))
+
+
+@router.get("/orgs/{org}")
+def get_organization(org: str, ctx: Auth) -> Response:
+    def go(s: Session) -> w.Wire:
+        u = ctx.backend.repos.user(s, org)
+        if u.type != "Organization":
+            raise NotFound()
+        q = select(Repo).where(Repo.owner_id == u.id, Repo.private.is_(False))
+        return render.organization(u, len(list(s.scalars(q))))
 
     return wire(ctx.run(go))

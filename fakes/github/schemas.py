@@ -112,6 +112,40 @@ class PublicUser(SimpleUser):
     updated_at: Timestamp
 
 
+class Organization(Wire):
+    """An organisation as ``GET /orgs/{org}`` shows it to a non-owner (GitHub's
+    ``organization-full`` less the owner-only plan, billing and member settings); ``name``
+    only when it has one, as GitHub leaves unset profile fields out (octokit's recording)."""
+
+    ONLY_IF_SET = frozenset({"name"})
+
+    login: str
+    id: int
+    node_id: str
+    url: str
+    repos_url: str
+    events_url: str
+    hooks_url: str
+    issues_url: str
+    members_url: str
+    public_members_url: str
+    avatar_url: str
+    description: str | None = None
+    name: str | None = None
+    is_verified: bool = False
+    has_organization_projects: bool = True
+    has_repository_projects: bool = True
+    public_repos: int
+    public_gists: int = 0
+    followers: int = 0
+    following: int = 0
+    html_url: str
+    created_at: Timestamp
+    updated_at: Timestamp
+    archived_at: Timestamp | None = None
+    type: str = "Organization"
+
+
 class Plan(Wire):
     name: str = "free"
     space: int = 976562499
@@ -174,6 +208,10 @@ AuthorAssociation = Literal["OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "N
 
 class Issue(Wire):
     REMOVED_IN_NEW = frozenset({"assignee"})
+    ONLY_IF_SET = frozenset({"draft", "pull_request", "closed_by"})
+    """A plain issue has neither ``draft`` nor ``pull_request``: GitHub leaves both keys out
+    rather than sending null; and only one issue read alone (or just written) carries
+    ``closed_by``, never an issue in a list (octokit's recordings of api.github.com)."""
 
     url: str
     repository_url: str
@@ -388,9 +426,31 @@ class MinimalRepository(Repository):
     )
 
 
+class SimpleRepository(Repository):
+    """The short repository a combined status embeds: ids, names, owner and the API URL
+    templates only (octokit's recording of api.github.com; GitHub's ``simple-repository``)."""
+
+    LEFT_OUT = frozenset(
+        {
+            "allow_auto_merge", "allow_forking", "allow_merge_commit", "allow_rebase_merge",
+            "allow_squash_merge", "allow_update_branch", "archived", "clone_url", "created_at",
+            "default_branch", "delete_branch_on_merge", "disabled", "forks", "forks_count",
+            "git_url", "has_discussions", "has_downloads", "has_issues", "has_pages",
+            "has_projects", "has_wiki", "homepage", "is_template", "language", "license",
+            "mirror_url", "open_issues", "open_issues_count", "permissions", "pushed_at", "size",
+            "ssh_url", "stargazers_count", "svn_url", "topics", "updated_at", "visibility",
+            "watchers", "watchers_count", "web_commit_signoff_required",
+        }
+    )  # fmt: skip
+
+
 class FullRepository(Repository):
+    ONLY_IF_SET = frozenset({"organization"})
+    """An organisation's repository names it; a user's has no such key."""
+
     network_count: int = 0
     subscribers_count: int = 0
+    organization: SimpleUser | None = None
 
 
 class PullRef(Wire):
@@ -718,7 +778,7 @@ class CombinedStatus(Wire):
     statuses: list[SimpleStatus]
     sha: str
     total_count: int
-    repository: Repository
+    repository: SimpleRepository
     commit_url: str
     url: str
 
@@ -810,6 +870,10 @@ class CommentCreate(Body):
 
 class LabelsBody(Body):
     labels: list[str | dict[str, Any]]
+
+
+class LockBody(Body):
+    lock_reason: str | None = None
 
 
 class PullCreate(Body):

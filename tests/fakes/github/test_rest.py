@@ -435,3 +435,45 @@ def test_code_search_reads_the_default_branch_at_t(served: Served) -> None:
             )
         )
         assert paths("return a - b path:pkg") == ["pkg/sub.py"]
+
+
+def test_what_octokits_recordings_showed(served: Served) -> None:
+    """Behaviours octokit/fixtures' recordings of api.github.com pinned (see
+    contract_tests/test_evidence_octokit.py): plain issues without ``pull_request`` or
+    ``draft``, ``closed_by`` only on an issue read alone, search on its own rate limit,
+    ``/repositories/{id}/...`` paths, raw file contents, locking, and contents commits made
+    by the token's user."""
+    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+        one = http.get(f"/repos/{REPO}/issues/1").json()
+        assert "pull_request" not in one and "draft" not in one and "closed_by" in one
+        listed = http.get(f"/repos/{REPO}/issues", params={"state": "all"}).json()
+        assert listed and all("closed_by" not in i for i in listed)
+        assert all(("pull_request" in i) == ("draft" in i) for i in listed)
+        found = http.get("/search/issues", params={"q": f"repo:{REPO} add"})
+        assert found.headers["x-ratelimit-resource"] == "search"
+        assert found.headers["x-ratelimit-limit"] == "30"
+        repo_id = http.get(f"/repos/{REPO}").json()["id"]
+        by_id = http.get(f"/repositories/{repo_id}/issues", params={"state": "all"})
+        assert [i["number"] for i in by_id.json()] == [i["number"] for i in listed]
+        raw = http.get(
+            f"/repos/{REPO}/contents/lib.py", headers={"Accept": "application/vnd.github.v3.raw"}
+        )
+        assert raw.headers["content-type"] == "application/vnd.github.v3.raw; charset=utf-8"
+        assert raw.text == served.backend.git.read_file(REPO, "main", "lib.py").decode()
+        assert http.get("/orgs/alice").status_code == 404  # a user, not an organisation
+        assert http.put(f"/repos/{REPO}/issues/1/lock").status_code == 204
+        assert http.get(f"/repos/{REPO}/issues/1").json()["locked"] is True
+        bad = http.put(f"/repos/{REPO}/issues/1/lock", json={"lock_reason": "bored"})
+        assert bad.status_code == 422
+        assert http.delete(f"/repos/{REPO}/issues/1/lock").status_code == 204
+        assert http.get(f"/repos/{REPO}/issues/1").json()["locked"] is False
+        put = http.put(
+            f"/repos/{REPO}/contents/new.txt",
+            json={"message": "add", "content": base64.b64encode(b"hi").decode()},
+        ).json()
+        assert put["commit"]["committer"]["name"] == put["commit"]["author"]["name"] != "GitHub"
+    changes = [e["data"]["changes"] for e in events(served, "github.issue.updated")]
+    assert changes == [
+        {"locked": {"from": False, "to": True}},
+        {"locked": {"from": True, "to": False}},
+    ]
