@@ -441,7 +441,7 @@ class SlackBackend:
 
     def history(
         self, caller: Caller, channel: str | None, window: Window, limit: int, cursor: str | None
-    ) -> w.Messages:
+    ) -> w.History:
         with self.world.session() as s:
             ch = self._channel(s, caller, channel)
             self._need(caller, ch, "history")
@@ -459,10 +459,9 @@ class SlackBackend:
                 below = decode_ts_cursor(cursor)
                 rows = [m for m in rows if m.ts_us <= below]
             page, more = rows[:limit], rows[limit:]
-            return w.Messages(
+            return w.History(
                 messages=[view.message(m) for m in page],
                 has_more=bool(more),
-                pin_count=0,
                 response_metadata=w.ResponseMetadata(
                     next_cursor=encode_cursor("next_ts", str(more[0].ts_us)) if more else ""
                 ),

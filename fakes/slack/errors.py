@@ -13,6 +13,17 @@ from typing import Any
 
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+EVERY_CALL = (
+    "not_authed",
+    "invalid_auth",
+    "ratelimited",
+    "invalid_json",
+    "json_not_object",
+    "fatal_error",
+)
+"""Codes any call can get before its method runs: no or a bad token, the run's rate limit, a
+JSON body that is not an object, or a failure injected on Slack's side."""
+
 
 class SlackError(Exception):
     """An answer of ``ok: false``; raised by the backend, rendered by the routes."""

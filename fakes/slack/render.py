@@ -179,6 +179,7 @@ class Renderer:
                 display_name=u.name,
                 real_name_normalized=u.real_name,
                 display_name_normalized=u.name,
+                avatar_hash="g" + hashlib.sha256(f"avatar:{u.id}".encode()).hexdigest()[:11],
                 team=self.team.id,
                 bot_id=bot_id(u.id) if u.is_bot else None,
                 always_active=False if u.is_bot else None,

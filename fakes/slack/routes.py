@@ -25,6 +25,7 @@ from fakes.slack import schemas as w
 from fakes.slack.access import HISTORY_SCOPES, READ_SCOPES, Caller, TokenKind
 from fakes.slack.backend import SlackBackend
 from fakes.slack.errors import (
+    EVERY_CALL,
     SlackError,
     invalid_arguments,
     missing_scope,
@@ -116,6 +117,22 @@ class Method:
     """Per token type, the scopes of which the token needs one (none: no scope needed)."""
     public: bool = False
     """Answered without a token (``api.test``)."""
+    errors: tuple[str, ...] = ()
+    """The error codes this method's arguments and handler can answer; with the ones every
+    call can get (:meth:`all_errors`), what the fake declares against Slack's spec."""
+
+    def all_errors(self) -> frozenset[str]:
+        """Every error code a call of this method can get from the fake: its own, the ones
+        every call can get (token, body, rate limit, a failure), ``missing_scope`` where a
+        scope is needed, ``not_allowed_token_type`` where a token type is refused."""
+        out = {*EVERY_CALL, *self.errors}
+        if self.public:
+            return frozenset(out - {"not_authed", "invalid_auth", "ratelimited"})
+        if any(self.scopes.values()):
+            out.add("missing_scope")
+        if set(self.scopes) != {"bot", "user"}:
+            out.add("not_allowed_token_type")
+        return frozenset(out)
 
 
 def _api_test(values: dict[str, Any]) -> BaseModel:
@@ -142,18 +159,43 @@ METHODS: dict[str, Method] = {
             reply_broadcast=p.flag("reply_broadcast"),
         ),
         _both("chat:write"),
+        errors=(
+            "channel_not_found",
+            "is_archived",
+            "not_in_channel",
+            "no_text",
+            "msg_too_long",
+            "thread_not_found",
+            "invalid_blocks",
+            "invalid_blocks_format",
+            "invalid_arguments",
+        ),
     ),
     "chat.update": Method(
         lambda b, c, p: b.update_message(
             c, p.text("channel"), p.text("ts"), p.text("text"), blocks=p.blocks()
         ),
         _both("chat:write"),
+        errors=(
+            "channel_not_found",
+            "message_not_found",
+            "cant_update_message",
+            "is_inactive",
+            "no_text",
+            "msg_too_long",
+            "invalid_blocks",
+            "invalid_blocks_format",
+        ),
     ),
     "chat.delete": Method(
-        lambda b, c, p: b.delete_message(c, p.text("channel"), p.text("ts")), _both("chat:write")
+        lambda b, c, p: b.delete_message(c, p.text("channel"), p.text("ts")),
+        _both("chat:write"),
+        errors=("channel_not_found", "message_not_found", "cant_delete_message"),
     ),
     "chat.getPermalink": Method(
-        lambda b, c, p: b.permalink(c, p.text("channel"), p.text("message_ts")), _both()
+        lambda b, c, p: b.permalink(c, p.text("channel"), p.text("message_ts")),
+        _both(),
+        errors=("channel_not_found", "message_not_found"),
     ),
     "conversations.list": Method(
         lambda b, c, p: b.list_conversations(
@@ -164,10 +206,12 @@ METHODS: dict[str, Method] = {
             p.text("cursor") or None,
         ),
         _both(*READ_SCOPES),
+        errors=("invalid_types", "invalid_cursor", "invalid_arguments"),
     ),
     "conversations.info": Method(
         lambda b, c, p: b.conversation_info(c, p.text("channel"), p.flag("include_num_members")),
         _both(*READ_SCOPES),
+        errors=("channel_not_found", "invalid_arguments"),
     ),
     "conversations.history": Method(
         lambda b, c, p: b.history(
@@ -178,6 +222,14 @@ METHODS: dict[str, Method] = {
             p.text("cursor") or None,
         ),
         _both(*HISTORY_SCOPES),
+        errors=(
+            "channel_not_found",
+            "not_in_channel",
+            "invalid_cursor",
+            "invalid_ts_oldest",
+            "invalid_ts_latest",
+            "invalid_arguments",
+        ),
     ),
     "conversations.replies": Method(
         lambda b, c, p: b.replies(
@@ -189,6 +241,14 @@ METHODS: dict[str, Method] = {
             p.text("cursor") or None,
         ),
         _both(*HISTORY_SCOPES),
+        errors=(
+            "channel_not_found",
+            "thread_not_found",
+            "invalid_cursor",
+            "invalid_ts_oldest",
+            "invalid_ts_latest",
+            "invalid_arguments",
+        ),
     ),
     "conversations.members": Method(
         lambda b, c, p: b.members(
@@ -198,25 +258,49 @@ METHODS: dict[str, Method] = {
             p.text("cursor") or None,
         ),
         _both(*READ_SCOPES),
+        errors=("channel_not_found", "invalid_cursor", "invalid_arguments"),
     ),
     "conversations.join": Method(
         lambda b, c, p: b.join(c, p.text("channel")),
         {"bot": ("channels:join",), "user": ("channels:write",)},
+        errors=("channel_not_found", "method_not_supported_for_channel_type", "is_archived"),
     ),
     "users.list": Method(
         lambda b, c, p: b.list_users(c, p.number("limit", 0, high=1000), p.text("cursor") or None),
         _both("users:read"),
+        errors=("invalid_cursor", "invalid_arguments"),
     ),
-    "users.info": Method(lambda b, c, p: b.user_info(c, p.text("user")), _both("users:read")),
+    "users.info": Method(
+        lambda b, c, p: b.user_info(c, p.text("user")),
+        _both("users:read"),
+        errors=("user_not_found",),
+    ),
     "reactions.add": Method(
         lambda b, c, p: b.add_reaction(c, p.text("channel"), p.text("timestamp"), p.text("name")),
         _both("reactions:write"),
+        errors=(
+            "no_item_specified",
+            "invalid_name",
+            "channel_not_found",
+            "bad_timestamp",
+            "message_not_found",
+            "is_archived",
+            "already_reacted",
+        ),
     ),
     "reactions.remove": Method(
         lambda b, c, p: b.remove_reaction(
             c, p.text("channel"), p.text("timestamp"), p.text("name")
         ),
         _both("reactions:write"),
+        errors=(
+            "no_item_specified",
+            "invalid_name",
+            "channel_not_found",
+            "bad_timestamp",
+            "message_not_found",
+            "no_reaction",
+        ),
     ),
     "search.messages": Method(
         lambda b, c, p: b.search_messages(
@@ -227,6 +311,7 @@ METHODS: dict[str, Method] = {
             (p.text("sort_dir") or "desc").lower(),
         ),
         {"user": ("search:read",)},
+        errors=("no_query", "invalid_arguments"),
     ),
 }
 """Every method the fake serves; any other name is ``unknown_method``."""

@@ -98,10 +98,20 @@ class Channel(Wire):
 
 
 class Profile(Wire):
+    """A user's profile. Slack's spec requires the empty strings too (``title``, ``phone``,
+    ``skype``, ``status_text``, ``status_emoji``), an ``avatar_hash`` and ``fields``."""
+
     real_name: str
     display_name: str
     real_name_normalized: str
     display_name_normalized: str
+    avatar_hash: str
+    title: str = ""
+    phone: str = ""
+    skype: str = ""
+    status_text: str = ""
+    status_emoji: str = ""
+    fields: dict[str, Any] = {}
     team: str
     bot_id: str | None = None
     always_active: bool | None = None
@@ -228,12 +238,22 @@ class Permalink(Ok):
 
 
 class Messages(Ok):
-    """``conversations.history`` and ``conversations.replies``."""
+    """``conversations.replies`` (and the base of ``conversations.history``)."""
 
     messages: list[Message]
     has_more: bool
-    pin_count: int | None = None
     response_metadata: ResponseMetadata
+
+
+class History(Messages):
+    """``conversations.history``: Slack adds the channel's pin count and its channel actions
+    (``channel_actions_ts`` is null when there are none), all three required by its spec."""
+
+    pin_count: int = 0
+    channel_actions_count: int = 0
+
+    def render(self) -> dict[str, Any]:
+        return {**render(self), "channel_actions_ts": None}
 
 
 class ChannelList(Ok):
@@ -276,7 +296,8 @@ class Search(Ok):
 
 
 def body(model: BaseModel) -> dict[str, Any]:
-    """The JSON body of a response model (channels keep their ``parent_conversation: null``)."""
-    if isinstance(model, ChannelList | ChannelInfo):
+    """The JSON body of a response model (channels keep their ``parent_conversation: null``,
+    history its ``channel_actions_ts: null``)."""
+    if isinstance(model, ChannelList | ChannelInfo | History):
         return model.render()
     return render(model)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from replay.contract.evidence import Report
+from replay.contract.evidence import Report, octokit, slack_spec
 
-FAMILIES: tuple[Callable[[], list[Report]], ...] = ()
+FAMILIES: tuple[Callable[[], list[Report]], ...] = (octokit.reports, slack_spec.reports)
 """Each family's ``reports``."""
 
 

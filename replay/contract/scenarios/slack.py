@@ -1,4 +1,5 @@
-"""Slack scenarios with slack_sdk's WebClient: post and read a thread, react, the errors."""
+"""Slack scenarios with slack_sdk's WebClient: post and read a thread, react, the workspace's
+users, the errors."""
 
 from __future__ import annotations
 
@@ -53,10 +54,22 @@ def call(ctx: Ctx, step: str, method: str, fn: Callable[[], SlackResponse]) -> A
 
 @scenario("slack")
 def thread_and_reactions(ctx: Ctx) -> None:
-    """Post a message, reply in its thread, read the thread and the channel, react, edit."""
+    """Who the bot is and who else is there (``users.info``, two pages of ``users.list``), then
+    post a message, reply in its thread, read the thread and the channel, react, edit, take
+    the reaction back (twice: the second has none to take), read the channel's info and
+    members, delete the second message."""
     web = client(ctx)
     channel = ctx.target.channel
-    call(ctx, "auth test", "auth.test", web.auth_test)
+    me = call(ctx, "auth test", "auth.test", web.auth_test)
+    call(ctx, "bot info", "users.info", lambda: web.users_info(user=str(me.get("user_id", ""))))
+    people = call(ctx, "list users page 1", "users.list", lambda: web.users_list(limit=2))
+    cursor = str(people.get("response_metadata", {}).get("next_cursor", ""))
+    call(
+        ctx,
+        "list users page 2",
+        "users.list",
+        lambda: web.users_list(limit=2, cursor=cursor),
+    )
     top = call(
         ctx,
         "post",
@@ -76,7 +89,7 @@ def thread_and_reactions(ctx: Ctx) -> None:
         "conversations.replies",
         lambda: web.conversations_replies(channel=channel, ts=ts),
     )
-    call(
+    second = call(
         ctx,
         "post again",
         "chat.postMessage",
@@ -122,11 +135,42 @@ def thread_and_reactions(ctx: Ctx) -> None:
         "chat.getPermalink",
         lambda: web.chat_getPermalink(channel=channel, message_ts=ts),
     )
+    call(
+        ctx,
+        "unreact",
+        "reactions.remove",
+        lambda: web.reactions_remove(channel=channel, timestamp=ts, name="eyes"),
+    )
+    call(
+        ctx,
+        "unreact again",
+        "reactions.remove",
+        lambda: web.reactions_remove(channel=channel, timestamp=ts, name="eyes"),
+    )
+    call(
+        ctx,
+        "channel info",
+        "conversations.info",
+        lambda: web.conversations_info(channel=channel),
+    )
+    call(
+        ctx,
+        "channel members",
+        "conversations.members",
+        lambda: web.conversations_members(channel=channel, limit=2),
+    )
+    call(
+        ctx,
+        "delete second",
+        "chat.delete",
+        lambda: web.chat_delete(channel=channel, ts=str(second["ts"])),
+    )
 
 
 @scenario("slack")
 def errors(ctx: Ctx) -> None:
-    """Unknown channel, unknown thread, bad arguments, a bad token, a bot token on search."""
+    """Unknown channel, unknown thread, bad arguments, an unknown user, a bad token, a bot
+    token on search."""
     web = client(ctx)
     call(
         ctx,
@@ -149,6 +193,12 @@ def errors(ctx: Ctx) -> None:
             "chat.postMessage",
             lambda: web.chat_postMessage(channel=ctx.target.channel),
         )
+    call(
+        ctx,
+        "unknown user",
+        "users.info",
+        lambda: web.users_info(user="U0NOSUCHUSR"),
+    )
     call(
         ctx,
         "bad token",
