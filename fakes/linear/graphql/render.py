@@ -294,6 +294,7 @@ user_type.set_field(
     "createdIssues",
     lambda u, info, **kw: issue_list(info, {"creator": {"id": {"eq": u.id}}}, kw),
 )
+user_type.set_field("delegatedIssues", lambda _u, _info, **kw: connect([], **kw))
 user_type.set_field(
     "teams",
     lambda _u, info, **kw: connect(
@@ -319,6 +320,7 @@ label_type.set_field("updatedAt", lambda lb, *_: lb.created_at)
 label_type.set_field(
     "issues", lambda lb, info, **kw: issue_list(info, {"labels": {"id": {"eq": lb.id}}}, kw)
 )
+label_type.set_field("children", lambda _lb, _info, **kw: connect([], **kw))
 constants(label_type, {"isGroup": False})
 
 comment_type = ObjectType("Comment")
@@ -347,6 +349,12 @@ org_type.set_field(
     ),
 )
 org_type.set_field("users", lambda _o, info, **kw: user_list(info, kw))
+org_type.set_field(
+    "labels",
+    lambda _o, info, **kw: connect(
+        ctx(info).backend.labels(ctx(info).session, ctx(info).viewer, kw.get("filter")), **kw
+    ),
+)
 
 history_type = ObjectType("IssueHistory")
 history_type.set_field("updatedAt", lambda h, *_: h.created_at)

@@ -184,6 +184,11 @@ def _issue_create(_: Any, info: Info, input: dict[str, Any]) -> dict[str, Any]:
 
 @mutation.field("issueUpdate")
 def _issue_update(_: Any, info: Info, id: str, input: dict[str, Any]) -> dict[str, Any]:
+    return _updated(info, id, input)
+
+
+def _updated(info: Info, id: str, input: dict[str, Any]) -> dict[str, Any]:
+    """The issue updated by ``input`` (``IssueUpdateInput``), as an ``IssuePayload``."""
     c = ctx(info)
     issue = c.backend.update_issue(c.session, c.viewer, id, input)
     return {"success": True, "issue": issue, "last_sync_id": float(c.backend.sync(c.session))}
@@ -194,6 +199,19 @@ def _comment_create(_: Any, info: Info, input: dict[str, Any]) -> dict[str, Any]
     c = ctx(info)
     comment = c.backend.create_comment(c.session, c.viewer, input)
     return {"success": True, "comment": comment, "last_sync_id": float(c.backend.sync(c.session))}
+
+
+@mutation.field("issueAddLabel")
+def _issue_add_label(_: Any, info: Info, id: str, labelId: str) -> dict[str, Any]:
+    """Linear's one-label shortcut: the same change as ``issueUpdate`` with
+    ``addedLabelIds: [labelId]`` (same checks, history entry and event)."""
+    return _updated(info, id, {"addedLabelIds": [labelId]})
+
+
+@mutation.field("issueRemoveLabel")
+def _issue_remove_label(_: Any, info: Info, id: str, labelId: str) -> dict[str, Any]:
+    """``issueUpdate`` with ``removedLabelIds: [labelId]``."""
+    return _updated(info, id, {"removedLabelIds": [labelId]})
 
 
 # ----------------------------------------------------------------------------- schema

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from replay.contract.evidence import Report, octokit, slack_spec
+from replay.contract.evidence import Report, graphql_schemas, octokit, slack_spec
 
-FAMILIES: tuple[Callable[[], list[Report]], ...] = (octokit.reports, slack_spec.reports)
+FAMILIES: tuple[Callable[[], list[Report]], ...] = (
+    octokit.reports,
+    graphql_schemas.reports,
+    slack_spec.reports,
+)
 """Each family's ``reports``."""
 
 

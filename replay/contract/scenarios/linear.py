@@ -178,3 +178,88 @@ def issue_history(ctx: Ctx) -> None:
     page = post(ctx, "read history page 1", HISTORY, {"id": issue_id, "first": 1})
     cursor = page["data"]["issue"]["history"]["pageInfo"]["endCursor"]
     post(ctx, "read history page 2", HISTORY, {"id": issue_id, "first": 1, "after": cursor})
+
+
+STATES = """
+query($key: String!) {
+  workflowStates(filter: {team: {key: {eq: $key}}}) {
+    nodes { id name type position color description team { key } }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+"""
+
+STATE = """
+query($id: String!) {
+  workflowState(id: $id) {
+    id name type position
+    team { key name }
+    issues(first: 5) { nodes { identifier title } }
+  }
+}
+"""
+
+TEAM_BY_ID = """
+query($id: String!) {
+  team(id: $id) {
+    id key name displayName private timezone issueEstimationType
+    states { nodes { name type } }
+    members { nodes { id } }
+  }
+}
+"""
+
+COMMENTS = """
+query($id: ID) {
+  comments(filter: {issue: {id: {eq: $id}}}) {
+    nodes {
+      id body createdAt updatedAt editedAt url
+      user { id } issue { identifier } parent { id }
+    }
+    pageInfo { hasNextPage }
+  }
+}
+"""
+
+COMMENT_BY_ID = """
+query($id: String!) {
+  comment(id: $id) { id body url createdAt issue { identifier state { name } } }
+}
+"""
+
+REPLY = """
+mutation($input: CommentCreateInput!) {
+  commentCreate(input: $input) {
+    success
+    comment { id body parent { id } parentId issueId }
+  }
+}
+"""
+
+
+@scenario("linear")
+def workflow_states_and_comments(ctx: Ctx) -> None:
+    """A team's workflow states, one state with its issues, the team by id; an issue's
+    comments: post one and a reply, list them, read one by id."""
+    eng = team(ctx)
+    states = post(ctx, "workflow states", STATES, {"key": ctx.target.team})
+    todo = next(s for s in states["data"]["workflowStates"]["nodes"] if s["type"] == "unstarted")
+    post(ctx, "workflow state", STATE, {"id": todo["id"]})
+    post(ctx, "team by id", TEAM_BY_ID, {"id": eng["id"]})
+    created = post(
+        ctx,
+        "create issue",
+        CREATE,
+        {"input": {"teamId": eng["id"], "title": "Contract: comments", "stateId": todo["id"]}},
+    )
+    issue_id = created["data"]["issueCreate"]["issue"]["id"]
+    first = post(ctx, "comment", COMMENT, {"input": {"issueId": issue_id, "body": "First."}})
+    comment_id = first["data"]["commentCreate"]["comment"]["id"]
+    post(
+        ctx,
+        "reply",
+        REPLY,
+        {"input": {"issueId": issue_id, "parentId": comment_id, "body": "A reply."}},
+    )
+    post(ctx, "comments", COMMENTS, {"id": issue_id})
+    post(ctx, "comment by id", COMMENT_BY_ID, {"id": comment_id})

@@ -302,3 +302,40 @@ def test_teams_then_create_and_read_comments_as_the_sdk_does(served: Served) -> 
     oldest_first = call(served, sdk.ISSUE_COMMENTS, id="ENG-1", last=1)["issue"]["comments"]
     assert [c["body"] for c in oldest_first["nodes"]] == ["Still broken on main."]
     assert oldest_first["pageInfo"]["hasPreviousPage"] is True
+
+
+def test_add_and_remove_one_label_as_the_sdk_does(served: Served) -> None:
+    """``issueAddLabel`` / ``issueRemoveLabel`` (the SDK's ``issueAddLabel(id, labelId)``):
+    the same change as ``issueUpdate`` with ``addedLabelIds`` / ``removedLabelIds``."""
+    add = "mutation($id: String!, $labelId: String!) { issueAddLabel(id: $id, labelId: $labelId) { success issue { labelIds } } }"  # noqa: E501
+    remove = add.replace("issueAddLabel", "issueRemoveLabel")
+    added = call(served, add, id="ENG-1", labelId=w.FRONTEND)["issueAddLabel"]
+    assert added["success"] is True
+    assert sorted(added["issue"]["labelIds"]) == sorted([w.BUG, w.FRONTEND])
+    removed = call(served, remove, id="ENG-1", labelId=w.BUG)["issueRemoveLabel"]
+    assert removed["issue"]["labelIds"] == [w.FRONTEND]
+    history = call(
+        served,
+        'query { issue(id: "ENG-1") { history { nodes { addedLabelIds removedLabelIds } } } }',
+    )["issue"]["history"]["nodes"]
+    assert history[:2] == [
+        {"addedLabelIds": [], "removedLabelIds": [w.BUG]},
+        {"addedLabelIds": [w.FRONTEND], "removedLabelIds": []},
+    ]
+
+
+def test_workspace_labels_label_children_and_delegated_issues(served: Served) -> None:
+    """``organization.labels`` lists the workspace's labels; labels are flat and no issue is
+    delegated, so ``IssueLabel.children`` and ``User.delegatedIssues`` are empty."""
+    data = call(
+        served,
+        "query($id: String!) { organization { labels { nodes { id } } }"
+        " issueLabel(id: $id) { children { nodes { id } } }"
+        " viewer { delegatedIssues { nodes { id } pageInfo { hasNextPage } } } }",
+        id=w.BUG,
+    )
+    assert {w.BUG, w.FRONTEND, w.OPS_LABEL} <= {
+        n["id"] for n in data["organization"]["labels"]["nodes"]
+    }
+    assert data["issueLabel"]["children"]["nodes"] == []
+    assert data["viewer"]["delegatedIssues"] == {"nodes": [], "pageInfo": {"hasNextPage": False}}
