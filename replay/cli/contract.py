@@ -59,7 +59,7 @@ def _services(service: str) -> list[str]:
     return [service]
 
 
-def _run(targets: dict[str, Target], recordings: Path, record: bool) -> bool:
+def _run(targets: dict[str, Target], recordings: Path, record: bool, every: bool = False) -> bool:
     """Run every scenario of the targets' services; unless recording, also every family of
     evidence checks, and print the block of each service. True when all held."""
     gaps = known_gaps()
@@ -70,7 +70,7 @@ def _run(targets: dict[str, Target], recordings: Path, record: bool) -> bool:
     ]
     reports = [] if record else collect(targets)
     for service in targets:
-        for line in service_lines(service, outcomes, reports):
+        for line in service_lines(service, outcomes, reports, every):
             typer.echo(line)
     return all(o.ok or o.skipped for o in outcomes) and all(r.ok for r in reports)
 
@@ -86,8 +86,18 @@ def run_cmd(
     target: Annotated[str, typer.Option(help="fake (default) or live.")] = "fake",
     snapshot: Annotated[Path, typer.Option(help="Snapshot the fake serves.")] = DEFAULT_SNAPSHOT,
     recordings: RecordingsOpt = RECORDINGS,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--list",
+            help="List every check that held too (each served GraphQL field, each recorded "
+            "interaction, each Slack response and error code), not only gaps and failures.",
+        ),
+    ] = False,
 ) -> None:
-    """Run the scenarios and compare each with its recording; exit 1 on a difference."""
+    """Hold the fakes to the vendors' evidence (recorded real traffic, published schemas and
+    SDK documents), run the scenarios and compare each with its recording; exit 1 on a
+    failure or a difference."""
     try:
         names = _services(service)
         if target not in ("fake", "live"):
@@ -100,7 +110,7 @@ def run_cmd(
                 if not live_requested():
                     raise ContractSetupError("--target live needs REPLAY_CONTRACT_LIVE=1")
                 targets = {name: live_target(name) for name in names}
-            ok = _run(targets, recordings, record=False)
+            ok = _run(targets, recordings, record=False, every=every)
     except ContractSetupError as exc:
         _fail(exc)
         return

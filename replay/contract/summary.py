@@ -9,14 +9,17 @@ from replay.contract.evidence import Report
 from replay.contract.suite import Outcome
 
 
-def service_lines(service: str, outcomes: list[Outcome], reports: list[Report]) -> list[str]:
-    """The block of one service: a headline per evidence report with its gaps and failures,
-    the OpenAPI check of the scenarios' REST bodies, then the recordings by provenance."""
+def service_lines(
+    service: str, outcomes: list[Outcome], reports: list[Report], every: bool = False
+) -> list[str]:
+    """The block of one service: a headline per evidence report with its gaps and failures
+    (with ``every``, also each check that held), the OpenAPI check of the scenarios' REST
+    bodies, then the recordings by provenance."""
     mine = [o for o in outcomes if o.scenario.service == service]
     out = [f"== {service}"]
     for report in reports:
         if report.service == service:
-            out += report.lines()
+            out += report.lines(every)
     ran = [o for o in mine if o.run is not None]
     if service == "github":
         bodies = sum(o.rest_checked for o in ran)

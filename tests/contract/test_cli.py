@@ -4,12 +4,16 @@ with no ``PYTHONPATH`` (``contract_tests`` is a directory of the checkout, not a
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+from graphql import GraphQLObjectType
+
 from replay.cli.contract import known_gaps
 from replay.contract.runner import RECORDINGS
+from replay.contract.schema import graphql_schema
 
 ROOT = RECORDINGS.parents[1]
 REPLAY = Path(sys.executable).with_name("replay")
@@ -25,9 +29,10 @@ def replay(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_run_and_record_work_without_pythonpath(tmp_path: Path) -> None:
     assert REPLAY.is_file(), f"no console script at {REPLAY}: pip install -e ."
-    ran = replay("contract", "run", "--service", "all", "--target", "fake")
+    ran = replay("contract", "run", "--service", "all", "--target", "fake", "--list")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "ok   github/issue_history" in ran.stdout and "ok   linear/errors" in ran.stdout
+    _holds_the_evidence_report(ran.stdout)
     recorded = replay(
         "contract", "record", "--stand-in", "--service", "slack", "--recordings", str(tmp_path)
     )
@@ -39,3 +44,37 @@ def test_known_gaps_are_every_services_list() -> None:
     gaps = known_gaps()
     assert {g.service for g in gaps} == {"github", "linear", "slack"}
     assert all(g.why for g in gaps)
+
+
+def _holds_the_evidence_report(out: str) -> None:
+    """What issue 15 asks ``replay contract run`` to print: per service the evidence with
+    N/M and its gaps, the regression snapshots apart; at least 12 octokit scenarios; every
+    field the GitHub and Linear fakes serve, listed with its result (``--list``)."""
+    headlines = [line for line in out.splitlines() if not line.startswith(" ")]
+    for family in (
+        "github real interactions: ",
+        "github schema conformance: ",
+        "github response conformance: ",
+        "linear schema conformance: ",
+        "linear response conformance: ",
+        "linear SDK documents: ",
+        "slack response conformance: ",
+        "slack error codes: ",
+    ):
+        assert any(
+            re.match(rf"{family}\d+/\d+ \(\d+ known gaps, 0 failures\)", h) for h in headlines
+        ), family
+    for service in ("github", "slack", "linear"):
+        assert f"== {service}" in headlines
+    provenance = [h for h in headlines if h.startswith("self recordings")]
+    assert len(provenance) == 3 and all("not evidence" in h for h in provenance)
+    checked = {m.group(2) for m in re.finditer(r"^  (ok  |gap |FAIL) (.+?)(?::|$)", out, re.M)}
+    octokit = {s.split(" #")[0] for s in checked if re.match(r"^[a-z-]+ #\d+ [A-Z]+ /", s)}
+    assert len(octokit) >= 12, octokit
+    for service in ("github", "linear"):
+        schema = graphql_schema(service)
+        for name, kind in schema.type_map.items():
+            if name.startswith("__") or not isinstance(kind, GraphQLObjectType):
+                continue
+            for field in kind.fields:
+                assert f"{name}.{field}" in checked, (service, f"{name}.{field}")

@@ -143,8 +143,12 @@ class Report:
             f"against {self.source.repository}@{self.source.commit[:12]}"
         )
 
-    def lines(self) -> list[str]:
+    def lines(self, every: bool = False) -> list[str]:
+        """The headline, each known gap and each failure; with ``every``, each check that
+        held too (``ok  Issue.title``): the whole list of what was held to the evidence."""
         out = [self.headline()]
+        if every:
+            out += [f"  ok   {c.subject}" for c in self.checks if c.ok]
         out += [f"  gap  {c.subject}: {'; '.join(c.problems)} -- {c.gap}" for c in self.gaps]
         out += [f"  FAIL {c.subject}: {p}" for c in self.failures for p in c.problems]
         out += [
