@@ -209,6 +209,18 @@ query($id: String!) {
 }
 """
 
+ISSUES = """
+query($key: String!) {
+  issues(first: 2, filter: {team: {key: {eq: $key}}}, orderBy: createdAt) {
+    nodes {
+      id identifier title priority state { name type } assignee { id }
+      labels { nodes { name } }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+"""
+
 COMMENTS = """
 query($id: ID) {
   comments(filter: {issue: {id: {eq: $id}}}) {
@@ -240,7 +252,7 @@ mutation($input: CommentCreateInput!) {
 @scenario("linear")
 def workflow_states_and_comments(ctx: Ctx) -> None:
     """A team's workflow states, one state with its issues, the team by id; an issue's
-    comments: post one and a reply, list them, read one by id."""
+    comments: post one and a reply, list them, read one by id; the team's issues, a page."""
     eng = team(ctx)
     states = post(ctx, "workflow states", STATES, {"key": ctx.target.team})
     todo = next(s for s in states["data"]["workflowStates"]["nodes"] if s["type"] == "unstarted")
@@ -262,4 +274,5 @@ def workflow_states_and_comments(ctx: Ctx) -> None:
         {"input": {"issueId": issue_id, "parentId": comment_id, "body": "A reply."}},
     )
     post(ctx, "comments", COMMENTS, {"id": issue_id})
+    post(ctx, "team's issues", ISSUES, {"key": ctx.target.team})
     post(ctx, "comment by id", COMMENT_BY_ID, {"id": comment_id})
