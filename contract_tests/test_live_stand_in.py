@@ -9,6 +9,7 @@ difference (none)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from typer.testing import CliRunner
 
 from replay.cli.contract import app as contract_app
 from replay.cli.contract import known_gaps
-from replay.contract.recording import compare, load
+from replay.contract.recording import Recording, compare, load
 from replay.contract.runner import RECORDINGS
 from replay.contract.scenarios import all_scenarios
 from replay.contract.suite import check
@@ -57,9 +58,12 @@ def test_record_against_a_stand_in_then_compare_the_fake(
             outcome = check(target, scenario, gaps, recordings)
             assert outcome.ok, "\n".join(outcome.lines())
             committed = load(RECORDINGS, scenario.service, scenario.name)
-            assert committed is not None and committed.recorded_against == "self"
-            assert compare(committed, fresh, []) == []
-            assert committed.model_dump() == fresh.model_dump()
+            assert committed is not None
+            if committed.recorded_against == "self":
+                # A regression snapshot of the fake: reproduced exactly. (A committed live
+                # recording is compared above, with the known gaps, like any other.)
+                assert compare(committed, fresh, []) == []
+                assert committed.model_dump() == fresh.model_dump()
 
 
 def test_live_target_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,3 +99,24 @@ def test_cli_record_stand_in_and_run(tmp_path: Path) -> None:
     assert missing.exit_code == 1 and "no recording" in missing.output
     bad = runner.invoke(contract_app, ["run", "--service", "jira"])
     assert bad.exit_code == 2 and "unknown service 'jira'" in bad.output
+
+
+def test_a_committed_live_recording_is_read_as_evidence(tmp_path: Path) -> None:
+    """A recording made against the real service (``recorded_against: live``) is compared
+    like any other and counted as evidence, apart from the self-recorded snapshots."""
+    recordings = tmp_path / "recordings"
+    shutil.copytree(RECORDINGS / "slack", recordings / "slack")
+    path = recordings / "slack" / "errors.json"
+    live = Recording.model_validate_json(path.read_text()).model_copy(
+        update={"recorded_against": "live", "target_url": "https://slack.com/api/"}
+    )
+    path.write_text(live.to_json())
+    ran = CliRunner().invoke(
+        contract_app, ["run", "--service", "slack", "--recordings", str(recordings)]
+    )
+    assert ran.exit_code == 0, ran.output
+    assert "live recordings (the vendor's API, evidence): 1/1 scenarios reproduced" in ran.output
+    assert (
+        "self recordings (the fake's regression snapshots, not evidence): 2/2 scenarios "
+        "reproduced" in ran.output
+    )
