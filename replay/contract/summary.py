@@ -17,6 +17,11 @@ def service_lines(
     bodies, then the recordings by provenance."""
     mine = [o for o in outcomes if o.scenario.service == service]
     out = [f"== {service}"]
+    if not any(r.service == service and r.family == "real interactions" for r in reports):
+        out.append(
+            f"{service} real interactions: none (no recording of the real service's traffic "
+            "is published or committed; a live recording would count)"
+        )
     for report in reports:
         if report.service == service:
             out += report.lines(every)

@@ -49,6 +49,8 @@ def test_evidence_first_then_recordings_by_provenance() -> None:
     drift = Difference("b", "get.status", 200, 404)
     lines = service_lines("github", [outcome("a", "live"), outcome("b", "self", [drift])], [report])
     assert lines[0] == "== github"
+    assert not any(line.startswith("github real interactions: none") for line in lines)
+    assert service_lines("slack", [], [])[1].startswith("slack real interactions: none (")
     assert lines[1].startswith("github real interactions: 1/3 (1 known gaps, 1 failures)")
     assert "octokit/fixtures@cb8bc9dafc55" in lines[1]
     assert any("gap  labels #2" in line and "a test's accepted gap" in line for line in lines)
