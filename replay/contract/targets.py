@@ -152,11 +152,16 @@ def serve_world(snapshot: Path = DEFAULT_SNAPSHOT, wrap: Wrap | None = None) -> 
             }
             yield Served(urls, world)
     finally:
-        for fake in world.world.fakes.values():
-            close: Any = getattr(fake, "close", None)
-            if callable(close):
-                close()
-        world.world.engine.dispose()
+        close_world(world)
+
+
+def close_world(world: WorldApp) -> None:
+    """Close every fake of a built world (those that hold resources) and its database."""
+    for fake in world.world.fakes.values():
+        close: Any = getattr(fake, "close", None)
+        if callable(close):
+            close()
+    world.world.engine.dispose()
 
 
 DEMO = {"repo": "acme/semverkit", "channel": "C04QL1ENG", "team": "ENG"}

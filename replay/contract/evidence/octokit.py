@@ -46,7 +46,14 @@ from replay.contract.evidence import (
     load_source,
 )
 from replay.contract.schema import _models_in, error_model
-from replay.contract.targets import FAKE_TOKENS, ContractSetupError, ServiceApp, Wrap, serve_asgi
+from replay.contract.targets import (
+    FAKE_TOKENS,
+    ContractSetupError,
+    ServiceApp,
+    Wrap,
+    close_world,
+    serve_asgi,
+)
 
 DIR = EVIDENCE / "octokit-fixtures"
 """The vendored recordings, their SOURCE.json, LICENSE and gaps.json."""
@@ -382,11 +389,7 @@ def seeded_world(seed: Seed, wrap: Wrap | None = None) -> Iterator[tuple[str, li
             with serve_asgi(ServiceApp(world, "github", wrap)) as url:
                 yield url, commits
         finally:
-            for fake in world.world.fakes.values():
-                close: Any = getattr(fake, "close", None)
-                if callable(close):
-                    close()
-            world.world.engine.dispose()
+            close_world(world)
 
 
 # --------------------------------------------------------------------------- comparing
