@@ -96,3 +96,21 @@ def test_a_malformed_source_is_a_clear_error(tmp_path: Path) -> None:
     (directory / "SOURCE.json").write_text(json.dumps({"repository": "octokit/fixtures"}))
     with pytest.raises(ContractSetupError, match="not a valid evidence source"):
         octokit.reports(directory, scenarios=("get-root",))
+
+
+def test_label_and_status_writes_replay_with_no_gap() -> None:
+    # Creating, reading, renaming and deleting a label, the 422 for a bad colour, and
+    # statuses created then listed and combined: all served as GitHub answered them.
+    [report] = octokit.reports(scenarios=("labels", "create-status", "errors"))
+    assert not report.failures, "\n".join(report.lines())
+    gapped = [c.subject for c in report.checks if c.gap]
+    assert gapped == ["errors #0 POST /repos/{owner}/{repo}/labels"]  # only its `status` key
+    assert report.total == 10
+
+
+def test_a_wrong_combined_state_fails_a_check() -> None:
+    [report] = octokit.reports(wrap=drop_key("state"), scenarios=("create-status",))
+    assert {c.subject.split(" ", 1)[1] for c in report.failures} >= {
+        "#0 POST /repos/{owner}/{repo}/statuses/{sha}",
+        "#3 GET /repos/{owner}/{repo}/commits/{sha}/status",
+    }

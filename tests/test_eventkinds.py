@@ -86,6 +86,13 @@ def drive_github(github: GitHubBackend) -> None:
         github.pulls.submit_review(s, GH_AGENT, REPO, pr.number, "COMMENT", "looks right")
         github.pulls.add_review_comment(s, GH_AGENT, REPO, pr.number, "why?", "NOTES.md", 1)
         github.pulls.merge(s, GH_AGENT, REPO, pr.number)
+        github.labels.create(s, GH_AGENT, REPO, "triage", "fbca04", "Needs a look")
+        github.labels.update(s, GH_AGENT, REPO, "triage", new_name="triaged", color="0e8a16")
+        github.issues.add_labels(s, GH_AGENT, REPO, issue.number, ["triaged"])
+        github.labels.delete(s, GH_AGENT, REPO, "triaged")
+        github.labels.create_status(
+            s, GH_AGENT, REPO, base.sha, "success", context="ci", target_url="https://ci.test/1"
+        )
 
 
 def drive_linear(linear: LinearBackend) -> None:

@@ -24,6 +24,7 @@ from sqlalchemy.orm import DeclarativeBase, Session
 
 from fakes.core.world import World
 from fakes.github.backend_issues import Issues
+from fakes.github.backend_labels import Labels
 from fakes.github.backend_pulls import Pulls
 from fakes.github.backend_refs import Refs
 from fakes.github.backend_repos import Repos
@@ -54,6 +55,7 @@ class GitHubBackend:
         self.repos = Repos(self.state)
         self.refs = Refs(self.state, self.repos)
         self.issues = Issues(self.state, self.repos)
+        self.labels = Labels(self.state, self.repos)
         self.pulls = Pulls(self.state, self.repos, self.issues, self.refs)
 
     @property

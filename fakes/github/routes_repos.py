@@ -1,5 +1,6 @@
-"""Repository endpoints: the repository, readme, contents, branches, refs, commits, statuses,
-check runs and raw files. Everything about git reads the fake's own bare repository."""
+"""Repository endpoints: the repository, readme, contents, branches, refs, commits, statuses
+(read and created), check runs, labels (read and written) and raw files. Everything about
+git reads the fake's own bare repository."""
 
 from __future__ import annotations
 
@@ -302,8 +303,10 @@ def combined_status(owner: str, repo: str, ref: str, ctx: Auth) -> Response:
         r = ctx.backend.repos.get(s, owner, repo)
         sha = ctx.backend.repos.resolve(s, r, ref)
         latest: dict[str, w.SimpleStatus] = {}
-        for st in ctx.backend.repos.statuses(s, r, sha):
+        for st in ctx.backend.repos.statuses(s, r, sha):  # newest first: keep the latest
             latest.setdefault(st.context, w.SimpleStatus(**dict(render.status(st, r))))
+        # GitHub lists each context's latest status oldest first.
+        latest = dict(sorted(latest.items(), key=lambda kv: kv[1].id))
         states = {st.state for st in latest.values()}
         state = "pending"
         if states and states <= {"success"}:
@@ -372,6 +375,26 @@ def statuses_legacy(owner: str, repo: str, ref: str, ctx: Auth) -> Response:
     return commit_statuses(owner, repo, ref, ctx)
 
 
+@router.post("/repos/{owner}/{repo}/statuses/{sha}")
+def create_status(owner: str, repo: str, sha: str, body: w.StatusCreate, ctx: Auth) -> Response:
+    def go(s: Session) -> w.Status:
+        r = ctx.backend.repos.get(s, owner, repo)
+        row = ctx.backend.labels.create_status(
+            s,
+            ctx.login,
+            r,
+            sha,
+            body.state or "",
+            context=body.context,
+            description=body.description,
+            target_url=body.target_url,
+        )
+        return render.status(row, r)
+
+    out = ctx.run(go)
+    return wire(out, status=201, headers={"Location": out.url})
+
+
 @router.get("/raw/{owner}/{repo}/{rest:path}")
 def raw(owner: str, repo: str, rest: str, ctx: Auth) -> Response:
     def go(s: Session) -> bytes:
@@ -394,12 +417,30 @@ def raw(owner: str, repo: str, rest: str, ctx: Auth) -> Response:
 
 
 @router.get("/repos/{owner}/{repo}/labels")
-def list_labels(owner: str, repo: str, ctx: Auth) -> Response:
-    return wire(
-        ctx.run(
-            lambda s: [render.label(lb) for lb in ctx.backend.repos.labels(s, f"{owner}/{repo}")]
-        )
+def list_labels(owner: str, repo: str, ctx: Auth, paging: Paged) -> Response:
+    rows = ctx.run(
+        lambda s: [render.label(lb) for lb in ctx.backend.repos.labels(s, f"{owner}/{repo}")]
     )
+    chunk, headers = paging.slice(rows)
+    return wire(chunk, headers=headers)
+
+
+@router.post("/repos/{owner}/{repo}/labels")
+def create_label(owner: str, repo: str, body: w.LabelCreate, ctx: Auth) -> Response:
+    def go(s: Session) -> w.Label:
+        return render.label(
+            ctx.backend.labels.create(
+                s,
+                ctx.login,
+                f"{owner}/{repo}",
+                body.name or "",
+                body.color,
+                body.description,
+            )
+        )
+
+    out = ctx.run(go)
+    return wire(out, status=201, headers={"Location": out.url})
 
 
 @router.get("/repos/{owner}/{repo}/labels/{name}")
@@ -407,3 +448,28 @@ def get_label(owner: str, repo: str, name: str, ctx: Auth) -> Response:
     return wire(
         ctx.run(lambda s: render.label(ctx.backend.repos.label(s, f"{owner}/{repo}", name)))
     )
+
+
+@router.patch("/repos/{owner}/{repo}/labels/{name}")
+def update_label(owner: str, repo: str, name: str, body: w.LabelUpdate, ctx: Auth) -> Response:
+    def go(s: Session) -> w.Label:
+        return render.label(
+            ctx.backend.labels.update(
+                s,
+                ctx.login,
+                f"{owner}/{repo}",
+                name,
+                new_name=body.new_name,
+                color=body.color,
+                description=body.description,
+                set_description="description" in body.model_fields_set,
+            )
+        )
+
+    return wire(ctx.run(go))
+
+
+@router.delete("/repos/{owner}/{repo}/labels/{name}")
+def delete_label(owner: str, repo: str, name: str, ctx: Auth) -> Response:
+    ctx.run(lambda s: ctx.backend.labels.delete(s, ctx.login, f"{owner}/{repo}", name))
+    return Response(status_code=204)

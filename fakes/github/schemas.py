@@ -872,6 +872,25 @@ class LabelsBody(Body):
     labels: list[str | dict[str, Any]]
 
 
+class LabelCreate(Body):
+    name: str | None = None
+    color: str | None = None
+    description: str | None = None
+
+
+class LabelUpdate(Body):
+    new_name: str | None = None
+    color: str | None = None
+    description: str | None = None
+
+
+class StatusCreate(Body):
+    state: str | None = None
+    target_url: str | None = None
+    description: str | None = None
+    context: str | None = None
+
+
 class LockBody(Body):
     lock_reason: str | None = None
 

@@ -202,6 +202,51 @@ _ALL = [
         _REPO | {"label": "The label's name."},
     ),
     _k(
+        "github.label.created",
+        "label",
+        "A repository's label is created (``POST /repos/{o}/{r}/labels``).",
+        {
+            "repo": "``owner/name``.",
+            "name": "The label's name.",
+            "color": "Its colour: six hex digits, no ``#``.",
+            "description": "Its description, or null.",
+        },
+    ),
+    _k(
+        "github.label.updated",
+        "label",
+        "A repository's label is renamed, recoloured or redescribed (``PATCH``).",
+        {
+            "repo": "``owner/name``.",
+            "name": "The label's name after the change.",
+            "changes": _CHANGES,
+        },
+        "changes",
+    ),
+    _k(
+        "github.label.deleted",
+        "label",
+        "A repository's label is deleted (and so taken off every issue and pull request).",
+        {
+            "repo": "``owner/name``.",
+            "name": "The label's name.",
+            "issues": "The numbers of the issues and pull requests that carried it.",
+        },
+    ),
+    _k(
+        "github.status.created",
+        "status",
+        "A commit status is created (``POST /repos/{o}/{r}/statuses/{sha}``).",
+        {
+            "repo": "``owner/name``.",
+            "sha": "The commit.",
+            "state": "``error``, ``failure``, ``pending`` or ``success``.",
+            "context": "The status's context (``default`` when not given).",
+            "description": "Its description, or null.",
+            "target_url": "Its link, or null.",
+        },
+    ),
+    _k(
         "github.contents.updated",
         "contents",
         "A file is written through the contents API (a commit on a branch).",

@@ -400,3 +400,98 @@ def issue_history(ctx: Ctx) -> None:
             "issues.list_events_for_repo",
             lambda: gh.rest.issues.list_events_for_repo(owner, name, per_page=3),
         )
+
+
+@scenario("github")
+def repository_reads(ctx: Ctx) -> None:
+    """What agents read most besides issues: the repository, its branches and commits, a
+    file's contents, the pull request and issue lists, labels, and a commit's checks and
+    statuses (after setting one, as CI does).
+
+    The scenario pushes its own branch, so the file, its commit and the status it sets are
+    its own on any target; the lists ask for one item per page (their ``Link`` headers are
+    checked, not their length)."""
+    owner, name = names(ctx)
+    branch = f"contract-reads-{ctx.run_id}"
+    ctx.norm.alias(branch, "branch", in_text=True)
+    ctx.norm.alias(f"contract-{ctx.run_id}.txt", "file", in_text=True)
+    push_branch(ctx, branch)
+    with client(ctx) as gh:
+        call(ctx, "get repository", "repos.get", lambda: gh.rest.repos.get(owner, name))
+        call(
+            ctx,
+            "list branches",
+            "repos.list_branches",
+            lambda: gh.rest.repos.list_branches(owner, name, per_page=1),
+        )
+        head = call(
+            ctx,
+            "get branch",
+            "repos.get_branch",
+            lambda: gh.rest.repos.get_branch(owner, name, branch),
+        )
+        sha = head["commit"]["sha"]
+        call(
+            ctx,
+            "list commits",
+            "repos.list_commits",
+            lambda: gh.rest.repos.list_commits(owner, name, sha=branch, per_page=1),
+        )
+        call(
+            ctx,
+            "get commit",
+            "repos.get_commit",
+            lambda: gh.rest.repos.get_commit(owner, name, sha),
+        )
+        call(
+            ctx,
+            "get contents",
+            "repos.get_content",
+            lambda: gh.rest.repos.get_content(
+                owner, name, f"contract-{ctx.run_id}.txt", ref=branch
+            ),
+        )
+        call(
+            ctx,
+            "list pull requests",
+            "pulls.list",
+            lambda: gh.rest.pulls.list(owner, name, state="all", per_page=1),
+        )
+        call(
+            ctx,
+            "list issues",
+            "issues.list_for_repo",
+            lambda: gh.rest.issues.list_for_repo(owner, name, state="all", per_page=1),
+        )
+        call(
+            ctx,
+            "list labels",
+            "issues.list_labels_for_repo",
+            lambda: gh.rest.issues.list_labels_for_repo(owner, name, per_page=1),
+        )
+        call(
+            ctx,
+            "create status",
+            "repos.create_commit_status",
+            lambda: gh.rest.repos.create_commit_status(
+                owner, name, sha, state="success", context="contract/ci", description="ok"
+            ),
+        )
+        call(
+            ctx,
+            "list statuses",
+            "repos.list_commit_statuses_for_ref",
+            lambda: gh.rest.repos.list_commit_statuses_for_ref(owner, name, sha),
+        )
+        call(
+            ctx,
+            "combined status",
+            "repos.get_combined_status_for_ref",
+            lambda: gh.rest.repos.get_combined_status_for_ref(owner, name, sha),
+        )
+        call(
+            ctx,
+            "list check runs",
+            "checks.list_for_ref",
+            lambda: gh.rest.checks.list_for_ref(owner, name, sha),
+        )
