@@ -117,7 +117,15 @@ class PythonFile(Strict):
     yanked: bool | str = False
     chosen_because: str | None = None
     """Why the recorder took this version: the requirement it satisfied at T, and what
-    newer files it passed over as pip would (pre-releases, yanked releases)."""
+    newer files it passed over as pip would (pre-releases, yanked releases). Left out of
+    the file when unknown, so indexes recorded before it keep their bytes and hashes."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unknown_reason(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("chosen_because") is None:
+            data.pop("chosen_because", None)
+        return data
 
 
 class NpmVersion(Strict):

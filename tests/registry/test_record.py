@@ -148,6 +148,10 @@ def test_pre_releases_only_as_pip_takes_them(tmp_path: Path) -> None:
         assert "passed over pre-releases 1.0.0.dev0" in why["pluggy"]
         assert "passed over pre-releases 5.6b1" in why["coverage"]
         assert "no final release is in range" in why["onlypre"]
+        # The reason is in the index file; an entry without one keeps its old bytes.
+        assert "chosen_because" in files[0].model_dump(mode="json")
+        unknown = files[0].model_copy(update={"chosen_because": None})
+        assert "chosen_because" not in unknown.model_dump(mode="json")
         named = record_python(
             ["coverage>=5.6b1"], T, url + "/simple/", BlobStore(tmp_path / "named")
         )
