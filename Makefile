@@ -7,8 +7,12 @@ BIN    := $(VENV)/bin
 
 # What the targets need from Debian's packages (debootstrap for the base image; gh, npm and
 # iproute2 for the tests): installed when run as root, else the exact command, before any work.
-system-deps-%:
-	bash .ci/system-deps $*
+# (Explicit rules: make skips pattern rules for .PHONY targets.)
+system-deps-demo:
+	bash .ci/system-deps demo
+
+system-deps-test:
+	bash .ci/system-deps test
 
 GATEWAY := .venv-gateway/bin/replay
 

@@ -56,3 +56,15 @@ def test_nothing_missing_passes_and_a_wrong_target_is_refused(tmp_path: Path) ->
     assert wrong.returncode == 2 and "unknown target 'deploy'" in wrong.stderr
     no_docker = run(tmp_path / "other", "demo", have=("git", "make", "debootstrap"))
     assert no_docker.returncode == 1 and "Docker Engine is not installed" in no_docker.stderr
+
+
+def test_make_checks_system_packages_before_any_work() -> None:
+    """``make demo`` and ``make test`` run the check first (a pattern rule would not: make
+    skips implicit rules for .PHONY targets, and once did so silently here)."""
+    root = SCRIPT.parents[1]
+    for target in ("demo", "test"):
+        planned = subprocess.run(
+            ["make", "-n", target], cwd=root, capture_output=True, text=True, timeout=60
+        )
+        assert planned.returncode == 0, planned.stderr
+        assert planned.stdout.splitlines()[0] == f"bash .ci/system-deps {target}", planned.stdout
