@@ -63,8 +63,16 @@ def test_make_checks_system_packages_before_any_work() -> None:
     skips implicit rules for .PHONY targets, and once did so silently here)."""
     root = SCRIPT.parents[1]
     for target in ("demo", "test"):
+        # Under `make test` this runs in a sub-make's environment, where make would print
+        # "Entering directory" first: the check reads the plan alone.
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
         planned = subprocess.run(
-            ["make", "-n", target], cwd=root, capture_output=True, text=True, timeout=60
+            ["make", "-n", "--no-print-directory", target],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert planned.returncode == 0, planned.stderr
         assert planned.stdout.splitlines()[0] == f"bash .ci/system-deps {target}", planned.stdout
