@@ -68,15 +68,52 @@ class Repository(Strict):
     """The commit the agent starts from: the last one before the fix."""
 
 
+Toolchain = Literal["node"]
+"""A toolchain a base image can carry besides Python (``replay/images/base.py`` TOOLCHAINS)."""
+
+BASE_REPOSITORY = "replay-base"
+"""The repository ``replay image base`` tags its images in: ``replay-base:<release>[-<tool>]``."""
+
+
+def base_tag_toolchains(reference: str) -> set[str] | None:
+    """The toolchains a ``replay-base:<release>[-<toolchain>...]`` tag names; ``None`` for an
+    image of another name (whose toolchains only its labels tell)."""
+    repository, _, tag = reference.partition(":")
+    if repository != BASE_REPOSITORY or not tag:
+        return None
+    return set(tag.split("-")[1:])
+
+
 class Environment(Strict):
     """How the case's environment image is built (dependencies resolve as of T)."""
 
     base_image: str = Field(min_length=1)
     """The image the setup commands run on, built by ``replay image base``."""
+    toolchains: list[Toolchain] = Field(default_factory=list)
+    """Toolchains the setup and the tests need besides Python (``node``: Debian's nodejs and
+    npm); the base image must carry them (``replay-base:bookworm-node``)."""
     setup: list[str] = Field(default_factory=list)
     """Shell commands run in the repository at the base commit, through the gateway."""
     workdir: str = "/workspace/repo"
     """Where the repository is checked out inside the container."""
+
+    @model_validator(mode="after")
+    def _base_has_toolchains(self) -> Environment:
+        named = base_tag_toolchains(self.base_image)
+        if named is None:
+            return self
+        missing = sorted(set(self.toolchains) - named)
+        if missing:
+            release = self.base_image.partition(":")[2].split("-")[0]
+            wanted = sorted(named | set(self.toolchains))
+            options = " ".join(f"--toolchain {t}" for t in wanted)
+            tag = "-".join([release, *wanted])
+            raise ValueError(
+                f"base_image {self.base_image} lacks the toolchain(s) {', '.join(missing)} the"
+                f" case declares: name {BASE_REPOSITORY}:{tag} (built by `replay image base"
+                f" --release {release} {options}`)"
+            )
+        return self
 
 
 class HiddenTests(Strict):

@@ -16,7 +16,7 @@ from replay.base.case import load_case
 from replay.base.errors import ReplayError
 from replay.grade.hidden_tests import Grading, grade_hidden_tests
 from replay.grade.junit import TestStatus, parse_junit
-from replay.images.base import ensure_base_image
+from replay.images.base import ensure_case_base_image
 from replay.images.env import build_env_image
 from replay.runtime.base import Runtime
 from replay.world import running_world
@@ -113,7 +113,7 @@ def measure(case_path: Path, runtime: Runtime, repeats: int = MIN_REPEATS) -> Me
     case = case.model_copy(
         update={"hidden_tests": case.hidden_tests.model_copy(update={"repeat": repeats})}
     )
-    ensure_base_image(runtime)
+    ensure_case_base_image(runtime, case.environment)
     with (
         tempfile.TemporaryDirectory(prefix="replay-casebuild-") as tmp,
         running_world(case.snapshot, Path(tmp)) as gateway,

@@ -16,23 +16,34 @@ app = typer.Typer(help="Base and environment images, built offline.", no_args_is
 
 @app.command("base")
 def base(
+    release: Annotated[
+        str,
+        typer.Option(help="Debian release: bullseye (Python 3.9), bookworm (3.11), trixie (3.13)."),
+    ] = "bookworm",
+    toolchain: Annotated[
+        list[str] | None,
+        typer.Option(help="A toolchain to add (node: Debian's nodejs and npm); repeatable."),
+    ] = None,
     force: Annotated[bool, typer.Option(help="Rebuild even if a matching image exists.")] = False,
     mirror: Annotated[
         str | None, typer.Option(help="Debian mirror (default: the one apt uses here).")
     ] = None,
 ) -> None:
-    """Build replay-base:bookworm with debootstrap and docker import (cached by recipe)."""
-    from replay.images.base import BASE_IMAGE, BaseRecipe, apt_mirror, ensure_base_image
+    """Build replay-base:<release>[-<toolchain>] with debootstrap and docker import (cached by
+    recipe); a toolchain is a layer installed on top of the release's image."""
+    from replay.images.base import BaseRecipe, apt_mirror, base_tag, ensure_base_image
     from replay.runtime import get_runtime
 
-    recipe = BaseRecipe(mirror=mirror or apt_mirror())
+    recipe = BaseRecipe.for_release(release, mirror or apt_mirror(suite=release))
+    tools = toolchain or []
     rt = get_runtime("docker")
     try:
-        image, built = ensure_base_image(rt, recipe, force=force)
+        image, built = ensure_base_image(rt, release, tools, recipe=recipe, force=force)
     finally:
         rt.close()
     verb = "built" if built else "up to date:"
-    out.print(f"{verb} {BASE_IMAGE} {image} (recipe {recipe.digest()}, from {recipe.mirror})")
+    tag = base_tag(release, tools)
+    out.print(f"{verb} {tag} {image} (recipe {recipe.digest()}, from {recipe.mirror})")
 
 
 @app.command("env")

@@ -22,7 +22,7 @@ from typing import Any
 
 from replay.base.case import Case
 from replay.base.gitrepo import checkout_from_bundle
-from replay.images.base import KIND_LABEL, RECIPE_LABEL
+from replay.images.base import KIND_LABEL, RECIPE_LABEL, check_toolchains, parse_base_tag
 from replay.runtime.base import (
     OWNER_LABEL,
     OWNER_START_LABEL,
@@ -74,11 +74,16 @@ def env_reference(case: Case) -> str:
 
 
 def _base_id(case: Case, runtime: Runtime) -> str:
-    base_id = runtime.image_id(case.environment.base_image)
+    reference = case.environment.base_image
+    base_id = runtime.image_id(reference)
     if base_id is None:
-        raise SandboxError(
-            f"no base image {case.environment.base_image!r} here: run `replay image base`"
-        )
+        parsed = parse_base_tag(reference)
+        command = "replay image base"
+        if parsed is not None:
+            release, tools = parsed
+            command += f" --release {release.name}" + "".join(f" --toolchain {t}" for t in tools)
+        raise SandboxError(f"no base image {reference!r} here: run `{command}`")
+    check_toolchains(runtime, case.environment)
     return base_id
 
 

@@ -31,7 +31,7 @@ from replay.base.snapshot import Snapshot
 from replay.grade import Grade, RunToGrade, grade_run
 from replay.harness.install import HarnessImage, ensure_harness_image, needs_image
 from replay.harness.spec import PREFIX, HarnessSpec, load_harness
-from replay.images.base import ensure_base_image
+from replay.images.base import ensure_case_base_image
 from replay.images.env import EnvImage, build_env_image
 from replay.results import GradeRow, RunRow, Store
 from replay.run.prices import load_prices
@@ -118,7 +118,7 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
     store = Store.open(options.db)
     results: list[RunResult] = []
     try:
-        ensure_base_image(runtime)
+        ensure_case_base_image(runtime, case.environment)
         with ExitStack() as stack:
             env = _env_image(case, runtime, stack)
             # The harness as it is today, in its own prefix on top of the env image.
