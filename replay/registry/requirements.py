@@ -1,0 +1,447 @@
+"""Where the recorder's requirements come from: requirements files, a project, an sdist.
+
+Everything here reads files and never runs them: a ``setup.py`` is parsed with :mod:`ast`
+and only literal ``install_requires``/``extras_require``/``setup_requires`` are taken, so
+a ``setup.py`` that computes its requirements yields none (and a warning).
+
+Build requirements are PEP 518's ``[build-system].requires``. Without a ``pyproject.toml``,
+or with one that has no ``[build-system]`` table, pip builds with
+``setuptools.build_meta:__legacy__`` and requires ``setuptools>=40.8.0`` and ``wheel``;
+so do we. What a backend asks for at build time beyond that
+(``get_requires_for_build_wheel``) is not known without running it; the one case covered is
+setuptools, which adds the project's literal ``setup_requires``.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import io
+import logging
+import re
+import tarfile
+import tomllib
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import compat32
+from pathlib import Path
+from typing import Any
+
+from packaging.markers import Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from replay.base.errors import ReplayError
+
+log = logging.getLogger(__name__)
+
+LEGACY_BUILD_REQUIRES = ("setuptools>=40.8.0", "wheel")
+"""pip's build requirements for a project without ``[build-system]`` (PEP 517 fallback)."""
+
+_SETUPTOOLS_BACKENDS = ("setuptools.build_meta", "setuptools.build_meta:__legacy__")
+
+
+class RequirementsError(ReplayError):
+    """A requirements file, or a project's metadata, cannot be read."""
+
+
+# ----------------------------------------------------------------------------- -r files
+
+_IGNORED_OPTIONS = (
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "--no-index",
+    "-f",
+    "--find-links",
+    "--pre",
+    "--prefer-binary",
+    "--only-binary",
+    "--no-binary",
+    "--require-hashes",
+    "--trusted-host",
+    "--use-feature",
+    "-c",
+    "--constraint",
+    "-e",
+    "--editable",
+    "-Z",
+    "--always-unzip",
+)
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """pip's reading: ``\\`` continues a line, ``#`` after whitespace starts a comment."""
+    out: list[tuple[int, str]] = []
+    pending = ""
+    start = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not pending:
+            start = number
+        line = re.sub(r"(^|\s+)#.*$", "", raw)
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        joined = (pending + line).strip()
+        pending = ""
+        if joined:
+            out.append((start, joined))
+    if pending.strip():
+        out.append((start, pending.strip()))
+    return out
+
+
+def read_requirements_file(path: Path, _seen: tuple[Path, ...] = ()) -> list[str]:
+    """The requirements of a pip requirements file, ``-r`` files included (relative to the
+    file that names them), in order.
+
+    Comments, blank lines and ``\\`` continuations are read as pip reads them; per-line
+    options (``--hash=...``) are dropped; environment markers are kept (the recorder
+    evaluates them for the target). Global options (``--index-url``, ``--pre``,
+    ``-c``, ...), editables and paths or URLs are not requirements on an index: they are
+    skipped with a warning.
+    """
+    path = path.resolve()
+    if path in _seen:
+        raise RequirementsError(f"{path}: includes itself (-r cycle)")
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise RequirementsError(f"{path}: cannot read: {exc}") from exc
+    out: list[str] = []
+    for number, line in _logical_lines(text):
+        where = f"{path}:{number}"
+        if line.startswith("-"):
+            found = re.match(r"(-[-\w]*)(?:[=\s]+(.*))?$", line)
+            option, value = (found.group(1), found.group(2) or "") if found else (line, "")
+            option, value = option.strip(), value.strip()
+            if option in ("-r", "--requirement"):
+                out += read_requirements_file(path.parent / value, (*_seen, path))
+            elif option.startswith("-r") and len(option) > 2 and not value:
+                out += read_requirements_file(path.parent / option[2:], (*_seen, path))
+            else:
+                known = option in _IGNORED_OPTIONS
+                log.warning(
+                    "%s: %s %s", where, line, "ignored" if known else "(unknown option) ignored"
+                )
+            continue
+        spec = re.split(r"\s+--", line)[0].strip()  # per-requirement --hash=... options
+        try:
+            req = Requirement(spec)
+        except InvalidRequirement:
+            log.warning(
+                "%s: %r is not a requirement on an index (a path or URL?): skipped", where, line
+            )
+            continue
+        if req.url:
+            log.warning("%s: %r names a URL, not an index version: skipped", where, line)
+            continue
+        out.append(str(req))
+    return out
+
+
+def expand_specs(specs: Sequence[str], base: Path) -> list[str]:
+    """``specs`` with each ``-r FILE`` (``--requirement FILE``) replaced by the file's
+    requirements; relative files are found under ``base``."""
+    out: list[str] = []
+    for spec in specs:
+        text = spec.strip()
+        for flag in ("--requirement=", "--requirement ", "-r "):
+            if text.startswith(flag):
+                out += read_requirements_file(base / text[len(flag) :].strip())
+                break
+        else:
+            out.append(text)
+    return out
+
+
+# ----------------------------------------------------------------------------- metadata
+
+
+@dataclass
+class SourceMetadata:
+    """What a source tree (a checkout or an unpacked sdist) says it needs, unbuilt."""
+
+    name: str | None
+    build_requires: list[str]
+    build_source: str
+    """Where ``build_requires`` came from, for the index's ``chosen_because``."""
+    requires: list[str] = field(default_factory=list)
+    """Runtime requirements, ``Requires-Dist`` style: an extra's have ``extra == "x"``."""
+    requires_source: str | None = None
+    """Where ``requires`` came from; ``None`` when nothing static was found."""
+
+
+def _with_extra(spec: str, extra: str | None, marker: str | None = None) -> str | None:
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        log.warning("%r: not a requirement: skipped", spec)
+        return None
+    parts = [f"({req.marker})"] if req.marker else []
+    if marker:
+        parts.append(f"({marker})")
+    if extra:
+        parts.append(f'extra == "{extra}"')
+    req.marker = Marker(" and ".join(parts)) if parts else None
+    return str(req)
+
+
+def _lines(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [
+            ln.strip() for ln in value.splitlines() if ln.strip() and not ln.strip().startswith("#")
+        ]
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value]
+    return []
+
+
+Reader = Callable[[str], bytes | None]
+
+
+def _pyproject(read: Reader) -> dict[str, Any] | None:
+    data = read("pyproject.toml")
+    if data is None:
+        return None
+    try:
+        return tomllib.loads(data.decode())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RequirementsError(f"pyproject.toml: not valid TOML: {exc}") from exc
+
+
+def _setup_cfg(read: Reader) -> configparser.ConfigParser | None:
+    data = read("setup.cfg")
+    if data is None:
+        return None
+    cfg = configparser.ConfigParser(interpolation=None)
+    try:
+        cfg.read_string(data.decode(errors="replace"))
+    except configparser.Error as exc:
+        log.warning("setup.cfg: unreadable (%s): ignored", exc)
+        return None
+    return cfg
+
+
+def _setup_py(read: Reader) -> dict[str, Any]:
+    """The literal keywords of the ``setup()`` call in ``setup.py``, parsed, never run."""
+    data = read("setup.py")
+    if data is None:
+        return {}
+    try:
+        tree = ast.parse(data)
+    except SyntaxError as exc:
+        log.warning("setup.py: cannot parse (%s): its requirements are not read", exc)
+        return {}
+    names: dict[str, ast.expr] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Name):
+                names[target.id] = stmt.value
+    found: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        callee = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if callee != "setup":
+            continue
+        for kw in node.keywords:
+            if kw.arg not in ("install_requires", "extras_require", "setup_requires", "name"):
+                continue
+            value: ast.expr = kw.value
+            if isinstance(value, ast.Name) and value.id in names:
+                value = names[value.id]
+            try:
+                found[kw.arg] = ast.literal_eval(value)
+            except ValueError:
+                log.warning("setup.py: %s is computed, not a literal: not read", kw.arg)
+    return found
+
+
+def _requires_txt(text: str) -> list[str]:
+    """setuptools' ``*.egg-info/requires.txt``: plain lines, then ``[extra:marker]`` sections."""
+    out: list[str] = []
+    extra: str | None = None
+    marker: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+            name, _, cond = section.partition(":")
+            extra, marker = (name.strip() or None), (cond.strip() or None)
+            continue
+        spec = _with_extra(line, extra, marker)
+        if spec:
+            out.append(spec)
+    return out
+
+
+def _static_pkg_info(read: Reader) -> list[str] | None:
+    """``Requires-Dist`` of PKG-INFO when PEP 643 says it is final (2.2+, not dynamic)."""
+    data = read("PKG-INFO")
+    if data is None:
+        return None
+    meta = BytesParser(policy=compat32).parsebytes(data)
+    try:
+        version = Version(str(meta.get("Metadata-Version", "1.0")))
+    except InvalidVersion:
+        return None
+    dynamic = {str(d).lower() for d in meta.get_all("Dynamic") or []}
+    if version < Version("2.2") or "requires-dist" in dynamic:
+        return None
+    return [str(r) for r in meta.get_all("Requires-Dist") or []]
+
+
+def read_source(read: Reader, egg_info: Reader | None = None) -> SourceMetadata:
+    """What a source tree needs, from its files (``read(relative path)``, None if absent).
+
+    Build requirements: ``[build-system].requires``, else pip's fallback. Runtime
+    requirements, first found: PKG-INFO's ``Requires-Dist`` if static (sdists),
+    ``[project].dependencies`` and ``optional-dependencies`` (unless dynamic),
+    ``*.egg-info/requires.txt`` (sdists made by setuptools), setup.cfg's
+    ``install_requires``/``extras_require``, a literal list in ``setup.py``.
+    """
+    pyproject = _pyproject(read)
+    cfg = _setup_cfg(read)
+    setup_py = _setup_py(read)
+    system = (pyproject or {}).get("build-system")
+    backend = None
+    if isinstance(system, dict):
+        backend = system.get("build-backend")
+        if "requires" not in system:
+            log.warning("pyproject.toml: [build-system] has no 'requires' (pip refuses it)")
+        build = [str(r) for r in system.get("requires") or []]
+        build_source = "[build-system].requires"
+    else:
+        build = list(LEGACY_BUILD_REQUIRES)
+        build_source = (
+            "pip's fallback: no [build-system] in pyproject.toml"
+            if pyproject is not None
+            else "pip's fallback: no pyproject.toml"
+        )
+    if backend is None or backend in _SETUPTOOLS_BACKENDS:
+        setup_requires = _lines(cfg.get("options", "setup_requires", fallback="")) if cfg else []
+        setup_requires += _lines(setup_py.get("setup_requires"))
+        if setup_requires:
+            build += setup_requires
+            build_source += " and setuptools' setup_requires"
+
+    project = (pyproject or {}).get("project")
+    project = project if isinstance(project, dict) else {}
+    name = project.get("name") or setup_py.get("name")
+    if not name and cfg is not None:
+        name = cfg.get("metadata", "name", fallback=None)
+    meta = SourceMetadata(str(name) if isinstance(name, str) else None, build, build_source)
+
+    pkg_info = _static_pkg_info(read)
+    if pkg_info is not None:
+        meta.requires, meta.requires_source = pkg_info, "PKG-INFO (static Requires-Dist)"
+        return meta
+    dynamic = {str(d) for d in project.get("dynamic") or []}
+    if project and "dependencies" not in dynamic:
+        reqs = [
+            s for s in (_with_extra(str(r), None) for r in project.get("dependencies") or []) if s
+        ]
+        if "optional-dependencies" not in dynamic:
+            for extra, items in (project.get("optional-dependencies") or {}).items():
+                reqs += [s for s in (_with_extra(str(r), str(extra)) for r in items) if s]
+        meta.requires, meta.requires_source = reqs, "[project].dependencies"
+        return meta
+    if egg_info is not None:
+        text = egg_info("requires.txt")
+        if text is not None:
+            meta.requires = _requires_txt(text.decode(errors="replace"))
+            meta.requires_source = "egg-info requires.txt"
+            return meta
+    if cfg is not None and cfg.has_option("options", "install_requires"):
+        reqs = [
+            s for s in (_with_extra(r, None) for r in _cfg_list(cfg, "install_requires", read)) if s
+        ]
+        if cfg.has_section("options.extras_require"):
+            for extra, value in cfg.items("options.extras_require"):
+                reqs += [s for s in (_with_extra(r, extra) for r in _lines(value)) if s]
+        meta.requires, meta.requires_source = reqs, "setup.cfg install_requires"
+        return meta
+    if "install_requires" in setup_py or "extras_require" in setup_py:
+        reqs = [
+            s for s in (_with_extra(r, None) for r in _lines(setup_py.get("install_requires"))) if s
+        ]
+        extras = setup_py.get("extras_require")
+        for extra, items in (extras if isinstance(extras, dict) else {}).items():
+            reqs += [s for s in (_with_extra(r, str(extra)) for r in _lines(items)) if s]
+        meta.requires, meta.requires_source = reqs, "setup.py install_requires (literal)"
+    return meta
+
+
+def _cfg_list(cfg: configparser.ConfigParser, key: str, read: Reader) -> list[str]:
+    value = cfg.get("options", key, fallback="")
+    if value.strip().startswith("file:"):
+        out: list[str] = []
+        for name in value.strip()[len("file:") :].split(","):
+            data = read(name.strip())
+            if data is not None:
+                out += [ln for _, ln in _logical_lines(data.decode(errors="replace"))]
+        return out
+    return _lines(value)
+
+
+def read_project(root: Path) -> SourceMetadata:
+    """What a project checkout needs to be built and run (see :func:`read_source`)."""
+    if not root.is_dir():
+        raise RequirementsError(f"{root}: not a directory")
+
+    def read(name: str) -> bytes | None:
+        path = root / name
+        return path.read_bytes() if path.is_file() else None
+
+    return read_source(read)
+
+
+def read_sdist(data: bytes, filename: str) -> SourceMetadata:
+    """What an sdist (``.tar.gz`` or ``.zip``) needs, from the files at its top directory."""
+    members: dict[str, bytes] = {}
+    wanted = re.compile(
+        r"^[^/]+/(pyproject\.toml|setup\.cfg|setup\.py|PKG-INFO|requirements[^/]*\.txt)$"
+    )
+    egg = re.compile(r"^[^/]+/(?:src/)?[^/]+\.egg-info/requires\.txt$")
+    try:
+        if filename.endswith(".zip"):
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                for name in zf.namelist():
+                    if wanted.match(name) or egg.match(name):
+                        members[name] = zf.read(name)
+        else:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+                for member in tar.getmembers():
+                    if member.isfile() and (wanted.match(member.name) or egg.match(member.name)):
+                        handle = tar.extractfile(member)
+                        if handle is not None:
+                            members[member.name] = handle.read()
+    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise RequirementsError(f"{filename}: not a readable sdist: {exc}") from exc
+
+    def read(name: str) -> bytes | None:
+        return next((v for k, v in members.items() if k.split("/", 1)[1] == name), None)
+
+    def egg_info(name: str) -> bytes | None:
+        return next((v for k, v in members.items() if egg.match(k) and k.endswith(name)), None)
+
+    return read_source(read, egg_info)
+
+
+__all__ = [
+    "LEGACY_BUILD_REQUIRES",
+    "RequirementsError",
+    "SourceMetadata",
+    "expand_specs",
+    "read_project",
+    "read_requirements_file",
+    "read_sdist",
+    "read_source",
+]
