@@ -17,8 +17,34 @@ app = typer.Typer(help="The package registry frozen at T.", no_args_is_help=True
 @app.command("record")
 def record(
     specs: Annotated[
-        list[str], typer.Argument(help="Requirements, e.g. pytest==8.3.5 or 'requests>=2'.")
-    ],
+        list[str] | None,
+        typer.Argument(help="Requirements, e.g. pytest==8.3.5 or 'requests>=2'."),
+    ] = None,
+    requirement: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "-r",
+            "--requirement",
+            help="A pip requirements file (-r nesting, markers; index options ignored).",
+        ),
+    ] = None,
+    project: Annotated[
+        Path | None,
+        typer.Option(
+            help="A project checkout: record its build requirements and dependencies too."
+        ),
+    ] = None,
+    extra: Annotated[
+        list[str] | None,
+        typer.Option(help="An extra of --project to record (repeatable), e.g. test."),
+    ] = None,
+    debian: Annotated[
+        str | None,
+        typer.Option(
+            help="Target the python3 and glibc of this Debian release (bullseye, bookworm, "
+            "trixie); default: Python 3.11, manylinux up to glibc 2.39."
+        ),
+    ] = None,
     at: Annotated[
         datetime | None,
         typer.Option(help="T (ISO 8601 with a timezone); default: the snapshot's T."),
@@ -49,11 +75,30 @@ def record(
         ),
     ] = False,
 ) -> None:
-    """Record the files SPECs and their dependencies need at T into the blob store."""
+    """Record the files SPECs and their dependencies need at T into the blob store.
+
+    Each version is the one pip would install at T on the target: no pre-release unless
+    named, no yanked file unless pinned, no file whose requires-python excludes the
+    target. Every sdist recorded brings its build requirements; --project brings the
+    checkout's build requirements and runtime dependencies (and its --extra ones).
+    """
     from replay.base.blobs import BlobStore
     from replay.base.manifest import RegistryIndex
-    from replay.registry.record import default_index_url, merge_python, record_python
+    from replay.registry.record import (
+        PythonRecorder,
+        Target,
+        default_index_url,
+        merge_python,
+        project_wants,
+    )
+    from replay.registry.requirements import read_project, read_requirements_file
     from replay.registry.slot import dump_index, read_index, write_index
+
+    specs = list(specs or [])
+    if not specs and not requirement and project is None:
+        raise InputError("SPEC", "give requirements, -r FILE or --project")
+    if npm and (requirement or project is not None or debian):
+        raise InputError("--npm", "-r, --project and --debian are for Python packages")
 
     index = RegistryIndex(schema=1)
     if snapshot is not None:
@@ -78,7 +123,20 @@ def record(
         count = f"{len(versions)} versions"
     else:
         source = upstream or default_index_url()
-        files = record_python(specs, at, source, store, include_sdist=sdist)
+        target = Target.for_debian(debian) if debian else Target()
+        for path in requirement or []:
+            specs += read_requirements_file(path)
+        meta = read_project(project) if project is not None else None
+        recorder = PythonRecorder(
+            source,
+            at,
+            store,
+            target,
+            include_sdist=sdist,
+            provided=[meta.name] if meta and meta.name else [],
+        )
+        wants = project_wants(meta, target, extra or []) if meta is not None else []
+        files = recorder.record(specs, wants)
         index = index.model_copy(update={"python": merge_python(index.python, files)})
         for f in files:
             out.print(f"  {f.upload_time.isoformat()}  {f.filename}  ({f.size} bytes)")

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
@@ -43,6 +44,13 @@ from replay.base.blobs import BlobStore
 from replay.base.errors import ReplayError
 from replay.base.manifest import PythonFile
 from replay.registry.pypi import JSON_V1, normalize, parse_metadata
+from replay.registry.requirements import (
+    RequirementsError,
+    SourceMetadata,
+    expand_specs,
+    read_project,
+    read_sdist,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,17 +62,44 @@ class RecordError(ReplayError):
     """Recording failed: an unreachable upstream, an unknown project, nothing at T."""
 
 
+DEBIAN_PYTHONS: dict[str, tuple[tuple[int, int], int, int]] = {
+    "bullseye": ((3, 9), 2, 31),
+    "bookworm": ((3, 11), 2, 36),
+    "trixie": ((3, 13), 5, 41),
+}
+"""Debian release -> (its ``python3`` minor version, micro version, glibc 2.N)."""
+
+
 @dataclass(frozen=True)
 class Target:
-    """The interpreter and platform the recorded files must install on."""
+    """The interpreter and platform the recorded files must install on.
+
+    ``python`` and ``micro`` are the interpreter's version (``micro`` None: this machine's
+    if it runs the same minor version, else ``.0``); ``glibc_max`` is the N of the newest
+    ``manylinux_2_N`` wheel the C library accepts (glibc 2.31 -> 31). A case's Debian
+    release gives all three: :meth:`for_debian`.
+    """
 
     python: tuple[int, int] = (3, 11)
     machine: str = "x86_64"
     glibc_max: int = 39
     """Newest ``manylinux_2_N`` accepted."""
+    micro: int | None = None
+
+    @classmethod
+    def for_debian(cls, release: str, machine: str = "x86_64") -> Target:
+        """The interpreter and C library of a Debian release's ``python3``."""
+        try:
+            python, micro, glibc = DEBIAN_PYTHONS[release]
+        except KeyError:
+            known = ", ".join(DEBIAN_PYTHONS)
+            raise RecordError(f"{release!r}: no known Python for it (known: {known})") from None
+        return cls(python=python, machine=machine, glibc_max=glibc, micro=micro)
 
     @property
     def full_version(self) -> str:
+        if self.micro is not None:
+            return f"{self.python[0]}.{self.python[1]}.{self.micro}"
         here = sys.version_info
         if (here.major, here.minor) == self.python:
             return f"{here.major}.{here.minor}.{here.micro}"
@@ -244,6 +279,11 @@ def _candidates(project: str, page: str, files: Iterable[dict[str, Any]]) -> lis
 
 _INCLUSIVE = ("==", "===", ">=", "<=", "~=")
 
+YANK_TIME_NOTE = (
+    "the index does not publish when a file was yanked, so a file yanked after T "
+    "counts as yanked at T"
+)
+
 
 def _names_prerelease(req: Requirement) -> bool:
     """Whether ``req`` asks for pre-releases as pip reads it: an inclusive comparison with a
@@ -259,16 +299,38 @@ def _names_prerelease(req: Requirement) -> bool:
     return False
 
 
+def _is_pinned(req: Requirement) -> bool:
+    """pip's test for PEP 592 (``===``, or ``==`` without a wildcard)."""
+    return any(
+        s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*"))
+        for s in req.specifier
+    )
+
+
+@dataclass
+class _Want:
+    """A requirement to resolve and why it is wanted (``None``: asked for directly)."""
+
+    req: Requirement
+    origin: str | None = None
+
+
 @dataclass
 class _Plan:
     chosen: dict[tuple[str, str], list[Candidate]] = field(default_factory=dict)
     why: dict[tuple[str, str], str] = field(default_factory=dict)
     """Why each (project, version) was chosen, for the first requirement that chose it."""
     expanded: set[tuple[str, str, frozenset[str]]] = field(default_factory=set)
+    built: set[str] = field(default_factory=set)
+    """sha256 of the sdists whose build requirements are queued."""
 
 
 class PythonRecorder:
-    """One recording session: an upstream, T, a target, the blob store."""
+    """One recording session: an upstream, T, a target, the blob store.
+
+    ``provided`` names projects something else provides (the project checkout being
+    recorded for): they are not looked up when a dependency names them.
+    """
 
     def __init__(
         self,
@@ -277,6 +339,7 @@ class PythonRecorder:
         blobs: BlobStore,
         target: Target | None = None,
         include_sdist: bool = False,
+        provided: Iterable[str] = (),
     ) -> None:
         if at.tzinfo is None:
             raise RecordError("T needs a timezone")
@@ -285,74 +348,166 @@ class PythonRecorder:
         self.blobs = blobs
         self.target = target or Target()
         self.include_sdist = include_sdist
+        self.provided = {canonicalize_name(n) for n in provided}
         self._tags = self.target.tags()
         self._pages: dict[str, list[Candidate]] = {}
         self._metadata: dict[str, bytes] = {}
+        self._sources: dict[str, SourceMetadata] = {}
 
     def files_at_t(self, project: str) -> list[Candidate]:
+        """The project's files uploaded at or before T, for any interpreter."""
         name = normalize(project)
         if name not in self._pages:
             page, files = self.upstream.project(name)
-            self._pages[name] = [c for c in _candidates(name, page, files) if self._fits(c)]
+            self._pages[name] = [
+                c for c in _candidates(name, page, files) if c.upload_time <= self.at
+            ]
         return self._pages[name]
 
-    def _fits(self, c: Candidate) -> bool:
-        if c.upload_time > self.at:
-            return False
-        if c.requires_python:
-            try:
-                if not SpecifierSet(c.requires_python).contains(
-                    self.target.full_version, prereleases=True
-                ):
-                    return False
-            except ValueError:
-                pass
+    def _python_ok(self, requires_python: str | None) -> bool:
+        if not requires_python:
+            return True
+        try:
+            spec = SpecifierSet(requires_python)
+        except ValueError:
+            return True  # pip ignores an unparseable requires-python too
+        return spec.contains(self.target.full_version, prereleases=True)
+
+    def _tags_ok(self, c: Candidate) -> bool:
         return c.wheel_tags is None or bool(c.wheel_tags & self._tags)
 
     def choose(self, req: Requirement) -> tuple[str, list[Candidate], str]:
         """The version pip would install for ``req`` at T, its files, and why.
 
-        As pip does (its ``PackageFinder`` over packaging's ``SpecifierSet.filter``): the
-        newest version in range that is not wholly yanked (a yanked one only when pinned
-        exactly); a pre-release only when the requirement names one with an inclusive
-        operator (``==``, ``>=``, ``<=``, ``~=``, ``===``) or when no final release is in range.
-        Today's packaging lets ``contains(v, prereleases=None)`` accept pre-releases, which
-        recorded ``pluggy 1.0.0.dev0`` for ``pluggy<1.0.0a1,>=0.12``, so range and pre-release
-        policy are decided here, not left to the library's default.
+        As pip's resolver does over its ``PackageFinder``: files for other platforms and
+        files whose ``requires-python`` excludes the target interpreter are not candidates
+        (nor is a version whose core metadata's ``Requires-Python`` excludes it: pip rejects
+        it and takes the next); a pre-release only when the requirement names one with an
+        inclusive operator (``==``, ``>=``, ``<=``, ``~=``, ``===``) or when no final release
+        is in range; yanked files (PEP 592) only when the requirement pins a version
+        (``==`` without a wildcard, or ``===``) and every candidate in range is yanked.
+        The index does not say when a file was yanked: a file yanked after T is treated as
+        yanked at T (pip at T would have taken it), a known deviation said in
+        ``chosen_because``. Today's packaging lets ``contains(v, prereleases=None)`` accept
+        pre-releases, which recorded ``pluggy 1.0.0.dev0`` for ``pluggy<1.0.0a1,>=0.12``, so
+        range and pre-release policy are decided here, not left to the library's default.
         """
         files = self.files_at_t(req.name)
-        versions = sorted({c.version for c in files}, reverse=True)
-        pinned = {s.version for s in req.specifier if s.operator in ("==", "===")}
-        in_range = [v for v in versions if req.specifier.contains(v, prereleases=True)]
-        yanked = [
-            v
-            for v in in_range
-            if all(c.yanked for c in files if c.version == v) and str(v) not in pinned
-        ]
-        usable = [v for v in in_range if v not in yanked]
-        finals = [v for v in usable if not v.is_prerelease]
+        on_platform = [c for c in files if self._tags_ok(c)]
+        eligible = [c for c in on_platform if self._python_ok(c.requires_python)]
+        eligible_versions = {c.version for c in eligible}
         explicit = _names_prerelease(req)
-        pool = usable if explicit or not finals else finals
-        if not pool:
-            newer = "" if files else " (nothing fits the target at T)"
+        in_range = sorted(
+            {v for v in eligible_versions if req.specifier.contains(v, prereleases=True)},
+            reverse=True,
+        )
+        finals = [v for v in in_range if not v.is_prerelease]
+        applicable = in_range if explicit or not finals else finals
+        app_files = [c for c in eligible if c.version in set(applicable)]
+        allow_yanked = _is_pinned(req) and bool(app_files) and all(c.yanked for c in app_files)
+        python_rejected: dict[Version, str] = {}
+        chosen: list[Candidate] = []
+        v: Version | None = None
+        for candidate in applicable:
+            mine = [c for c in app_files if c.version == candidate]
+            live = [c for c in mine if allow_yanked or not c.yanked]
+            if not live:
+                continue
+            declared = self._declared_requires_python(live)
+            if declared is not None and not self._python_ok(declared):
+                python_rejected[candidate] = declared
+                continue
+            v, chosen = candidate, live
+            break
+        if v is None:
+            where = "" if eligible else " (nothing at T fits the target)"
             raise RecordError(
-                f"{req}: no version uploaded at or before {self.at.isoformat()}{newer}"
+                f"{req}: no version uploaded at or before {self.at.isoformat()} that pip "
+                f"would install on Python {self.target.full_version}{where}"
             )
-        v = pool[0]
-        why = [f"newest at T satisfying {str(req.specifier) or 'any version'}"]
-        if pool is usable and v.is_prerelease:
+        return (
+            str(v),
+            self._pick_files(chosen),
+            self._reasons(
+                req, v, files, on_platform, eligible_versions, python_rejected, allow_yanked, chosen
+            ),
+        )
+
+    def _reasons(
+        self,
+        req: Requirement,
+        v: Version,
+        files: list[Candidate],
+        on_platform: list[Candidate],
+        eligible_versions: set[Version],
+        python_rejected: dict[Version, str],
+        allow_yanked: bool,
+        chosen: list[Candidate],
+    ) -> str:
+        explicit = _names_prerelease(req)
+        spec = str(req.specifier) or "any version"
+
+        def wanted(x: Version) -> bool:
+            return x > v and req.specifier.contains(x, prereleases=True)
+
+        if not v.is_prerelease:
+            why = [f"newest final release at T satisfying {spec}"]
+        elif explicit:
+            why = [f"named pre-release: newest at T satisfying {spec} (the requirement names one)"]
+        else:
+            why = [
+                f"newest at T satisfying {spec}; a pre-release: no final release is in range "
+                "(pip's fallback)"
+            ]
+        newer_pre = sorted(x for x in eligible_versions if wanted(x) and x.is_prerelease)
+        if newer_pre and not explicit:
+            why.append(f"passed over pre-releases {', '.join(map(str, newer_pre))}")
+        excluded: dict[Version, str] = dict(python_rejected)
+        for c in on_platform:
+            if c.version not in eligible_versions and wanted(c.version):
+                excluded.setdefault(c.version, c.requires_python or "")
+        excluded = {x: r for x, r in excluded.items() if explicit or not x.is_prerelease}
+        if excluded:
+            listed = ", ".join(f"{x} ({excluded[x]})" for x in sorted(excluded))
             why.append(
-                "a pre-release: the requirement names one"
-                if explicit
-                else "a pre-release: no final release is in range (pip's fallback)"
+                f"requires-python excludes newer {listed} on Python {self.target.full_version}"
             )
-        passed = [str(p) for p in usable if p > v]
-        if passed:
-            why.append(f"passed over pre-releases {', '.join(passed)}")
-        passed_yanked = [str(y) for y in yanked if y > v]
-        if passed_yanked:
-            why.append(f"passed over yanked {', '.join(passed_yanked)}")
-        return str(v), self._pick_files([c for c in files if c.version == v]), "; ".join(why)
+        platform_versions = {c.version for c in on_platform}
+        off = sorted(
+            {c.version for c in files if c.version not in platform_versions and wanted(c.version)}
+        )
+        off = [x for x in off if explicit or not x.is_prerelease]
+        if off:
+            why.append(f"no file for the target in newer {', '.join(map(str, off))}")
+        yanked_newer = sorted(
+            x
+            for x in eligible_versions
+            if wanted(x)
+            and x not in excluded
+            and (explicit or not x.is_prerelease)
+            and all(c.yanked for c in files if c.version == x and self._tags_ok(c))
+        )
+        if yanked_newer:
+            why.append(f"passed over yanked {', '.join(map(str, yanked_newer))}")
+        if allow_yanked:
+            why.append("yanked, taken because the requirement pins it (PEP 592)")
+        elif any(c.yanked for c in files if c.version == v and c not in chosen):
+            why.append("its yanked files left out")
+        if yanked_newer or allow_yanked or any(c.yanked for c in files if c.version == v):
+            why.append(YANK_TIME_NOTE)
+        return "; ".join(why)
+
+    def _declared_requires_python(self, files: list[Candidate]) -> str | None:
+        """The ``Requires-Python`` of the version's core metadata, when the index's
+        ``requires-python`` left it out (pip checks the metadata's too)."""
+        for c in sorted(files, key=lambda c: c.wheel_tags is None):
+            if c.requires_python or c.wheel_tags is None:
+                return None
+            data = self.metadata(c)
+            if data is not None:
+                value = parse_metadata(data).get("Requires-Python")
+                return str(value) if value else None
+        return None
 
     def _pick_files(self, files: list[Candidate]) -> list[Candidate]:
         wheels = [c for c in files if c.wheel_tags is not None]
@@ -387,25 +542,46 @@ class PythonRecorder:
         c.metadata_sha256 = self.blobs.put_bytes(data)
         return data
 
+    def source(self, c: Candidate) -> SourceMetadata:
+        """What an sdist says it needs to build and run, read from the archive."""
+        if c.sha256 not in self._sources:
+            self.upstream.download(c.url, self.blobs, c.sha256)
+            try:
+                self._sources[c.sha256] = read_sdist(self.blobs.read(c.sha256), c.filename)
+            except RequirementsError as exc:
+                raise RecordError(str(exc)) from exc
+        return self._sources[c.sha256]
+
     def requirements_of(self, files: list[Candidate], extras: frozenset[str]) -> list[Requirement]:
-        meta = None
+        """The version's runtime requirements on the target: its core metadata's
+        ``Requires-Dist``; for an sdist without any, what its source tree declares."""
+        lines: list[str] | None = None
         for c in sorted(files, key=lambda c: c.wheel_tags is None):
             data = self.metadata(c)
             if data is not None:
-                meta = parse_metadata(data)
+                lines = [str(x) for x in parse_metadata(data).get_all("Requires-Dist") or []]
                 break
-        if meta is None:
+        if lines is None:
+            sdist = next((c for c in files if c.wheel_tags is None), None)
+            if sdist is not None and self.source(sdist).requires_source is not None:
+                lines = self.source(sdist).requires
+        if lines is None:
             if files:
                 log.warning(
                     "%s: no core metadata; its dependencies are not recorded", files[0].filename
                 )
             return []
+        return self._applicable(lines, extras, files[0].filename if files else "")
+
+    def _applicable(
+        self, lines: Iterable[str], extras: frozenset[str], where: str
+    ) -> list[Requirement]:
         out = []
-        for line in meta.get_all("Requires-Dist") or []:
+        for line in lines:
             try:
                 req = Requirement(str(line))
             except InvalidRequirement:
-                log.warning("%s: unparseable Requires-Dist %r", files[0].filename, line)
+                log.warning("%s: unparseable requirement %r", where, line)
                 continue
             if req.marker is None or self._marker_ok(req.marker, extras):
                 out.append(req)
@@ -414,29 +590,57 @@ class PythonRecorder:
     def _marker_ok(self, marker: Marker, extras: frozenset[str]) -> bool:
         return any(marker.evaluate(self.target.environment(e)) for e in ("", *sorted(extras)))
 
-    def plan(self, specs: Sequence[str]) -> _Plan:
+    def plan(self, specs: Sequence[str], more: Sequence[tuple[str, str]] = ()) -> _Plan:
+        """Choose every file: ``specs`` asked for directly, ``more`` as (requirement,
+        why it is wanted), and transitively their dependencies and sdists' build
+        requirements. A requirement whose marker excludes the target is left out, as pip
+        leaves it out."""
         plan = _Plan()
-        queue: list[Requirement] = []
-        for spec in specs:
+        queue: list[_Want] = []
+        for spec, origin in [(s, None) for s in specs] + [(s, o) for s, o in more]:
             try:
-                queue.append(Requirement(spec))
+                req = Requirement(spec)
             except InvalidRequirement as exc:
                 raise RecordError(f"{spec!r}: not a requirement: {exc}") from exc
+            if req.url:
+                raise RecordError(f"{spec!r}: a URL is not a version on an index")
+            if req.marker is None or self._marker_ok(req.marker, frozenset()):
+                queue.append(_Want(req, origin))
+            else:
+                log.warning("%s: its marker excludes the target: left out", spec)
         while queue:
-            req = queue.pop(0)
-            version, files, why = self.choose(req)
-            key = (canonicalize_name(req.name), version)
-            plan.chosen.setdefault(key, files)
-            plan.why.setdefault(key, f"{req}: {why}")
-            extras = frozenset(canonicalize_name(e) for e in req.extras)
-            if (key[0], version, extras) in plan.expanded:
+            want = queue.pop(0)
+            req = want.req
+            name = canonicalize_name(req.name)
+            if name in self.provided:
                 continue
-            plan.expanded.add((key[0], version, extras))
-            queue.extend(self.requirements_of(files, extras))
+            version, files, why = self.choose(req)
+            key = (name, version)
+            plan.chosen.setdefault(key, files)
+            origin = f" ({want.origin})" if want.origin else ""
+            plan.why.setdefault(key, f"{req}{origin}: {why}")
+            for sdist in (c for c in files if c.wheel_tags is None):
+                if sdist.sha256 in plan.built:
+                    continue
+                plan.built.add(sdist.sha256)
+                built = self.source(sdist)
+                because = f"build requirement of {req.name} {version}, {built.build_source}"
+                queue += [
+                    _Want(r, because)
+                    for r in self._applicable(built.build_requires, frozenset(), sdist.filename)
+                ]
+            extras = frozenset(canonicalize_name(e) for e in req.extras)
+            if (name, version, extras) in plan.expanded:
+                continue
+            plan.expanded.add((name, version, extras))
+            because = f"dependency of {req.name} {version}"
+            queue += [_Want(r, because) for r in self.requirements_of(files, extras)]
         return plan
 
-    def record(self, specs: Sequence[str]) -> list[PythonFile]:
-        plan = self.plan(specs)
+    def record(
+        self, specs: Sequence[str], more: Sequence[tuple[str, str]] = ()
+    ) -> list[PythonFile]:
+        plan = self.plan(specs, more)
         todo = [c for files in plan.chosen.values() for c in files]
 
         def fetch(c: Candidate) -> PythonFile:
@@ -472,14 +676,84 @@ def record_python(
     """Record the files ``specs`` (requirements, e.g. ``pytest==8.3.5``) need at T.
 
     For each requirement, and transitively for each dependency its ``Requires-Dist`` names
-    on the target, the newest version uploaded at or before T that satisfies it: its wheels
-    for the target (its sdist when it has none, or always with ``include_sdist``) and their
-    core metadata go into the blob store. Returns the index entries, sorted.
+    on the target, the newest version uploaded at or before T that pip would install on the
+    target (see :meth:`PythonRecorder.choose`): its wheels for the target (its sdist when it
+    has none, or always with ``include_sdist``) and their core metadata go into the blob
+    store. Every sdist recorded brings its build requirements (and theirs), as pip's
+    isolated build would install them. Returns the index entries, sorted.
     """
     recorder = PythonRecorder(
         upstream or default_index_url(), at, blobs or BlobStore(), target, include_sdist
     )
     return recorder.record(specs)
+
+
+def record_for_project(
+    project: Path,
+    requirements: Sequence[str],
+    at: datetime,
+    target: Target,
+    blobs: BlobStore,
+    index_url: str,
+    extras: Sequence[str] = (),
+) -> list[PythonFile]:
+    """Record what installing a project checkout and its test requirements needs at T.
+
+    The checkout's build requirements (``[build-system].requires``, or pip's fallback
+    ``setuptools>=40.8.0`` and ``wheel``; plus literal ``setup_requires`` for setuptools),
+    its runtime dependencies (``[project].dependencies``, else setup.cfg's
+    ``install_requires``, else a literal list in ``setup.py``, read with :mod:`ast`, never
+    run) with the named ``extras``, and ``requirements`` (requirement strings, or
+    ``-r FILE`` relative to the checkout), each resolved as pip would at T on ``target``
+    (e.g. ``Target.for_debian("bullseye")``). The project itself is not looked up when a
+    dependency names it: the checkout provides it.
+
+    Not covered: what a build backend asks for only when run
+    (``get_requires_for_build_wheel`` beyond setuptools' ``setup_requires``), requirements
+    a ``setup.py`` computes, and pip itself (it comes with the interpreter's image).
+    """
+    try:
+        meta = read_project(project)
+        specs = expand_specs(requirements, project)
+    except RequirementsError as exc:
+        raise RecordError(str(exc)) from exc
+    recorder = PythonRecorder(
+        index_url, at, blobs, target, provided=[meta.name] if meta.name else []
+    )
+    return recorder.record(specs, project_wants(meta, target, extras))
+
+
+def project_wants(
+    meta: SourceMetadata, target: Target, extras: Sequence[str] = ()
+) -> list[tuple[str, str]]:
+    """A project's build and runtime requirements on ``target`` as (requirement, why) for
+    :meth:`PythonRecorder.plan`; a runtime requirement of an extra only if it is named."""
+    out = [
+        (r, f"build requirement of the project, {meta.build_source}") for r in meta.build_requires
+    ]
+    if meta.requires_source is None:
+        log.warning("the project declares no static runtime requirements: none recorded")
+    named = sorted({canonicalize_name(e) for e in extras})
+    for line in meta.requires:
+        req = Requirement(line)
+        if req.marker is None:
+            why: str | None = "dependency of the project"
+        elif req.marker.evaluate(target.environment("")):
+            why = "dependency of the project"
+        else:
+            why = next(
+                (
+                    f"the project's extra {e!r}"
+                    for e in named
+                    if req.marker.evaluate(target.environment(e))
+                ),
+                None,
+            )
+        if why is None:
+            continue
+        req.marker = None  # evaluated here, with the extras that were asked for
+        out.append((str(req), f"{why}, {meta.requires_source}"))
+    return out
 
 
 def merge_python(old: Iterable[PythonFile], new: Iterable[PythonFile]) -> list[PythonFile]:
@@ -496,5 +770,7 @@ __all__ = [
     "Target",
     "default_index_url",
     "merge_python",
+    "project_wants",
+    "record_for_project",
     "record_python",
 ]

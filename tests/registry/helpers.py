@@ -76,6 +76,28 @@ def make_wheel(
     return f"{dist}-{version}-py3-none-any.whl", buf.getvalue(), metadata
 
 
+def make_sdist(
+    name: str, version: str, files: dict[str, str], fmt: str = "tar.gz"
+) -> tuple[str, bytes]:
+    """An sdist (``.tar.gz`` or ``.zip``) with ``files`` under ``<name>-<version>/``."""
+    base = f"{name.replace('-', '_').lower()}-{version}"
+    members = {f"{base}/{path}": text.encode() for path, text in files.items()}
+    members[f"{base}/{name.replace('-', '_')}/__init__.py"] = f"VERSION = {version!r}\n".encode()
+    buf = io.BytesIO()
+    if fmt == "zip":
+        with zipfile.ZipFile(buf, "w") as zf:
+            for path, data in members.items():
+                zf.writestr(path, data)
+    else:
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            for path, data in members.items():
+                info = tarfile.TarInfo(path)
+                info.size = len(data)
+                info.mtime = 499162500
+                tar.addfile(info, io.BytesIO(data))
+    return f"{base}.{fmt}", buf.getvalue()
+
+
 @dataclass
 class UpFile:
     project: str
@@ -85,6 +107,7 @@ class UpFile:
     metadata: bytes | None
     upload_time: datetime
     requires_python: str | None = None
+    yanked: bool | str = False
 
     @property
     def sha256(self) -> str:
@@ -119,6 +142,19 @@ class PythonUpstream:
         self.files.append(up)
         return up
 
+    def add_sdist(
+        self,
+        name: str,
+        version: str,
+        uploaded: datetime,
+        files: dict[str, str],
+        fmt: str = "tar.gz",
+    ) -> UpFile:
+        """An sdist whose top directory holds ``files`` (``pyproject.toml``, ``setup.py``...)."""
+        up = UpFile(name, version, *make_sdist(name, version, files, fmt), None, uploaded)
+        self.files.append(up)
+        return up
+
     def app(self) -> Starlette:
         def norm(name: str) -> str:
             return name.lower().replace("_", "-").replace(".", "-")
@@ -137,7 +173,7 @@ class PythonUpstream:
                     "requires-python": f.requires_python,
                     "size": len(f.data),
                     "upload-time": f.upload_time.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-                    "yanked": False,
+                    "yanked": f.yanked,
                 }
                 if f.metadata is not None:
                     entry["core-metadata"] = {"sha256": hashlib.sha256(f.metadata).hexdigest()}

@@ -8,9 +8,10 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from replay.base.manifest import RegistryIndex
 from replay.cli.registry import app
 from replay.registry import BlobStore, RecordError, record_python, serve_snapshot
-from replay.registry.record import default_index_url
+from replay.registry.record import Target, default_index_url, record_for_project
 from replay.snapshot import load_snapshot
 from tests.registry.conftest import Recorded
 from tests.registry.helpers import PythonUpstream, T, after, before
@@ -157,3 +158,246 @@ def test_pre_releases_only_as_pip_takes_them(tmp_path: Path) -> None:
         )
         assert _versions(named) == {("coverage", "5.6b1")}
         assert "the requirement names one" in (named[0].chosen_because or "")
+
+
+def _why(files: list) -> dict[str, str]:  # type: ignore[type-arg]
+    return {f.project: f.chosen_because or "" for f in files}
+
+
+BULLSEYE = Target.for_debian("bullseye")
+
+
+def test_debian_targets_carry_their_python_and_glibc() -> None:
+    assert (BULLSEYE.python, BULLSEYE.full_version, BULLSEYE.glibc_max) == ((3, 9), "3.9.2", 31)
+    bookworm, trixie = Target.for_debian("bookworm"), Target.for_debian("trixie")
+    assert (bookworm.python, bookworm.glibc_max) == ((3, 11), 36)
+    assert (trixie.python, trixie.glibc_max) == ((3, 13), 41)
+    tags = {str(t) for t in BULLSEYE.tags()}
+    assert "cp39-cp39-manylinux_2_31_x86_64" in tags
+    assert "cp39-cp39-manylinux_2_32_x86_64" not in tags
+    with pytest.raises(RecordError, match="bullseye, bookworm, trixie"):
+        Target.for_debian("buster")
+
+
+def test_sdist_only_dependencies_bring_their_build_requirements(tmp_path: Path) -> None:
+    """tinylib has only an sdist, built with buildy, itself only an sdist built with flit_core:
+    pip at T builds both in isolated environments, so all of them are recorded. oldlib's zip
+    sdist has no pyproject.toml: pip's fallback, setuptools>=40.8.0 and wheel."""
+    up = PythonUpstream()
+    up.add("app", "1.0", before(days=3), requires=("tinylib", "oldlib"))
+    up.add_sdist(
+        "tinylib",
+        "0.3",
+        before(days=20),
+        {
+            "pyproject.toml": '[build-system]\nrequires = ["buildy>=1"]\n'
+            'build-backend = "buildy.api"\n[project]\nname = "tinylib"\nversion = "0.3"\n'
+            'dependencies = ["helper>=1"]\n',
+        },
+    )
+    up.add_sdist(
+        "buildy",
+        "1.2",
+        before(days=40),
+        {"pyproject.toml": '[build-system]\nrequires = ["flit_core>=3.2,<4"]\n'},
+    )
+    up.add("flit_core", "3.1", before(days=300))
+    up.add("flit_core", "3.9", before(days=100))
+    up.add("flit_core", "4.0", before(days=10))
+    up.add("flit_core", "3.10", after(days=1))
+    up.add("helper", "1.0", before(days=50))
+    up.add_sdist(
+        "oldlib",
+        "1.0",
+        before(days=500),
+        {"setup.py": "from setuptools import setup\nsetup(install_requires=['helper'])\n"},
+        fmt="zip",
+    )
+    up.add("setuptools", "39.0", before(days=900))
+    up.add("setuptools", "65.0", before(days=90))
+    up.add("setuptools", "70.0", after(days=1))
+    up.add("wheel", "0.37.0", before(days=200))
+    with serving(up.app()) as url:
+        blobs = BlobStore(tmp_path)
+        files = record_python(["app"], T, url + "/simple/", blobs)
+    assert _versions(files) == {
+        ("app", "1.0"),
+        ("tinylib", "0.3"),
+        ("buildy", "1.2"),
+        ("flit-core", "3.9"),
+        ("helper", "1.0"),
+        ("oldlib", "1.0"),
+        ("setuptools", "65.0"),
+        ("wheel", "0.37.0"),
+    }
+    assert {f.filename for f in files} >= {"tinylib-0.3.tar.gz", "oldlib-1.0.zip"}
+    why = _why(files)
+    assert why["buildy"].startswith("buildy>=1 (build requirement of tinylib 0.3, [build-system]")
+    assert "build requirement of buildy 1.2" in why["flit-core"]
+    assert "newest final release at T satisfying <4,>=3.2" in why["flit-core"]
+    assert "build requirement of oldlib 1.0, pip's fallback: no pyproject.toml" in why["setuptools"]
+    assert why["wheel"].startswith("wheel (build requirement of oldlib 1.0")
+    # helper: tinylib's [project].dependencies (no wheel metadata to read) named it first.
+    assert why["helper"].startswith("helper>=1 (dependency of tinylib 0.3)")
+    for f in files:
+        assert blobs.has(f.sha256)
+
+
+def _project(root: Path) -> Path:
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+        '[project]\nname = "mylib"\nversion = "0.1"\n'
+        'dependencies = ["helper>=1", "py39only; python_version < \\"3.10\\""]\n'
+        '[project.optional-dependencies]\ntest = ["checker"]\ndocs = ["docsy"]\n'
+    )
+    (root / "requirements-test.txt").write_text(
+        "# tools\n--index-url https://example.invalid/simple\n-r ci/more.txt\n"
+        'newonly; python_version >= "3.12"\n'
+    )
+    (root / "ci").mkdir()
+    (root / "ci" / "more.txt").write_text("mylib-plugin  # needs mylib itself\n")
+    return root
+
+
+def _project_upstream() -> PythonUpstream:
+    up = PythonUpstream()
+    up.add("hatchling", "1.5", before(days=30), requires=("pathspec",))
+    up.add("hatchling", "1.6", after(days=30), requires=("pathspec",))
+    up.add("pathspec", "0.9", before(days=300))
+    up.add("helper", "1.0", before(days=50))
+    up.add("py39only", "2.0", before(days=50))
+    up.add("checker", "3.0", before(days=5))
+    up.add("checker", "3.1rc1", before(days=1))
+    up.add("docsy", "1.0", before(days=5))
+    up.add("mylib-plugin", "0.2", before(days=5), requires=("mylib>=0.1",))
+    up.add("newonly", "1.0", before(days=5))
+    return up  # no "mylib": the checkout provides it, looking it up would fail
+
+
+def test_a_project_checkout_is_recorded_with_its_build_system_and_extras(tmp_path: Path) -> None:
+    project = _project(tmp_path / "mylib")
+    with serving(_project_upstream().app()) as url:
+        files = record_for_project(
+            project,
+            ["-r requirements-test.txt"],
+            T,
+            BULLSEYE,
+            BlobStore(tmp_path / "blobs"),
+            url + "/simple/",
+            extras=["test"],
+        )
+    assert _versions(files) == {
+        ("hatchling", "1.5"),
+        ("pathspec", "0.9"),
+        ("helper", "1.0"),
+        ("py39only", "2.0"),  # the marker holds on 3.9
+        ("checker", "3.0"),
+        ("mylib-plugin", "0.2"),
+    }  # not docsy (extra not asked for), not newonly (3.12 and later)
+    why = _why(files)
+    assert why["hatchling"] == (
+        "hatchling (build requirement of the project, [build-system].requires): "
+        "newest final release at T satisfying any version"
+    )
+    assert "dependency of hatchling 1.5" in why["pathspec"]
+    assert why["helper"].startswith("helper>=1 (dependency of the project, [project].dependencies)")
+    assert why["checker"].startswith("checker (the project's extra 'test'")
+    assert "passed over pre-releases 3.1rc1" in why["checker"]
+    assert why["mylib-plugin"].startswith("mylib-plugin: newest final release at T")
+
+
+def test_cli_records_requirement_files_and_a_project(tmp_path: Path) -> None:
+    project = _project(tmp_path / "mylib")
+    (tmp_path / "top.txt").write_text("-r mylib/requirements-test.txt\ndocsy\n")
+    with serving(_project_upstream().app()) as url:
+        done = CliRunner().invoke(
+            app,
+            [
+                "record",
+                "--at",
+                T.isoformat(),
+                "--upstream",
+                url + "/simple/",
+                "--blobs",
+                str(tmp_path / "blobs"),
+                "--debian",
+                "trixie",
+                "-r",
+                str(tmp_path / "top.txt"),
+                "--project",
+                str(project),
+                "--out",
+                str(tmp_path / "index.json"),
+            ],
+        )
+    assert done.exit_code == 0, done.output
+    index = RegistryIndex.model_validate_json((tmp_path / "index.json").read_text())
+    # On trixie (3.13): newonly applies, py39only does not; no --extra, so no checker.
+    assert _versions(index.python) == {
+        ("hatchling", "1.5"),
+        ("pathspec", "0.9"),
+        ("helper", "1.0"),
+        ("docsy", "1.0"),
+        ("mylib-plugin", "0.2"),
+        ("newonly", "1.0"),
+    }
+    done = CliRunner().invoke(app, ["record", "--at", T.isoformat()])
+    assert done.exit_code != 0
+    assert "give requirements, -r FILE or --project" in str(done.exception)
+
+
+def test_requires_python_of_each_file_is_honoured_for_the_target(tmp_path: Path) -> None:
+    """On Python 3.9, a project whose newest release at T needs 3.10 resolves to the older
+    one, as pip does; the index's requires-python or, when the index has none, the wheel's
+    own Requires-Python (pip reads both)."""
+    up = PythonUpstream()
+    up.add("modern", "1.5", before(days=100), requires_python=">=3.7")
+    up.add("modern", "2.0", before(days=10), requires_python=">=3.10")
+    up.add("sneaky", "1.0", before(days=100))
+    quiet = up.add("sneaky", "2.0", before(days=10), requires_python=">=3.10")
+    quiet.requires_python = None  # only the metadata says so
+    with serving(up.app()) as url:
+        old = record_python(
+            ["modern", "sneaky"], T, url + "/simple/", BlobStore(tmp_path), BULLSEYE
+        )
+        new = record_python(
+            ["modern", "sneaky"],
+            T,
+            url + "/simple/",
+            BlobStore(tmp_path),
+            Target.for_debian("bookworm"),
+        )
+        with pytest.raises(RecordError, match=r"would install on Python 3\.9\.2"):
+            record_python(["modern>=2"], T, url + "/simple/", BlobStore(tmp_path), BULLSEYE)
+    assert _versions(old) == {("modern", "1.5"), ("sneaky", "1.0")}
+    assert _versions(new) == {("modern", "2.0"), ("sneaky", "2.0")}
+    why = _why(old)
+    assert "requires-python excludes newer 2.0 (>=3.10) on Python 3.9.2" in why["modern"]
+    assert "requires-python excludes newer 2.0 (>=3.10) on Python 3.9.2" in why["sneaky"]
+    assert "requires-python" not in _why(new)["modern"]
+
+
+def test_yanked_files_only_when_pinned(tmp_path: Path) -> None:
+    """PEP 592 as pip applies it. The index says a file is yanked but not since when, so a
+    file yanked after T counts as yanked at T: the reason says so."""
+    up = PythonUpstream()
+    up.add("yank", "1.0", before(days=100))
+    up.add("yank", "1.1", before(days=10)).yanked = "broke the API"
+    up.add("allyanked", "0.5", before(days=10)).yanked = True
+    with serving(up.app()) as url:
+        simple = url + "/simple/"
+        newest = record_python(["yank"], T, simple, BlobStore(tmp_path))
+        pinned = record_python(["yank==1.1", "allyanked===0.5"], T, simple, BlobStore(tmp_path))
+        with pytest.raises(RecordError, match="allyanked"):
+            record_python(["allyanked>=0.5"], T, simple, BlobStore(tmp_path))
+        with pytest.raises(RecordError, match="yank"):
+            record_python(["yank>1.0"], T, simple, BlobStore(tmp_path))
+    assert _versions(newest) == {("yank", "1.0")}
+    assert "passed over yanked 1.1" in _why(newest)["yank"]
+    assert "does not publish when a file was yanked" in _why(newest)["yank"]
+    assert _versions(pinned) == {("yank", "1.1"), ("allyanked", "0.5")}
+    pinned_why = _why(pinned)
+    assert "yanked, taken because the requirement pins it (PEP 592)" in pinned_why["yank"]
+    assert "does not publish when a file was yanked" in pinned_why["allyanked"]
+    assert {f.project: f.yanked for f in pinned} == {"yank": "broke the API", "allyanked": True}
