@@ -1,11 +1,23 @@
 """Recording the Python packages a case needs, as the index served them at T.
 
 ``record_python`` reads an upstream index's PEP 691 JSON pages (api-version 1.1, so every file
-has its ``upload-time``), keeps the files uploaded at or before T, picks the versions an
-installer would pick then, follows their ``Requires-Dist`` for the target Python, and stores
-the files and their core metadata in the blob store. It is not a full resolver: for each
-requirement it records the newest version that satisfies it, which is what pip and uv choose
-when the requirements do not conflict, plus every version named explicitly.
+has its ``upload-time``), keeps the files uploaded at or before T, picks the versions pip
+would pick then on the target interpreter (:mod:`replay.registry.choice`: pre-releases,
+yanked files, ``requires-python``, platform tags), follows their ``Requires-Dist`` for the
+target, and stores the files and their core metadata in the blob store. Every sdist it
+records brings its build requirements (``[build-system].requires`` read from the archive,
+or pip's fallback), as pip's isolated build would install them, recursively.
+``record_for_project`` does the same for a project checkout's build system, dependencies
+and extras, plus test requirements (requirement strings or ``-r`` files).
+
+It is not a full resolver: for each requirement it records the newest version pip would
+take for it alone, which is what pip and uv choose when the requirements do not conflict,
+plus every version named explicitly. Each entry's ``chosen_because`` says which
+requirement chose it, on whose behalf, and what newer versions were passed over and why.
+
+Not covered: what a build backend asks for only when it runs (``get_requires_for_build_wheel``
+beyond setuptools' literal ``setup_requires``), requirements a ``setup.py`` computes, and
+the yank time (PEP 592 indexes do not publish it: a file yanked after T counts as yanked).
 """
 
 from __future__ import annotations
@@ -29,20 +41,15 @@ from urllib.parse import urljoin
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
     canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
 )
-from packaging.version import InvalidVersion, Version
 
 from replay.base.blobs import BlobStore
 from replay.base.errors import ReplayError
 from replay.base.manifest import PythonFile
+from replay.registry.choice import Candidate, Chooser, candidates
 from replay.registry.pypi import JSON_V1, normalize, parse_metadata
 from replay.registry.requirements import (
     RequirementsError,
@@ -212,102 +219,6 @@ class Upstream:
 
 
 @dataclass
-class Candidate:
-    project: str
-    version: Version
-    filename: str
-    url: str
-    sha256: str
-    size: int | None
-    upload_time: datetime
-    requires_python: str | None
-    metadata_sha256: str | None
-    yanked: bool | str
-    wheel_tags: frozenset[Tag] | None
-    """None for an sdist."""
-
-
-def _parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else None
-
-
-def _candidates(project: str, page: str, files: Iterable[dict[str, Any]]) -> list[Candidate]:
-    out = []
-    for f in files:
-        name = str(f.get("filename", ""))
-        tags: frozenset[Tag] | None
-        try:
-            if name.endswith(".whl"):
-                _, version, _, tags = parse_wheel_filename(name)
-            elif name.endswith((".tar.gz", ".zip")):
-                _, version = parse_sdist_filename(name)
-                tags = None
-            else:
-                continue
-        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
-            continue
-        sha = (f.get("hashes") or {}).get("sha256")
-        when = _parse_time(f.get("upload-time"))
-        if not sha or when is None:
-            continue  # untimed files cannot be placed before or after T: uv drops them too
-        meta = f.get("core-metadata", f.get("data-dist-info-metadata"))
-        meta_sha = meta.get("sha256") if isinstance(meta, dict) else None
-        yanked = f.get("yanked", False)
-        out.append(
-            Candidate(
-                project=project,
-                version=version,
-                filename=name,
-                url=urljoin(page, str(f["url"])),
-                sha256=str(sha),
-                size=f.get("size") if isinstance(f.get("size"), int) else None,
-                upload_time=when,
-                requires_python=f.get("requires-python") or None,
-                metadata_sha256=str(meta_sha) if meta_sha else None,
-                yanked=yanked if isinstance(yanked, str) and yanked else bool(yanked),
-                wheel_tags=tags,
-            )
-        )
-    return out
-
-
-_INCLUSIVE = ("==", "===", ">=", "<=", "~=")
-
-YANK_TIME_NOTE = (
-    "the index does not publish when a file was yanked, so a file yanked after T "
-    "counts as yanked at T"
-)
-
-
-def _names_prerelease(req: Requirement) -> bool:
-    """Whether ``req`` asks for pre-releases as pip reads it: an inclusive comparison with a
-    pre-release (``>=2.0b1``, ``==1.0rc1``); an exclusive bound such as ``<1.0.0a1`` does not."""
-    for spec in req.specifier:
-        if spec.operator not in _INCLUSIVE:
-            continue
-        try:
-            if Version(spec.version.removesuffix(".*")).is_prerelease:
-                return True
-        except InvalidVersion:
-            continue
-    return False
-
-
-def _is_pinned(req: Requirement) -> bool:
-    """pip's test for PEP 592 (``===``, or ``==`` without a wildcard)."""
-    return any(
-        s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*"))
-        for s in req.specifier
-    )
-
-
-@dataclass
 class _Want:
     """A requirement to resolve and why it is wanted (``None``: asked for directly)."""
 
@@ -353,6 +264,9 @@ class PythonRecorder:
         self._pages: dict[str, list[Candidate]] = {}
         self._metadata: dict[str, bytes] = {}
         self._sources: dict[str, SourceMetadata] = {}
+        self._chooser = Chooser(
+            self._tags, self.target.full_version, self._declared_requires_python
+        )
 
     def files_at_t(self, project: str) -> list[Candidate]:
         """The project's files uploaded at or before T, for any interpreter."""
@@ -360,142 +274,20 @@ class PythonRecorder:
         if name not in self._pages:
             page, files = self.upstream.project(name)
             self._pages[name] = [
-                c for c in _candidates(name, page, files) if c.upload_time <= self.at
+                c for c in candidates(name, page, files) if c.upload_time <= self.at
             ]
         return self._pages[name]
 
-    def _python_ok(self, requires_python: str | None) -> bool:
-        if not requires_python:
-            return True
-        try:
-            spec = SpecifierSet(requires_python)
-        except ValueError:
-            return True  # pip ignores an unparseable requires-python too
-        return spec.contains(self.target.full_version, prereleases=True)
-
-    def _tags_ok(self, c: Candidate) -> bool:
-        return c.wheel_tags is None or bool(c.wheel_tags & self._tags)
-
     def choose(self, req: Requirement) -> tuple[str, list[Candidate], str]:
-        """The version pip would install for ``req`` at T, its files, and why.
-
-        As pip's resolver does over its ``PackageFinder``: files for other platforms and
-        files whose ``requires-python`` excludes the target interpreter are not candidates
-        (nor is a version whose core metadata's ``Requires-Python`` excludes it: pip rejects
-        it and takes the next); a pre-release only when the requirement names one with an
-        inclusive operator (``==``, ``>=``, ``<=``, ``~=``, ``===``) or when no final release
-        is in range; yanked files (PEP 592) only when the requirement pins a version
-        (``==`` without a wildcard, or ``===``) and every candidate in range is yanked.
-        The index does not say when a file was yanked: a file yanked after T is treated as
-        yanked at T (pip at T would have taken it), a known deviation said in
-        ``chosen_because``. Today's packaging lets ``contains(v, prereleases=None)`` accept
-        pre-releases, which recorded ``pluggy 1.0.0.dev0`` for ``pluggy<1.0.0a1,>=0.12``, so
-        range and pre-release policy are decided here, not left to the library's default.
-        """
-        files = self.files_at_t(req.name)
-        on_platform = [c for c in files if self._tags_ok(c)]
-        eligible = [c for c in on_platform if self._python_ok(c.requires_python)]
-        eligible_versions = {c.version for c in eligible}
-        explicit = _names_prerelease(req)
-        in_range = sorted(
-            {v for v in eligible_versions if req.specifier.contains(v, prereleases=True)},
-            reverse=True,
-        )
-        finals = [v for v in in_range if not v.is_prerelease]
-        applicable = in_range if explicit or not finals else finals
-        app_files = [c for c in eligible if c.version in set(applicable)]
-        allow_yanked = _is_pinned(req) and bool(app_files) and all(c.yanked for c in app_files)
-        python_rejected: dict[Version, str] = {}
-        chosen: list[Candidate] = []
-        v: Version | None = None
-        for candidate in applicable:
-            mine = [c for c in app_files if c.version == candidate]
-            live = [c for c in mine if allow_yanked or not c.yanked]
-            if not live:
-                continue
-            declared = self._declared_requires_python(live)
-            if declared is not None and not self._python_ok(declared):
-                python_rejected[candidate] = declared
-                continue
-            v, chosen = candidate, live
-            break
-        if v is None:
-            where = "" if eligible else " (nothing at T fits the target)"
+        """The version pip would install for ``req`` at T on the target, the files to
+        record, and why (see :meth:`Chooser.choose`)."""
+        choice = self._chooser.choose(req, self.files_at_t(req.name))
+        if choice is None:
             raise RecordError(
                 f"{req}: no version uploaded at or before {self.at.isoformat()} that pip "
-                f"would install on Python {self.target.full_version}{where}"
+                f"would install on Python {self.target.full_version}"
             )
-        return (
-            str(v),
-            self._pick_files(chosen),
-            self._reasons(
-                req, v, files, on_platform, eligible_versions, python_rejected, allow_yanked, chosen
-            ),
-        )
-
-    def _reasons(
-        self,
-        req: Requirement,
-        v: Version,
-        files: list[Candidate],
-        on_platform: list[Candidate],
-        eligible_versions: set[Version],
-        python_rejected: dict[Version, str],
-        allow_yanked: bool,
-        chosen: list[Candidate],
-    ) -> str:
-        explicit = _names_prerelease(req)
-        spec = str(req.specifier) or "any version"
-
-        def wanted(x: Version) -> bool:
-            return x > v and req.specifier.contains(x, prereleases=True)
-
-        if not v.is_prerelease:
-            why = [f"newest final release at T satisfying {spec}"]
-        elif explicit:
-            why = [f"named pre-release: newest at T satisfying {spec} (the requirement names one)"]
-        else:
-            why = [
-                f"newest at T satisfying {spec}; a pre-release: no final release is in range "
-                "(pip's fallback)"
-            ]
-        newer_pre = sorted(x for x in eligible_versions if wanted(x) and x.is_prerelease)
-        if newer_pre and not explicit:
-            why.append(f"passed over pre-releases {', '.join(map(str, newer_pre))}")
-        excluded: dict[Version, str] = dict(python_rejected)
-        for c in on_platform:
-            if c.version not in eligible_versions and wanted(c.version):
-                excluded.setdefault(c.version, c.requires_python or "")
-        excluded = {x: r for x, r in excluded.items() if explicit or not x.is_prerelease}
-        if excluded:
-            listed = ", ".join(f"{x} ({excluded[x]})" for x in sorted(excluded))
-            why.append(
-                f"requires-python excludes newer {listed} on Python {self.target.full_version}"
-            )
-        platform_versions = {c.version for c in on_platform}
-        off = sorted(
-            {c.version for c in files if c.version not in platform_versions and wanted(c.version)}
-        )
-        off = [x for x in off if explicit or not x.is_prerelease]
-        if off:
-            why.append(f"no file for the target in newer {', '.join(map(str, off))}")
-        yanked_newer = sorted(
-            x
-            for x in eligible_versions
-            if wanted(x)
-            and x not in excluded
-            and (explicit or not x.is_prerelease)
-            and all(c.yanked for c in files if c.version == x and self._tags_ok(c))
-        )
-        if yanked_newer:
-            why.append(f"passed over yanked {', '.join(map(str, yanked_newer))}")
-        if allow_yanked:
-            why.append("yanked, taken because the requirement pins it (PEP 592)")
-        elif any(c.yanked for c in files if c.version == v and c not in chosen):
-            why.append("its yanked files left out")
-        if yanked_newer or allow_yanked or any(c.yanked for c in files if c.version == v):
-            why.append(YANK_TIME_NOTE)
-        return "; ".join(why)
+        return str(choice.version), self._pick_files(choice.files), choice.reason
 
     def _declared_requires_python(self, files: list[Candidate]) -> str | None:
         """The ``Requires-Python`` of the version's core metadata, when the index's
