@@ -140,6 +140,8 @@ def record(
         index = index.model_copy(update={"python": merge_python(index.python, files)})
         for f in files:
             out.print(f"  {f.upload_time.isoformat()}  {f.filename}  ({f.size} bytes)")
+            if f.chosen_because:
+                out.print(f"      because {f.chosen_because}", markup=False)
         count = f"{len(files)} files ({sum(f.size for f in files)} bytes)"
     out.print(f"recorded {count} from {source} at T {at.isoformat()}")
     if snapshot is not None:
