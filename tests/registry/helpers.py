@@ -52,14 +52,19 @@ def metadata_text(
 
 
 def make_wheel(
-    name: str, version: str, requires: tuple[str, ...] = (), requires_python: str | None = None
+    name: str,
+    version: str,
+    requires: tuple[str, ...] = (),
+    requires_python: str | None = None,
+    code: str | None = None,
 ) -> tuple[str, bytes, bytes]:
-    """A real, installable pure-Python wheel: (filename, bytes, METADATA bytes)."""
+    """A real, installable pure-Python wheel: (filename, bytes, METADATA bytes); ``code``
+    is its package's ``__init__.py`` (default: ``VERSION = ...``)."""
     dist = name.replace("-", "_").lower()
     info = f"{dist}-{version}.dist-info"
     metadata = metadata_text(name, version, requires, requires_python).encode()
     files = {
-        f"{dist}/__init__.py": f"VERSION = {version!r}\n".encode(),
+        f"{dist}/__init__.py": (code or f"VERSION = {version!r}\n").encode(),
         f"{info}/METADATA": metadata,
         f"{info}/WHEEL": (
             b"Wheel-Version: 1.0\nGenerator: replay-tests\nRoot-Is-Purelib: true\n"
@@ -128,8 +133,9 @@ class PythonUpstream:
         requires: tuple[str, ...] = (),
         requires_python: str | None = None,
         with_metadata: bool = True,
+        code: str | None = None,
     ) -> UpFile:
-        filename, data, metadata = make_wheel(name, version, requires, requires_python)
+        filename, data, metadata = make_wheel(name, version, requires, requires_python, code)
         up = UpFile(
             name,
             version,

@@ -225,3 +225,78 @@ def test_a_corrupt_blob_is_never_installed(recorded: Recorded, tmp_path: Path, c
     assert done.returncode != 0
     assert "500" in done.stderr
     assert not (tmp_path / "t" / "beta").exists()
+
+
+TINY_BACKEND = '''"""A PEP 517 build backend in a few lines: it wheels the package named in NAME."""
+import base64, hashlib, os, zipfile
+
+
+def _hash(data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"sha256={digest},{len(data)}"
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    name, version = open("NAME").read().split()
+    dist = name.replace("-", "_")
+    info = f"{dist}-{version}.dist-info"
+    files = {
+        f"{dist}/__init__.py": b"BUILT_BY = 'tinyback'\\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\\nName: {name}\\nVersion: {version}\\n"
+        .encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\\nGenerator: tinyback\\nRoot-Is-Purelib: true\\n"
+        b"Tag: py3-none-any\\n",
+    }
+    record = "".join(f"{p},{_hash(d)}\\n" for p, d in files.items()) + f"{info}/RECORD,,\\n"
+    filename = f"{dist}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, filename), "w") as zf:
+        for path, data in files.items():
+            zf.writestr(path, data)
+        zf.writestr(f"{info}/RECORD", record)
+    return filename
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    raise NotImplementedError
+'''
+
+
+def test_pip_builds_an_sdist_only_dependency_from_what_was_recorded(tmp_path: Path) -> None:
+    """The recorder's build requirements are enough for pip's isolated build, offline: app
+    needs tinylib, which has only an sdist built by tinyback (a wheel, from the index)."""
+    from replay.base.manifest import RegistryIndex
+    from replay.registry import BlobStore, Registry, record_python
+    from tests.registry.helpers import PythonUpstream, T, after, before
+
+    up = PythonUpstream()
+    up.add("app", "1.0", before(days=2), requires=("tinylib",))
+    up.add("tinyback", "1.0", before(days=30), code=TINY_BACKEND)
+    up.add("tinyback", "2.0", after(days=1), code="raise RuntimeError('after T')\n")
+    pyproject = '[build-system]\nrequires = ["tinyback>=1"]\nbuild-backend = "tinyback"\n'
+    up.add_sdist(
+        "tinylib", "0.3", before(days=10), {"pyproject.toml": pyproject, "NAME": "tinylib 0.3\n"}
+    )
+    blobs = BlobStore(tmp_path / "blobs")
+    with serving(up.app()) as url:
+        files = record_python(["app"], T, url + "/simple/", blobs)
+    assert {f.filename for f in files} == {
+        "app-1.0-py3-none-any.whl",
+        "tinylib-0.3.tar.gz",
+        "tinyback-1.0-py3-none-any.whl",
+    }
+    registry = Registry(RegistryIndex(schema=1, python=files), T, blobs)
+    with serving(registry_app(registry)) as served:
+        target = tmp_path / "t"
+        done = pip(
+            tmp_path,
+            "install",
+            "--no-cache-dir",
+            "--index-url",
+            f"{served}/simple/",
+            "--target",
+            str(target),
+            "app",
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _installed(target) == {"app-1.0", "tinylib-0.3"}
+    assert (target / "tinylib/__init__.py").read_text() == "BUILT_BY = 'tinyback'\n"
