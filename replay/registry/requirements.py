@@ -31,6 +31,7 @@ from typing import Any
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from replay.base.errors import ReplayError
@@ -331,6 +332,10 @@ def read_source(read: Reader, egg_info: Reader | None = None) -> SourceMetadata:
         if setup_requires:
             build += setup_requires
             build_source += " and setuptools' setup_requires"
+        if not any(_name(r) == "wheel" for r in build):
+            # setuptools before 70.1 asks for wheel when run (get_requires_for_build_wheel)
+            build.append("wheel")
+            build_source += "; wheel, which setuptools before 70.1 asks for"
 
     project = (pyproject or {}).get("project")
     project = project if isinstance(project, dict) else {}
@@ -344,14 +349,21 @@ def read_source(read: Reader, egg_info: Reader | None = None) -> SourceMetadata:
         meta.requires, meta.requires_source = pkg_info, "PKG-INFO (static Requires-Dist)"
         return meta
     dynamic = {str(d) for d in project.get("dynamic") or []}
-    if project and "dependencies" not in dynamic:
-        reqs = [
-            s for s in (_with_extra(str(r), None) for r in project.get("dependencies") or []) if s
-        ]
-        if "optional-dependencies" not in dynamic:
-            for extra, items in (project.get("optional-dependencies") or {}).items():
-                reqs += [s for s in (_with_extra(str(r), str(extra)) for r in items) if s]
-        meta.requires, meta.requires_source = reqs, "[project].dependencies"
+    from_files = _setuptools_dynamic(pyproject or {}, read) if dynamic else {}
+    if project and ("dependencies" not in dynamic or "dependencies" in from_files):
+        listed: list[Any] = from_files.get("dependencies") or project.get("dependencies") or []
+        reqs = [s for s in (_with_extra(str(r), None) for r in listed) if s]
+        optional = project.get("optional-dependencies") or {}
+        if "optional-dependencies" in dynamic:
+            optional = from_files.get("optional-dependencies", {})
+        for extra, items in optional.items():
+            reqs += [s for s in (_with_extra(str(r), str(extra)) for r in items) if s]
+        meta.requires = reqs
+        meta.requires_source = (
+            "[tool.setuptools.dynamic] files"
+            if "dependencies" in from_files
+            else "[project].dependencies"
+        )
         return meta
     if egg_info is not None:
         text = egg_info("requires.txt")
@@ -377,6 +389,40 @@ def read_source(read: Reader, egg_info: Reader | None = None) -> SourceMetadata:
             reqs += [s for s in (_with_extra(r, str(extra)) for r in _lines(items)) if s]
         meta.requires, meta.requires_source = reqs, "setup.py install_requires (literal)"
     return meta
+
+
+def _name(spec: str) -> str | None:
+    try:
+        return canonicalize_name(Requirement(spec).name)
+    except InvalidRequirement:
+        return None
+
+
+def _setuptools_dynamic(pyproject: dict[str, Any], read: Reader) -> dict[str, Any]:
+    """``[tool.setuptools.dynamic]`` requirements read from the files it names: under
+    ``dependencies`` a list, under ``optional-dependencies`` a list per extra."""
+    table = pyproject.get("tool", {}).get("setuptools", {}).get("dynamic", {})
+
+    def from_files(entry: object) -> list[str] | None:
+        files = entry.get("file") if isinstance(entry, dict) else None
+        if files is None:
+            return None
+        out: list[str] = []
+        for name in [files] if isinstance(files, str) else list(files):
+            data = read(str(name))
+            if data is not None:
+                out += [ln for _, ln in _logical_lines(data.decode(errors="replace"))]
+        return out
+
+    found: dict[str, Any] = {}
+    deps = from_files(table.get("dependencies"))
+    if deps is not None:
+        found["dependencies"] = deps
+    optional = table.get("optional-dependencies")
+    if isinstance(optional, dict):
+        extras = {k: from_files(v) for k, v in optional.items()}
+        found["optional-dependencies"] = {k: v for k, v in extras.items() if v is not None}
+    return found
 
 
 def _cfg_list(cfg: configparser.ConfigParser, key: str, read: Reader) -> list[str]:

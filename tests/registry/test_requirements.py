@@ -160,3 +160,30 @@ def test_static_pkg_info_is_trusted() -> None:
     meta = read_sdist(data, name)
     assert meta.requires == ["six>=1"]
     assert meta.build_requires == list(LEGACY_BUILD_REQUIRES)
+
+
+def test_setuptools_backends_also_get_wheel_and_dynamic_files_are_read(tmp_path: Path) -> None:
+    """setuptools before 70.1 asks for wheel when pip runs it; a project whose dependencies
+    are dynamic, read by setuptools from a file, has them read from that file."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=42"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "dyn"\ndynamic = ["dependencies", "optional-dependencies"]\n'
+        "[tool.setuptools.dynamic]\n"
+        'dependencies = {file = ["requirements.txt"]}\n'
+        'optional-dependencies.test = {file = ["requirements-test.txt"]}\n'
+    )
+    (tmp_path / "requirements.txt").write_text("# runtime\nattrs>=19\n")
+    (tmp_path / "requirements-test.txt").write_text("pytest\n")
+    meta = read_project(tmp_path)
+    assert meta.build_requires == ["setuptools>=42", "wheel"]
+    assert "wheel, which setuptools before 70.1 asks for" in meta.build_source
+    assert meta.requires == ["attrs>=19", 'pytest; extra == "test"']
+    assert meta.requires_source == "[tool.setuptools.dynamic] files"
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["flit_core>=3.2"]\nbuild-backend = "flit_core.buildapi"\n'
+        '[project]\nname = "dyn"\ndynamic = ["dependencies"]\n'
+    )
+    meta = read_project(tmp_path)
+    assert meta.build_requires == ["flit_core>=3.2"]  # not setuptools: nothing added
+    assert meta.requires_source is None  # dynamic, and nothing says where from
