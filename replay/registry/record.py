@@ -353,10 +353,16 @@ class PythonRecorder:
             if data is not None:
                 lines = [str(x) for x in parse_metadata(data).get_all("Requires-Dist") or []]
                 break
-        if lines is None:
-            sdist = next((c for c in files if c.wheel_tags is None), None)
-            if sdist is not None and self.source(sdist).requires_source is not None:
-                lines = self.source(sdist).requires
+        sdist = next((c for c in files if c.wheel_tags is None), None)
+        if lines is None and sdist is not None:
+            if self.source(sdist).requires_source is None:
+                log.warning(
+                    "%s: declares no requirements that can be read without running it "
+                    "(none, or computed by setup.py): none recorded",
+                    sdist.filename,
+                )
+                return []
+            lines = self.source(sdist).requires
         if lines is None:
             if files:
                 log.warning(
