@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from replay.registry import registry_app
+from replay.base.manifest import RegistryIndex
+from replay.registry import BlobStore, Registry, record_python, registry_app
 from tests.registry.conftest import Recorded
-from tests.registry.helpers import RequestLog
+from tests.registry.helpers import PythonUpstream, RequestLog, T, after, before
 from tests.serving import serving
 
 UV = shutil.which("uv", path=str(Path(sys.executable).parent))
@@ -264,9 +265,6 @@ def build_sdist(sdist_directory, config_settings=None):
 def test_pip_builds_an_sdist_only_dependency_from_what_was_recorded(tmp_path: Path) -> None:
     """The recorder's build requirements are enough for pip's isolated build, offline: app
     needs tinylib, which has only an sdist built by tinyback (a wheel, from the index)."""
-    from replay.base.manifest import RegistryIndex
-    from replay.registry import BlobStore, Registry, record_python
-    from tests.registry.helpers import PythonUpstream, T, after, before
 
     up = PythonUpstream()
     up.add("app", "1.0", before(days=2), requires=("tinylib",))
