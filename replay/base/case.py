@@ -318,6 +318,43 @@ class ScriptedReply(Strict):
     text: str = Field(min_length=1)
 
 
+class AcceptedHit(Strict):
+    """A hit of the image audit that is no leak, and why (e.g. an interpreter feature the fix
+    mirrors). A hit is accepted when it matches every selector given: at least one of them."""
+
+    path_glob: str | None = Field(default=None, min_length=1)
+    """Shell-style pattern on the file's path in the image, e.g.
+    ``/usr/lib/python3.11/tomllib/*``; a member of an archive is ``archive.whl!member``."""
+    pattern: str | None = Field(default=None, min_length=1)
+    """Text the matched gold line or hidden-test name contains."""
+    reason: str = Field(min_length=1)
+    """Why this copy of the answer is no leak; required."""
+
+    @model_validator(mode="after")
+    def _selects(self) -> AcceptedHit:
+        if self.path_glob is None and self.pattern is None:
+            raise ValueError("give path_glob, pattern or both")
+        if not self.reason.strip():
+            raise ValueError("reason must say why the hit is no leak")
+        return self
+
+    def covers(self, path: str, marker: str) -> bool:
+        if self.path_glob is not None and not fnmatch.fnmatchcase(path, self.path_glob):
+            return False
+        return self.pattern is None or self.pattern in marker
+
+
+class Audit(Strict):
+    """How the case's leak audit judges what it finds in the environment and harness images."""
+
+    accepted: list[AcceptedHit] = Field(default_factory=list)
+    """Hits that are declared no leak, each with its reason."""
+
+    def accepting(self, path: str, marker: str) -> AcceptedHit | None:
+        """The first entry that accepts ``marker`` found at ``path``, if any."""
+        return next((a for a in self.accepted if a.covers(path, marker)), None)
+
+
 Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$")]
 
 
@@ -342,6 +379,8 @@ class Case(Strict):
     gold: Gold
     humans: list[ScriptedReply] = Field(default_factory=list)
     """Replies people really gave, played back when the agent asks."""
+    audit: Audit = Field(default_factory=Audit)
+    """What the image audit accepts (``replay case audit``)."""
 
     model_config = Strict.model_config | {"populate_by_name": True}
 
