@@ -145,17 +145,27 @@ def _added(patch: str) -> list[str]:
 _DEF = re.compile(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)")
 
 
-def answer_of(case: Case, base_text: str) -> Answer:
-    """The case's answer, minus whatever the base tree (``base_text``) already contains."""
-    gold = case.gold.patch.read_text(encoding="utf-8", errors="replace")
-    tests = case.hidden_tests.patch.read_text(encoding="utf-8", errors="replace")
-    markers: set[str] = {line for line in _added(gold) if len(line) >= MIN_MARKER}
+def gold_lines(gold: str) -> set[str]:
+    """The gold patch's added lines, stripped, long enough to prove a leak."""
+    return {line for line in _added(gold) if len(line) >= MIN_MARKER}
+
+
+def test_names(tests: str) -> set[str]:
+    """The names of the functions and classes the hidden tests' patch adds (8+ characters)."""
+    names: set[str] = set()
     for line in _added(tests):
         m = _DEF.match(line)
         name = m and (m.group(1) or m.group(2))
         if name and len(name) >= 8:
-            markers.add(name)
-    markers = {m for m in markers if m not in base_text}
+            names.add(name)
+    return names
+
+
+def answer_of(case: Case, base_text: str) -> Answer:
+    """The case's answer, minus whatever the base tree (``base_text``) already contains."""
+    gold = case.gold.patch.read_text(encoding="utf-8", errors="replace")
+    tests = case.hidden_tests.patch.read_text(encoding="utf-8", errors="replace")
+    markers = {m for m in gold_lines(gold) | test_names(tests) if m not in base_text}
     pr = title = branch = None
     for effect in case.gold.side_effects:
         if effect.kind == "github.pull_request.opened":
@@ -453,6 +463,19 @@ def audit(
     return found
 
 
+def base_text(case: Case) -> str:
+    """Every file of the case's repository at its base commit, read from the snapshot's bundle."""
+    snapshot = load_snapshot(case.snapshot)
+    with tempfile.TemporaryDirectory(prefix="replay-audit-") as tmp:
+        probe = gitrepo.init(Path(tmp) / "probe", bare=True)
+        _git(probe, "bundle", "unbundle", str(snapshot.bundle(case.repository.name)))
+        if case.repository.base_commit not in all_objects(probe):
+            raise ToolError(
+                f"the snapshot's bundle of {case.repository.name} does not hold the base commit"
+            )
+        return _tree_text(probe, case.repository.base_commit)
+
+
 def _files_at(repo: Path, commit: str, names: tuple[str, ...]) -> dict[str, str]:
     files: dict[str, str] = {}
     for name in names:
@@ -524,5 +547,8 @@ __all__ = [
     "audit",
     "audit_cached",
     "audit_repository",
+    "base_text",
     "dated_after",
+    "gold_lines",
+    "test_names",
 ]
