@@ -296,6 +296,10 @@ class Runtime(ABC):
         """The labels of a local image (empty if it does not exist)."""
 
     @abstractmethod
+    def images(self, labels: Mapping[str, str]) -> list[str]:
+        """The local images carrying every one of ``labels``: a tag of each (its ID if none)."""
+
+    @abstractmethod
     def gc(
         self,
         *,

@@ -147,6 +147,14 @@ class DockerRuntime(Runtime):
             return {}
         return dict(image.labels or {})
 
+    def images(self, labels: Mapping[str, str]) -> list[str]:
+        wanted = [f"{key}={value}" for key, value in labels.items()]
+        try:
+            found = self.client.images.list(filters={"label": wanted})
+        except APIError as exc:
+            raise SandboxError(f"cannot list images: {exc}") from exc
+        return sorted(str(i.tags[0]) if i.tags else str(i.id) for i in found)
+
     def gc(
         self,
         *,
