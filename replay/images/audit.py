@@ -1,0 +1,369 @@
+"""The image audit: the answer searched in the files of the images an agent's sandbox is made of.
+
+The snapshot audit (:mod:`replay.snapshot.audit`) covers the world; the agent also reads the
+filesystem of its sandbox: the case's environment image (the base image's interpreter and
+standard library, the packages its setup installed) and the harness layers built on it. Any
+of these can carry the case's future fix: Debian bookworm's Python 3.11 ships ``tomllib`` and
+pip and setuptools vendor ``tomli``, so a 2021 tomli case finds its own fixed line there.
+
+What is searched: the gold patch's added lines (stripped, 16+ characters) and the names of the
+functions and classes the hidden tests add (8+ characters), minus whatever the base
+repository's files already hold (a line the project already had is no leak): the selection of
+:func:`replay.snapshot.audit.answer_of`. Where: every regular file under :data:`SCANNED`
+(site-packages, dist-packages, ``/usr/lib/python3*``, vendored copies, ``/usr/share``, ``/opt``
+where the harness lives, home directories), except the case's working directory (the
+repository at its base commit, which the snapshot audit covers), and every member of the zip
+archives there (``.whl``, ``.zip``, ``.egg``, ``.pyz``: pip's and setuptools' own wheels). How:
+one container per image with no network, the markers copied in, ``grep -rFoIZ -f`` over plain
+files (bytes, ``LC_ALL=C``; ``-I`` leaves out binary files such as ``.pyc``), and a small
+script run by the image's own ``python3`` for the archives. Because the markers are stripped,
+an indented copy matches too.
+
+A hit is a leak unless the case's ``audit.accepted`` declares it, with a reason
+(:class:`replay.base.case.AcceptedHit`). :func:`propose_base_image` tells which other base
+image (``replay-base:<release>``) carries none of the markers.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+import tempfile
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from replay.base.case import Audit, Case
+from replay.images.env import env_reference
+from replay.runtime.base import (
+    ENV_IMAGE_LABEL,
+    IMAGE_KIND_LABEL,
+    ContainerSpec,
+    Limits,
+    Runtime,
+    SandboxError,
+)
+from replay.snapshot.audit import base_text, gold_lines, test_names
+
+SCANNED = ("/usr", "/opt", "/home", "/root", "/etc")
+"""The trees searched in each image: everything an installed package or interpreter lives in."""
+ARCHIVES = (".whl", ".zip", ".egg", ".pyz")
+RELEASES = ("bullseye", "bookworm", "trixie")
+"""The Debian releases base images are built for, oldest first (``replay-base:<release>``)."""
+BASE_REPOSITORY = "replay-base"
+STAGE = "/tmp/replay-image-audit"
+SCAN_LIMITS = Limits(cpus=None, memory=1024**3, pids=256, wall_time=900)
+
+MarkerKind = Literal["gold line", "test name"]
+
+_ARCHIVE_SCRIPT = """
+import os, sys, zipfile
+markers = [m for m in open(sys.argv[1], encoding="utf-8").read().split("\\n") if m]
+out = sys.stdout.buffer
+for top in sys.argv[2:]:
+    for root, dirs, files in os.walk(top):
+        for name in files:
+            path = os.path.join(root, name)
+            if not name.endswith(SUFFIXES) or os.path.islink(path):
+                continue
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    for info in archive.infolist():
+                        if info.is_dir() or info.file_size > 64 * 1024 * 1024:
+                            continue
+                        text = archive.read(info).decode("utf-8", "replace")
+                        for m in markers:
+                            if m in text:
+                                where = path + "!" + info.filename
+                                out.write(where.encode("utf-8", "replace") + b"\\0")
+                                out.write(m.encode("utf-8") + b"\\n")
+            except Exception as exc:
+                sys.stderr.write(path + ": " + str(exc) + "\\n")
+""".replace("SUFFIXES", repr(ARCHIVES))
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A piece of the answer the audit searches for."""
+
+    text: str
+    kind: MarkerKind
+
+
+@dataclass(frozen=True)
+class ImageHit:
+    """A marker found in a file of an image."""
+
+    image: str
+    """The image's reference (``replay-env:<case>``, ``replay-harness:...``)."""
+    path: str
+    """The file in the image; a member of an archive is ``<archive>!<member>``."""
+    marker: Marker
+    accepted: str | None = None
+    """The reason the case gives for accepting this hit; ``None``: a leak."""
+
+    @property
+    def leak(self) -> bool:
+        return self.accepted is None
+
+    def __str__(self) -> str:
+        text = self.marker.text if len(self.marker.text) <= 70 else self.marker.text[:67] + "..."
+        return f"{self.image}:{self.path}: {self.marker.kind} {text!r}"
+
+
+@dataclass(frozen=True)
+class ImageAudit:
+    """What the image audit of one case found."""
+
+    images: list[str]
+    """The images searched."""
+    hits: list[ImageHit]
+    notes: list[str] = field(default_factory=list)
+    """What was not searched, and why (no environment image built, no ``python3`` in an
+    image to open its archives)."""
+
+    @property
+    def leaks(self) -> list[ImageHit]:
+        return [h for h in self.hits if h.leak]
+
+    @property
+    def accepted(self) -> list[ImageHit]:
+        return [h for h in self.hits if not h.leak]
+
+
+@dataclass(frozen=True)
+class Scan:
+    """One image searched: its hits (path, marker text) and what could not be searched."""
+
+    image: str
+    hits: list[tuple[str, str]]
+    notes: list[str] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- markers
+
+
+def markers_from(gold: str, tests: str, base: str) -> list[Marker]:
+    """The markers of a gold patch and a hidden-test patch, minus what ``base`` (the base
+    repository's files, concatenated) already holds."""
+    found = {m: Marker(m, "gold line") for m in gold_lines(gold) if m not in base}
+    for name in test_names(tests):
+        if name not in base:
+            found.setdefault(name, Marker(name, "test name"))
+    return sorted(found.values(), key=lambda m: (m.kind, m.text))
+
+
+def case_markers(case: Case) -> list[Marker]:
+    """The case's markers; the base repository is read from the case's snapshot."""
+    return markers_from(
+        case.gold.patch.read_text(encoding="utf-8", errors="replace"),
+        case.hidden_tests.patch.read_text(encoding="utf-8", errors="replace"),
+        base_text(case),
+    )
+
+
+# ----------------------------------------------------------------------------- scanning
+
+
+def _script(scanned: Sequence[str]) -> str:
+    dirs = " ".join(shlex.quote(d) for d in scanned)
+    return (
+        "set -o pipefail\n"
+        "set --\n"
+        f'for d in {dirs}; do [ -d "$d" ] && set -- "$@" "$d"; done\n'
+        f'LC_ALL=C grep -rFoIZ -D skip -f {STAGE}/markers -- "$@" | LC_ALL=C sort -u'
+        f" > {STAGE}/files\n"
+        "rc=$?\n"
+        '[ "$rc" -le 1 ] || exit "$rc"\n'
+        "if command -v python3 >/dev/null; then\n"
+        f'  python3 {STAGE}/archives.py {STAGE}/markers "$@" > {STAGE}/archives || exit 3\n'
+        f"else echo no-python3 > {STAGE}/archives.skipped; fi\n"
+        f"cat {STAGE}/files {STAGE}/archives 2>/dev/null\n"
+    )
+
+
+def _parse(out: bytes) -> list[tuple[str, str]]:
+    """``path NUL marker LF`` records (a path may hold any byte but NUL)."""
+    hits: set[tuple[str, str]] = set()
+    pos = 0
+    while pos < len(out):
+        nul = out.index(b"\0", pos)
+        end = out.index(b"\n", nul)
+        path = out[pos:nul].decode("utf-8", "replace")
+        hits.add((path, out[nul + 1 : end].decode("utf-8", "replace")))
+        pos = end + 1
+    return sorted(hits)
+
+
+def scan_image(
+    runtime: Runtime,
+    image: str,
+    markers: Iterable[str],
+    *,
+    exclude: Sequence[str] = (),
+    scanned: Sequence[str] = SCANNED,
+) -> Scan:
+    """Search the files of ``image`` under ``scanned`` for ``markers``, in one container with
+    no network; paths under ``exclude`` (directories) are left out of the result."""
+    wanted = sorted({m for m in markers if m and "\n" not in m})
+    if not wanted:
+        return Scan(image, [])
+    spec = ContainerSpec(
+        image=image,
+        command=["sleep", "infinity"],
+        limits=SCAN_LIMITS,
+        labels={"replay.role": "image-audit"},
+    )
+    container = runtime.create(spec, f"image-audit-{uuid.uuid4().hex[:12]}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="replay-image-audit-") as tmp:
+            stage = Path(tmp) / posixpath.basename(STAGE)
+            stage.mkdir()
+            (stage / "markers").write_text("".join(f"{m}\n" for m in wanted), encoding="utf-8")
+            (stage / "archives.py").write_text(_ARCHIVE_SCRIPT)
+            container.copy_in(stage, posixpath.dirname(STAGE), owner=(0, 0))
+        done = container.exec(["bash", "-c", _script(scanned)], user="0:0", timeout=900)
+        if not done.ok:
+            raise SandboxError(
+                f"searching the files of {image} failed ({done.exit_code}): {done.err[-2000:]}"
+            )
+        skipped = container.exec(["test", "-e", f"{STAGE}/archives.skipped"], user="0:0")
+    finally:
+        container.remove()
+    notes = [f"{image}: no python3, archives not opened"] if skipped.exit_code == 0 else []
+    prefixes = tuple(posixpath.normpath(d) + "/" for d in exclude)
+    hits = [(p, m) for p, m in _parse(done.stdout) if not p.startswith(prefixes)]
+    return Scan(image, hits, notes)
+
+
+# ----------------------------------------------------------------------------- the case
+
+
+def case_images(case: Case, runtime: Runtime) -> list[str]:
+    """The case's environment image and every harness image built on it (empty: not built)."""
+    env = env_reference(case)
+    env_id = runtime.image_id(env)
+    if env_id is None:
+        return []
+    harness = runtime.images({IMAGE_KIND_LABEL: "harness", ENV_IMAGE_LABEL: env_id})
+    return [env, *harness]
+
+
+def judge(scans: Iterable[Scan], markers: Iterable[Marker], audit: Audit) -> list[ImageHit]:
+    """Hits as leaks, or accepted with the case's reason."""
+    kinds = {m.text: m for m in markers}
+    hits = []
+    for scan in scans:
+        for path, text in scan.hits:
+            marker = kinds.get(text, Marker(text, "gold line"))
+            entry = audit.accepting(path, text)
+            hits.append(ImageHit(scan.image, path, marker, entry.reason if entry else None))
+    return hits
+
+
+def audit_images(
+    case: Case,
+    runtime: Runtime,
+    images: Sequence[str] | None = None,
+    markers: Sequence[Marker] | None = None,
+) -> ImageAudit:
+    """Search the case's images (``images``, or :func:`case_images`) for its answer."""
+    markers = case_markers(case) if markers is None else markers
+    notes: list[str] = []
+    if images is None:
+        images = case_images(case, runtime)
+        if not images:
+            notes.append(f"no image {env_reference(case)} here: build it (replay image env)")
+    scans = [
+        scan_image(runtime, image, [m.text for m in markers], exclude=[case.environment.workdir])
+        for image in images
+    ]
+    notes += [note for scan in scans for note in scan.notes]
+    return ImageAudit(list(images), judge(scans, markers, case.audit), notes)
+
+
+# ----------------------------------------------------------------------------- proposal
+
+
+@dataclass(frozen=True)
+class BaseProposal:
+    """Which base image carries none of the case's markers."""
+
+    current: str
+    scans: dict[str, list[ImageHit]]
+    """Each base image searched, with its hits (accepted ones included)."""
+    missing: list[str]
+    """Candidate base images that are not built here."""
+    proposed: str | None
+    """A base image with no leak: ``current`` if it is clean, else the nearest clean release
+    (older first); ``None`` if none is."""
+
+
+def base_reference(release: str) -> str:
+    return f"{BASE_REPOSITORY}:{release}"
+
+
+def _nearest(current: str, candidates: Sequence[str]) -> list[str]:
+    names = [base_reference(r) for r in RELEASES]
+    if current not in names:
+        return list(candidates)
+    at = names.index(current)
+
+    def distance(image: str) -> tuple[int, int]:
+        i = names.index(image) if image in names else len(names)
+        return abs(i - at), i - at  # older (negative) first on a tie
+
+    return sorted(candidates, key=distance)
+
+
+def propose_base_image(
+    runtime: Runtime,
+    markers: Sequence[Marker],
+    current: str,
+    *,
+    audit: Audit | None = None,
+    candidates: Sequence[str] | None = None,
+) -> BaseProposal:
+    """Search ``current`` and the other base images built here for ``markers``; propose one
+    with no leak (hits ``audit`` accepts do not count).
+
+    ``candidates`` defaults to ``replay-base:<release>`` for every :data:`RELEASES`.
+    """
+    wanted = [base_reference(r) for r in RELEASES] if candidates is None else list(candidates)
+    if current not in wanted:
+        wanted.insert(0, current)
+    present = [c for c in wanted if runtime.image_id(c) is not None]
+    missing = [c for c in wanted if c not in present]
+    scans: dict[str, list[ImageHit]] = {}
+    for image in present:
+        scan = scan_image(runtime, image, [m.text for m in markers])
+        scans[image] = judge([scan], markers, audit or Audit())
+    clean = [c for c in present if not any(h.leak for h in scans[c])]
+    proposed = None
+    if current in clean:
+        proposed = current
+    else:
+        others = _nearest(current, [c for c in clean if c != current])
+        proposed = others[0] if others else None
+    return BaseProposal(current, scans, missing, proposed)
+
+
+__all__ = [
+    "RELEASES",
+    "SCANNED",
+    "BaseProposal",
+    "ImageAudit",
+    "ImageHit",
+    "Marker",
+    "Scan",
+    "audit_images",
+    "base_reference",
+    "case_images",
+    "case_markers",
+    "judge",
+    "markers_from",
+    "propose_base_image",
+    "scan_image",
+]

@@ -1,0 +1,345 @@
+"""The image audit finds a planted copy of the answer in an environment or harness image.
+
+The images are derived from the real base image by committing a container in which a copy of
+a gold line (indented, as in a vendored module), a hidden test's name and a wheel holding the
+gold line were planted; nothing here builds through a world.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import uuid
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from replay.base.case import Case, load_case
+from replay.base.errors import CaseError
+from replay.images.audit import (
+    Marker,
+    audit_images,
+    case_images,
+    case_markers,
+    markers_from,
+    propose_base_image,
+    scan_image,
+)
+from replay.images.env import ENV_REPOSITORY
+from replay.runtime import ContainerSpec, Runtime
+from replay.runtime.base import ENV_IMAGE_LABEL, IMAGE_KIND_LABEL
+from replay.snapshot.audit import base_text
+from tests import worlds
+from tests.cli_helpers import run_cli
+
+FIX_LINE = "TOTAL_FROM_FIX = add(20, 22)  # the fix's own line"
+BASE_LINE = "from lib import add"  # test_lib.py has it at the base commit: no leak
+TEST_NAME = "test_total_from_fix_is_forty_two"
+GOLD = f"""\
+diff --git a/api.py b/api.py
+new file mode 100644
+--- /dev/null
++++ b/api.py
+@@ -0,0 +1,3 @@
++{BASE_LINE}
++
++{FIX_LINE}
+"""
+HIDDEN = f"""\
+diff --git a/test_api.py b/test_api.py
+new file mode 100644
+--- /dev/null
++++ b/test_api.py
+@@ -0,0 +1,5 @@
++from api import TOTAL_FROM_FIX
++
++
++def {TEST_NAME}():
++    assert TOTAL_FROM_FIX == 42
+"""
+SITE = "/usr/lib/python3/dist-packages/vendored_geom"
+WHEEL = "/usr/share/python-wheels/vendored_geom-1.0-py3-none-any.whl"
+HARNESS_FILE = "/opt/harness/lib/notes.py"
+
+
+def _write_case(dest: Path, snapshot: Path, case_id: str, accepted: list[dict[str, str]]) -> Path:
+    path = worlds.write_case(dest, snapshot, _base_commit(snapshot))
+    data = yaml.safe_load(path.read_text())
+    data["id"] = case_id
+    data["hidden_tests"]["fail_to_pass"] = [f"test_api.py::{TEST_NAME}"]
+    data["hidden_tests"]["pass_to_pass"] = []
+    data["side_effects"] = data["side_effects"][:1]
+    if accepted:
+        data["audit"] = {"accepted": accepted}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    (dest / "gold.patch").write_text(GOLD)
+    (dest / "hidden.patch").write_text(HIDDEN)
+    return path
+
+
+def _base_commit(snapshot: Path) -> str:
+    from replay.snapshot import load_snapshot
+
+    return load_snapshot(snapshot).manifest.repositories[0].base_commit
+
+
+def _derive(
+    runtime: Runtime, image: str, files: Path, repository: str, tag: str, label: str
+) -> str:
+    """``image`` with the tree ``files`` copied over its root, committed as repository:tag."""
+    box = runtime.create(ContainerSpec(image=image, command=["sleep", "300"]), "image-audit-test")
+    try:
+        for top in sorted(files.iterdir()):  # copy_in puts the directory itself in "/"
+            box.copy_in(top, "/", owner=(0, 0))
+        return box.commit(repository, tag, changes=[f"LABEL {label}"])
+    finally:
+        box.remove()
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        dest = root / path.lstrip("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text)
+    return root
+
+
+@pytest.fixture(scope="module")
+def planted(
+    runtime: Runtime,
+    base_image: str,
+    tiny_snapshot_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Path, str, str]]:
+    """(case file, its environment image, a harness image on it), each with planted copies."""
+    root = tmp_path_factory.mktemp("image-audit")
+    case_id = f"image-audit-{uuid.uuid4().hex[:10]}"
+    case = _write_case(root / "case", tiny_snapshot_dir, case_id, [])
+    wheel = root / "wheel.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("vendored_geom/sums.py", f"def total():\n    {FIX_LINE}\n")
+    env_files = _tree(
+        root / "env-files",
+        {
+            # An indented copy, as a vendored module would hold it; and the base's own line.
+            f"{SITE}/__init__.py": f"def _compute():\n    {FIX_LINE}\n    {BASE_LINE}\n",
+            # The case's working directory holds the repository: never searched.
+            "/workspace/repo/notes.py": f"# {FIX_LINE}\n",
+        },
+    )
+    (env_files / WHEEL.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(wheel, env_files / WHEEL.lstrip("/"))
+    env_id = _derive(
+        runtime, base_image, env_files, ENV_REPOSITORY, case_id, f"{IMAGE_KIND_LABEL}=env"
+    )
+    harness_ref = f"replay-harness:{case_id}"
+    harness_files = _tree(root / "harness-files", {HARNESS_FILE: f"# see {TEST_NAME}\n"})
+    _derive(
+        runtime,
+        env_id,
+        harness_files,
+        "replay-harness",
+        case_id,
+        f"{IMAGE_KIND_LABEL}=harness {ENV_IMAGE_LABEL}={env_id}",
+    )
+    try:
+        yield case, f"{ENV_REPOSITORY}:{case_id}", harness_ref
+    finally:
+        subprocess.run(["docker", "rmi", harness_ref, f"{ENV_REPOSITORY}:{case_id}"], check=False)
+
+
+def _accepting(case: Path, accepted: list[dict[str, str]]) -> Case:
+    data = yaml.safe_load(case.read_text())
+    data["audit"] = {"accepted": accepted}
+    other = case.parent / f"accepting-{uuid.uuid4().hex[:6]}.yaml"
+    other.write_text(yaml.safe_dump(data, sort_keys=False))
+    return load_case(other)
+
+
+# ----------------------------------------------------------------------------- markers
+
+
+def test_markers_leave_out_what_the_base_already_holds(planted: tuple[Path, str, str]) -> None:
+    case = load_case(planted[0])
+    assert BASE_LINE in base_text(case)
+    assert case_markers(case) == [Marker(FIX_LINE, "gold line"), Marker(TEST_NAME, "test name")]
+
+
+def test_markers_from_texts() -> None:
+    gold = (
+        "+++ b/x.py\n+    short = 1\n+    value = compute_the_answer(1)\n+    kept_by_base_line()\n"
+    )
+    tests = "+def test_answer_is_right():\n+def test_x():\n+class TestAnswerSuite:\n"
+    found = markers_from(gold, tests, "kept_by_base_line()\n")
+    assert found == [
+        Marker("value = compute_the_answer(1)", "gold line"),
+        Marker("TestAnswerSuite", "test name"),
+        Marker("test_answer_is_right", "test name"),
+    ]
+
+
+# ----------------------------------------------------------------------------- images
+
+
+def test_planted_gold_line_in_site_packages_is_a_leak(
+    runtime: Runtime, planted: tuple[Path, str, str]
+) -> None:
+    case_file, env, harness = planted
+    case = load_case(case_file)
+    assert case_images(case, runtime) == [env, harness]
+    result = audit_images(case, runtime)
+    assert result.images == [env, harness]
+    found = {(h.image, h.path, h.marker.text, h.marker.kind) for h in result.leaks}
+    assert found == {
+        (env, f"{SITE}/__init__.py", FIX_LINE, "gold line"),
+        (env, f"{WHEEL}!vendored_geom/sums.py", FIX_LINE, "gold line"),
+        # The harness image is the env image plus its layer: it carries both copies too.
+        (harness, f"{SITE}/__init__.py", FIX_LINE, "gold line"),
+        (harness, f"{WHEEL}!vendored_geom/sums.py", FIX_LINE, "gold line"),
+        (harness, HARNESS_FILE, TEST_NAME, "test name"),
+    }
+    assert result.accepted == []
+    # The base's own line was planted beside the fix's, and the workdir's copy is not searched.
+    assert all(h.marker.text != BASE_LINE for h in result.hits)
+    assert all(not h.path.startswith("/workspace/repo/") for h in result.hits)
+
+
+def test_accepted_hit_is_listed_with_its_reason_not_as_a_leak(
+    runtime: Runtime, planted: tuple[Path, str, str]
+) -> None:
+    case_file, env, _ = planted
+    reason = "the interpreter's vendored copy mirrors the fix"
+    case = _accepting(
+        case_file,
+        [
+            {"path_glob": "/usr/lib/python3/dist-packages/vendored_geom/*", "reason": reason},
+            {"path_glob": "/usr/share/python-wheels/*", "pattern": "TOTAL_FROM", "reason": "r2"},
+            {"pattern": TEST_NAME, "reason": "the harness notes name it"},
+        ],
+    )
+    result = audit_images(case, runtime)
+    assert result.leaks == []
+    reasons = {(h.image, h.path): h.accepted for h in result.accepted}
+    assert reasons[(env, f"{SITE}/__init__.py")] == reason
+    assert reasons[(env, f"{WHEEL}!vendored_geom/sums.py")] == "r2"
+    assert len(result.accepted) == 5
+
+
+def test_an_entry_that_does_not_cover_the_hit_accepts_nothing(
+    runtime: Runtime, planted: tuple[Path, str, str]
+) -> None:
+    case = _accepting(
+        planted[0],
+        [{"path_glob": f"{SITE}/*", "pattern": "not the marker", "reason": "wrong pattern"}],
+    )
+    result = audit_images(case, runtime, images=[planted[1]])
+    assert {h.path for h in result.leaks} == {
+        f"{SITE}/__init__.py",
+        f"{WHEEL}!vendored_geom/sums.py",
+    }
+
+
+def test_clean_image_has_no_hit(
+    runtime: Runtime, base_image: str, planted: tuple[Path, str, str]
+) -> None:
+    case = load_case(planted[0])
+    result = audit_images(case, runtime, images=[base_image])
+    assert result.images == [base_image]
+    assert result.hits == []
+    assert result.notes == []
+
+
+def test_scan_finds_indented_copies_and_ignores_excluded_dirs(
+    runtime: Runtime, planted: tuple[Path, str, str]
+) -> None:
+    env = planted[1]
+    everything = scan_image(runtime, env, [FIX_LINE])
+    assert ("/workspace/repo/notes.py", FIX_LINE) not in everything.hits  # not under SCANNED
+    scan = scan_image(runtime, env, [FIX_LINE], scanned=["/workspace", "/usr"], exclude=["/usr"])
+    assert scan.hits == [("/workspace/repo/notes.py", FIX_LINE)]
+
+
+def test_propose_base_image_picks_one_without_the_answer(
+    runtime: Runtime, base_image: str, planted: tuple[Path, str, str]
+) -> None:
+    env = planted[1]
+    markers = [Marker(FIX_LINE, "gold line")]
+    proposal = propose_base_image(
+        runtime, markers, env, candidates=[env, base_image, "replay-base:nope"]
+    )
+    assert proposal.proposed == base_image
+    assert proposal.missing == ["replay-base:nope"]
+    assert {h.path for h in proposal.scans[env]} == {
+        f"{SITE}/__init__.py",
+        f"{WHEEL}!vendored_geom/sums.py",
+    }
+    assert proposal.scans[base_image] == []
+    kept = propose_base_image(runtime, markers, base_image, candidates=[env, base_image])
+    assert kept.proposed == base_image  # the current one is clean: keep it
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+def test_case_audit_command_fails_on_a_leak_and_passes_an_accepted_one(
+    capsys: pytest.CaptureFixture[str], planted: tuple[Path, str, str]
+) -> None:
+    case_file, env, harness = planted
+    result = run_cli(capsys, "case", "audit", str(case_file))
+    assert result.code == 1, result.out + result.err
+    assert f"LEAK  {env}:{SITE}/__init__.py: gold line {FIX_LINE!r}" in result.out
+    assert f"LEAK  {harness}:{HARNESS_FILE}: test name {TEST_NAME!r}" in result.out
+    assert "clean: snapshot" in result.out
+    # The base image the case names carries none of it: the proposal keeps it.
+    assert "replay-base:bookworm itself is clean" in result.out
+    data = yaml.safe_load(case_file.read_text())
+    data["audit"] = {
+        "accepted": [
+            {"pattern": FIX_LINE, "reason": "mirrors the interpreter"},
+            {"pattern": TEST_NAME, "reason": "harness notes"},
+        ]
+    }
+    other = case_file.parent / "accepted.yaml"
+    other.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = run_cli(capsys, "case", "audit", str(other))
+    assert result.code == 0, result.out + result.err
+    assert "LEAK" not in result.out
+    assert (
+        f"accepted  {env}:{SITE}/__init__.py: gold line {FIX_LINE!r} (mirrors the interpreter)"
+        in result.out
+    )
+
+
+def test_case_audit_command_says_when_no_image_is_built(
+    capsys: pytest.CaptureFixture[str], tiny_snapshot_dir: Path, tmp_path: Path
+) -> None:
+    case = _write_case(
+        tmp_path / "case", tiny_snapshot_dir, f"image-audit-none-{uuid.uuid4().hex[:8]}", []
+    )
+    result = run_cli(capsys, "case", "audit", str(case))
+    assert result.code == 0, result.out + result.err
+    assert "note: no image replay-env:image-audit-none-" in result.out
+
+
+# ----------------------------------------------------------------------------- the field
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ({"path_glob": "/usr/*"}, "reason"),
+        ({"path_glob": "/usr/*", "reason": "   "}, "reason must say why"),
+        ({"reason": "no selector"}, "give path_glob, pattern or both"),
+        ({"pattern": "", "reason": "empty"}, "pattern"),
+    ],
+)
+def test_accepted_entries_are_validated(
+    tiny_snapshot_dir: Path, tmp_path: Path, entry: dict[str, str], problem: str
+) -> None:
+    case = _write_case(tmp_path / "case", tiny_snapshot_dir, "image-audit-field", [entry])
+    with pytest.raises(CaseError) as exc:
+        load_case(case)
+    assert "audit" in str(exc.value) and problem in str(exc.value)
