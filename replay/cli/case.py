@@ -243,3 +243,88 @@ def case_calibrate(
             bad.append(result.case_id)
     if bad:
         raise typer.Exit(1)
+
+
+@app.command("audit")
+def case_audit(
+    cases: Annotated[list[Path], typer.Argument(help="Case files (case.yaml).")],
+    images: Annotated[
+        bool,
+        typer.Option(
+            help="Also search the case's environment image and the harness images built on it."
+        ),
+    ] = True,
+    fresh: Annotated[
+        bool, typer.Option(help="Ignore the snapshot audit's cached verdict.")
+    ] = False,
+    runtime: Annotated[str, typer.Option(help="Container runtime.")] = "docker",
+) -> None:
+    """Search each case's snapshot and images for its answer; any leak fails.
+
+    The images are the case's environment image and the harness images built on it, when
+    built here. A hit the case's audit.accepted declares is listed with its reason, not
+    failed. On a leak the base image also carries, the other base images built here are
+    searched and one without it is proposed.
+    """
+    from replay.base.case import load_case
+    from replay.images.audit import audit_images, propose_base_image
+    from replay.snapshot import load_snapshot
+    from replay.snapshot.audit import audit, audit_cached
+
+    failed = False
+    rt = None
+    try:
+        for path in cases:
+            case = load_case(path)
+            out.print(f"[bold]{case.id}[/] ({path})")
+            found = (
+                audit(load_snapshot(case.snapshot), case)
+                if fresh
+                else audit_cached(case.snapshot, case)
+            )
+            for f in found:
+                out.print(f"  LEAK  snapshot {f.location}: {f.problem}", markup=False)
+            if not found:
+                out.print(f"  clean: snapshot {case.snapshot}", markup=False)
+            failed = failed or bool(found)
+            if not images:
+                out.print("  images: not searched (--no-images)")
+                continue
+            if rt is None:
+                from replay.runtime import get_runtime
+
+                rt = get_runtime(runtime)
+            result = audit_images(case, rt)
+            for hit in result.hits:
+                if hit.leak:
+                    out.print(f"  LEAK  {hit}", markup=False)
+                else:
+                    out.print(f"  accepted  {hit} ({hit.accepted})", markup=False)
+            for note in result.notes:
+                out.print(f"  note: {note}", markup=False)
+            if result.images and not result.leaks:
+                out.print(f"  clean: images {', '.join(result.images)}", markup=False)
+            base = case.environment.base_image
+            if result.leaks:
+                failed = True
+                proposal = propose_base_image(
+                    rt, [h.marker for h in result.leaks], base, audit=case.audit
+                )
+                if base in proposal.scans and not any(h.leak for h in proposal.scans[base]):
+                    out.print(
+                        f"  {base} itself is clean: the leak comes from the setup or a harness"
+                    )
+                elif proposal.proposed:
+                    out.print(f"  proposed base image without it: {proposal.proposed}")
+                else:
+                    searched = ", ".join(proposal.scans) or "none"
+                    missing = ", ".join(proposal.missing) or "none"
+                    out.print(
+                        f"  no base image here is free of it (searched {searched}; "
+                        f"not built here: {missing})"
+                    )
+    finally:
+        if rt is not None:
+            rt.close()
+    if failed:
+        raise typer.Exit(1)
