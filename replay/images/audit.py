@@ -173,6 +173,8 @@ def _script(scanned: Sequence[str]) -> str:
         "set -o pipefail\n"
         "set --\n"
         f'for d in {dirs}; do [ -d "$d" ] && set -- "$@" "$d"; done\n'
+        # With no directory left, grep -r would search its working directory instead.
+        '[ "$#" -gt 0 ] || exit 0\n'
         f'LC_ALL=C grep -rFoIZ -D skip -f {STAGE}/markers -- "$@" | LC_ALL=C sort -u'
         f" > {STAGE}/files\n"
         "rc=$?\n"

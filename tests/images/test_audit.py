@@ -260,6 +260,8 @@ def test_scan_finds_indented_copies_and_ignores_excluded_dirs(
     assert ("/workspace/repo/notes.py", FIX_LINE) not in everything.hits  # not under SCANNED
     scan = scan_image(runtime, env, [FIX_LINE], scanned=["/workspace", "/usr"], exclude=["/usr"])
     assert scan.hits == [("/workspace/repo/notes.py", FIX_LINE)]
+    # No directory to search is no hit (grep -r alone would search the working directory).
+    assert scan_image(runtime, env, [FIX_LINE], scanned=["/no/such/dir"]).hits == []
 
 
 def test_propose_base_image_picks_one_without_the_answer(
