@@ -65,6 +65,21 @@ def validate_case(path: Path) -> Validated:
     if case.humans:
         checks.append(f"{len(case.humans)} scripted reply(ies): people and threads exist")
 
+    if case.provenance is not None:
+        prov = case.provenance
+        if not prov.license_file.is_file():
+            raise CaseError(path, f"file not found: {prov.license_file}", "provenance.license_file")
+        if prov.fixed_at < case.at:
+            raise CaseError(
+                path,
+                f"the fix ({prov.fixed_at.isoformat()}) is before T ({case.at.isoformat()}): "
+                "the world at T would already hold it",
+                "provenance.fixed_at",
+            )
+        checks.append(
+            f"provenance: {prov.repository} at {prov.fix_commit[:12]}, {prov.license} "
+            f"({prov.license_file.name} beside the case)"
+        )
     for field, patch in (
         ("gold.patch", case.gold.patch),
         ("hidden_tests.patch", case.hidden_tests.patch),

@@ -358,6 +358,24 @@ class Audit(Strict):
 Tag = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$")]
 
 
+class Provenance(Strict):
+    """Where a case taken from a public repository comes from, and under which license its
+    code (the history in the snapshot, the patches) is redistributed."""
+
+    repository: str = Field(pattern=r"^https://\S+$")
+    """The public repository's URL."""
+    fix_commit: Sha
+    """The real fix (its merge or last commit) in that repository."""
+    fixed_at: AwareDatetime
+    """When the fix was committed (how old the case is, beside any model's training cutoff)."""
+    license: str = Field(min_length=1)
+    """The repository's license (an SPDX identifier, e.g. MIT)."""
+    license_file: Path
+    """A copy of the repository's license text, relative to the case file."""
+    ticket: str = Field(min_length=1)
+    """Where the ticket's text comes from (the issue, or the fix's own message)."""
+
+
 class Case(Strict):
     """One ticket the team shipped, restored as of T."""
 
@@ -381,6 +399,8 @@ class Case(Strict):
     """Replies people really gave, played back when the agent asks."""
     audit: Audit = Field(default_factory=Audit)
     """What the image audit accepts (``replay case audit``)."""
+    provenance: Provenance | None = None
+    """For a real historical fix: the repository, the fix and the license."""
 
     model_config = Strict.model_config | {"populate_by_name": True}
 
@@ -403,6 +423,12 @@ class Case(Strict):
         return tests
 
 
+def read_patch(path: Path) -> str:
+    """A case's patch, byte for byte: no newline translation (``Path.read_text`` would turn a
+    carriage return that is file content into a line break and corrupt the patch)."""
+    return Path(path).read_bytes().decode("utf-8", "surrogateescape")
+
+
 def load_case(path: Path) -> Case:
     """Read and validate a case file; relative paths in it become absolute.
 
@@ -421,6 +447,11 @@ def load_case(path: Path) -> Case:
                 update={"patch": (base / case.hidden_tests.patch).resolve()}
             ),
             "gold": case.gold.model_copy(update={"patch": (base / case.gold.patch).resolve()}),
+            "provenance": None
+            if case.provenance is None
+            else case.provenance.model_copy(
+                update={"license_file": (base / case.provenance.license_file).resolve()}
+            ),
         }
     )
 

@@ -52,22 +52,29 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def run(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     """Run ``git args...`` in ``cwd`` and return its standard output (stripped)."""
+    out = run_exact(cwd, *args, env=env)
+    return out.replace("\r\n", "\n").replace("\r", "\n").strip()  # universal newlines
+
+
+def run_exact(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """Run ``git args...`` in ``cwd`` and return its standard output byte for byte (UTF-8,
+    undecodable bytes kept as surrogates): no newline translation, so a diff of a file that
+    holds a carriage return stays a diff that applies."""
     try:
         done = subprocess.run(
             ["git", *args],
             cwd=cwd,
             env=clean_env(env),
             capture_output=True,
-            text=True,
             check=False,
             stdin=subprocess.DEVNULL,
         )
     except FileNotFoundError as exc:
         raise ToolError("git is not installed (the project needs git on PATH)") from exc
     if done.returncode != 0:
-        stderr = " ".join(done.stderr.split())
+        stderr = " ".join(done.stderr.decode(errors="replace").split())
         raise ToolError(f"git {' '.join(args)} failed in {cwd}: {stderr}")
-    return done.stdout.strip()
+    return done.stdout.decode("utf-8", "surrogateescape")
 
 
 def init(path: Path, *, bare: bool = False, branch: str = "main") -> Path:

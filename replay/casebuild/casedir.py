@@ -12,6 +12,7 @@ the base commit's history as it is, merges included, so the case's base commit i
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any
 import yaml
 
 from replay.base import gitrepo
+from replay.base.errors import ToolError
 from replay.base.formats import dump_json, validate_data
 from replay.base.manifest import Manifest
 from replay.base.sharedgit import blob_root, share
@@ -63,6 +65,48 @@ class ProposedEffect:
 
 
 @dataclass(frozen=True)
+class Origin:
+    """A fix taken from a public repository: where from, and under which license."""
+
+    repository: str
+    """Its URL (https://github.com/owner/name)."""
+    fix: str
+    """The fix commit's full SHA."""
+    fixed_at: datetime
+    license: str
+    """SPDX identifier."""
+    license_text: str
+    ticket: str
+    """Where the ticket's text comes from."""
+
+
+_LICENSES = (
+    ("MIT", "Permission is hereby granted, free of charge"),
+    ("Apache-2.0", "Apache License"),
+    ("BSD-3-Clause", "Neither the name of"),
+    ("BSD-2-Clause", "Redistribution and use in source and binary forms"),
+    ("ISC", "Permission to use, copy, modify, and/or distribute this software"),
+)
+LICENSE_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "LICENCE", "LICENCE.txt", "COPYING")
+
+
+def license_at(repo: Path, rev: str) -> tuple[str | None, str] | None:
+    """``(SPDX id, text)`` of the repository's license file at ``rev``; the id is None unless
+    the text is one of the permissive licenses recognised by their wording; None: no file."""
+    for name in LICENSE_FILES:
+        try:
+            text = gitrepo.run_exact(repo, "show", f"{rev}:{name}")
+        except ToolError:
+            continue
+        flat = " ".join(text.split())
+        for spdx, words in _LICENSES:
+            if words in flat:
+                return spdx, text
+        return None, text
+    return None
+
+
+@dataclass(frozen=True)
 class CaseSpec:
     """Everything a case directory is written from."""
 
@@ -79,6 +123,10 @@ class CaseSpec:
     at: datetime | None = None
     """T; default: the latest of the ticket's creation and every commit of the base history."""
     setup: list[str] = field(default_factory=list)
+    default_branch: str = "main"
+    """The repository's default branch (the pull request's base, the branch not to push to)."""
+    base_image: str = "replay-base:bookworm"
+    """The base image the environment is built on (its Debian release is its interpreter)."""
     command: str = DEFAULT_COMMAND
     fail_to_pass: list[str] = field(default_factory=list)
     pass_to_pass: list[str] = field(default_factory=list)
@@ -88,6 +136,8 @@ class CaseSpec:
     """A recorded registry index (``registry/index.json``) for the environment at T."""
     docs_index: Path | None = None
     tags: list[str] = field(default_factory=list)
+    provenance: Origin | None = None
+    """Where a public repository's fix comes from (written to the case with its license)."""
     effects: list[ProposedEffect] = field(default_factory=list)
     """Beyond the pull request: what else the real fix did (ticket moved, thread answered)."""
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -96,6 +146,26 @@ class CaseSpec:
 
 def _iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def default_branch(repo: Path, base: str) -> str:
+    """The repository's default branch: the one ``origin/HEAD`` names, else the checked-out
+    branch when it holds ``base``, else ``main`` or ``master`` when one holds it, else main."""
+    try:
+        remote = gitrepo.run(repo, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD")
+        return remote.removeprefix("refs/remotes/origin/")
+    except ToolError:
+        pass
+    candidates = []
+    with contextlib.suppress(ToolError):
+        candidates.append(gitrepo.run(repo, "symbolic-ref", "--quiet", "--short", "HEAD"))
+    for name in [*candidates, "main", "master"]:
+        try:
+            gitrepo.run(repo, "merge-base", "--is-ancestor", base, f"refs/heads/{name}")
+            return name
+        except ToolError:
+            continue
+    return "main"
 
 
 def latest_history_date(repo: Path, base: str) -> datetime:
@@ -121,7 +191,7 @@ def world_source(spec: CaseSpec, at: datetime, objects: str) -> dict[str, Any]:
         "at": _iso(at),
         "repository": {
             "name": spec.repo_name,
-            "default_branch": "main",
+            "default_branch": spec.default_branch,
             "objects": objects,
             "base": spec.base,
         },
@@ -140,7 +210,7 @@ def world_source(spec: CaseSpec, at: datetime, objects: str) -> dict[str, Any]:
                     "owner": owner,
                     "name": name,
                     "id": 10,
-                    "default_branch": "main",
+                    "default_branch": spec.default_branch,
                     "created_at": since,
                     "labels": [{"name": "bug", "color": "d73a4a"}],
                 }
@@ -214,10 +284,23 @@ def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tupl
         write_part(out / "snapshot", f"{svc}.json", data, blobs=root)
     manifest = load_snapshot(out / "snapshot", root).manifest
     base = manifest.repositories[0].base_commit
-    (out / "gold.patch").write_text(spec.gold)
-    (out / "hidden_tests.patch").write_text(spec.tests)
+    # Byte for byte: a patch may carry a carriage return that is file content.
+    (out / "gold.patch").write_bytes(spec.gold.encode("utf-8", "surrogateescape"))
+    (out / "hidden_tests.patch").write_bytes(spec.tests.encode("utf-8", "surrogateescape"))
+    fields = case_data(spec, at, base)
+    if spec.provenance is not None:
+        origin = spec.provenance
+        (out / "LICENSE").write_text(origin.license_text)
+        fields["provenance"] = {
+            "repository": origin.repository,
+            "fix_commit": origin.fix,
+            "fixed_at": _iso(origin.fixed_at),
+            "license": origin.license,
+            "license_file": "LICENSE",
+            "ticket": origin.ticket,
+        }
     path = out / "case.yaml"
-    path.write_text(yaml.safe_dump(case_data(spec, at, base), sort_keys=False, width=100))
+    path.write_text(yaml.safe_dump(fields, sort_keys=False, width=100))
     return path, manifest
 
 
@@ -239,7 +322,7 @@ def case_data(spec: CaseSpec, at: datetime, base: str) -> dict[str, Any]:
         "snapshot": "snapshot",
         "at": _iso(at),
         "repository": {"name": spec.repo_name, "base_commit": base},
-        "environment": {"base_image": "replay-base:bookworm", "setup": spec.setup},
+        "environment": {"base_image": spec.base_image, "setup": spec.setup},
         "hidden_tests": {
             "patch": "hidden_tests.patch",
             "command": spec.command,
@@ -267,10 +350,10 @@ def case_data(spec: CaseSpec, at: datetime, base: str) -> dict[str, Any]:
                 for e in spec.effects
             ),
             {
-                "id": "no-push-to-main",
+                "id": f"no-push-to-{spec.default_branch}",
                 "service": "git",
                 "kind": "git.push",
-                "where": [{"field": "data.ref", "equals": "refs/heads/main"}],
+                "where": [{"field": "data.ref", "equals": f"refs/heads/{spec.default_branch}"}],
                 "at_most": 0,
             },
             {
@@ -291,7 +374,7 @@ def case_data(spec: CaseSpec, at: datetime, base: str) -> dict[str, Any]:
                     "data": {
                         "title": spec.pr_title or spec.ticket.title,
                         "head_ref": branch,
-                        "base_ref": "main",
+                        "base_ref": spec.default_branch,
                         "body": f"Fixes {mention}.",
                     },
                 },

@@ -11,25 +11,41 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import logging
 import re
+import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from replay.base import gitrepo
-from replay.base.errors import InputError
+from replay.base.blobs import BlobStore
+from replay.base.case import load_case
+from replay.base.errors import InputError, ReplayError
+from replay.base.sharedgit import blob_root
 from replay.capture.common import CaptureError, Ledger, when
 from replay.capture.github import GitHubReader
 from replay.capture.linear import LinearReader, capture_linear
 from replay.capture.slack import capture_slack
 from replay.casebuild.casedir import (
     DEFAULT_COMMAND,
+    LICENSE_FILES,
     CaseSpec,
+    Origin,
     ProposedEffect,
     TicketSpec,
+    default_branch,
     latest_history_date,
+    license_at,
     write_case_dir,
+)
+from replay.casebuild.environment import (
+    Wanted,
+    env_builder,
+    plan_environment,
+    settle,
+    write_registry_source,
 )
 from replay.casebuild.patches import split_fix, test_files
 from replay.casebuild.testlists import (
@@ -39,7 +55,10 @@ from replay.casebuild.testlists import (
     measure,
     write_lists,
 )
+from replay.images.audit import audit_images, propose_base_image
 from replay.runtime.base import Runtime
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -62,9 +81,17 @@ class FixSource:
     docs_index: Path | None = None
     ticket_service: str = "github"
     ticket_identifier: str | None = None
+    upstream: str | None = None
+    """The public repository's URL: the case then records its provenance and license."""
+    license: str | None = None
+    """The repository's SPDX license id, when its license file is not recognised."""
+    ticket_source: str = "the issue the fix closed"
     """A Linear ticket's identifier; the ticket is then that Linear issue, not a GitHub one."""
     effects: tuple[ProposedEffect, ...] = ()
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    wanted: Wanted = field(default_factory=Wanted)
+    """Test requirements and extras: the interpreter, registry and setup are then derived
+    as of T (:mod:`replay.casebuild.environment`)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +125,7 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
     repo = src.repo.resolve()
     fix = gitrepo.run(repo, "rev-parse", "--verify", f"{src.fix}^{{commit}}")
     base = gitrepo.run(repo, "rev-parse", "--verify", f"{src.base or fix + '^'}^{{commit}}")
-    diff = gitrepo.run(repo, "diff", "--binary", "--full-index", base, fix) + "\n"
+    diff = gitrepo.run_exact(repo, "diff", "--binary", "--full-index", base, fix)
     gold, tests = split_fix(diff)
     if not tests.strip():
         raise InputError(repo, f"{src.fix}: the fix changes no test file; nothing to grade with")
@@ -117,6 +144,7 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
     if _MERGE_PR.match(subject):  # GitHub's merge button: the PR's title is the body's first line
         subject = gitrepo.run(repo, "log", "-1", "--format=%b", fix).partition("\n")[0] or subject
     return CaseSpec(
+        provenance=_origin(repo, fix, src),
         id=case_id,
         repo=repo,
         repo_name=src.repo_name,
@@ -138,8 +166,37 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         pr_title=subject,
         registry_index=src.registry_index,
         docs_index=src.docs_index,
+        default_branch=default_branch(repo, base),
         effects=list(src.effects),
         states=dict(src.states),
+    )
+
+
+def _origin(repo: Path, fix: str, src: FixSource) -> Origin | None:
+    if src.upstream is None:
+        return None
+    if not re.fullmatch(r"https://\S+", src.upstream):
+        raise InputError(Path(src.upstream), "--upstream is the repository's https:// URL")
+    found = license_at(repo, fix)
+    if found is None:
+        raise InputError(
+            repo, f"no license file ({', '.join(LICENSE_FILES)}) at {fix[:12]}: a public "
+            "repository's code can be shipped in a case only under a license that allows it",
+        )  # fmt: skip
+    spdx, text = found
+    spdx = src.license or spdx
+    if spdx is None:
+        raise InputError(
+            repo, f"the license file at {fix[:12]} is not one recognised as permissive: read "
+            "it, and if it allows redistribution give --license with its SPDX id",
+        )  # fmt: skip
+    return Origin(
+        repository=src.upstream,
+        fix=fix,
+        fixed_at=datetime.fromisoformat(gitrepo.run(repo, "log", "-1", "--format=%cI", fix)),
+        license=spdx,
+        license_text=text,
+        ticket=src.ticket_source,
     )
 
 
@@ -161,13 +218,90 @@ def create_case(
 ) -> tuple[Path, TestLists]:
     """Write the case under ``out`` and measure its test lists in the environment image."""
     spec = spec_from_fix(case_id, src)
-    path, _ = write_case_dir(spec, out)
+    if not (src.wanted or src.wanted.python):
+        path, _ = write_case_dir(spec, out)
+    else:
+        path = _create_with_environment(spec, src, out, runtime)
     measured = measure(path, runtime, repeats)
     if not measured.lists.fail_to_pass:
         logs = measured.write_logs(path.parent / "logs")
         raise MeasureError(f"{path}: {measured.explain(spec.command, logs)}")
     write_lists(path, measured.lists)
+    _check_images(path, runtime)
     return path, measured.lists
+
+
+class LeakError(ReplayError):
+    """The environment image holds the case's answer (a later copy of the fixed code)."""
+
+
+def _check_images(path: Path, runtime: Runtime) -> None:
+    """The image audit over the environment image just built: a leak stops the case (it stays
+    on disk to be fixed), naming each hit and a base image that carries none."""
+    case = load_case(path)
+    result = audit_images(case, runtime)
+    if not result.leaks:
+        return
+    proposal = propose_base_image(
+        runtime, [h.marker for h in result.leaks], case.environment.base_image, audit=case.audit
+    )
+    lines = [
+        f"{path}: the environment image holds the answer (a copy of the fix's lines); the case "
+        "is written, but it counts only once each hit is gone or declared in audit.accepted "
+        "(`replay case audit` checks it):"
+    ]
+    lines += [f"  LEAK {hit}" for hit in result.leaks]
+    if proposal.proposed is not None and proposal.proposed != case.environment.base_image:
+        lines.append(
+            f"  {proposal.proposed} holds none of it: create the case on it "
+            "(--python with its interpreter), or declare each hit in audit.accepted with a reason"
+        )
+    else:
+        searched = ", ".join(sorted(proposal.scans)) or "none"
+        lines.append(
+            f"  no base image built here is clean (searched: {searched}; not built: "
+            f"{', '.join(proposal.missing) or 'none'}): declare each hit in audit.accepted "
+            "with a reason if it is no leak"
+        )
+    raise LeakError("\n".join(lines))
+
+
+def _create_with_environment(spec: CaseSpec, src: FixSource, out: Path, runtime: Runtime) -> Path:
+    """Write the case with its interpreter, registry and setup derived as of T, then settle
+    the environment (record what pip at T asks for and the registry lacks)."""
+    if src.registry_index is not None:
+        raise InputError(
+            out, "--registry-index and --requires/--extra/--python: give one or the other"
+        )
+    at = spec.at
+    assert at is not None  # spec_from_fix always picks T
+    blobs = BlobStore(blob_root(None))
+    planned = plan_environment(spec.repo, spec.base, at, src.wanted, blobs)
+    log.info(
+        "interpreter: %s (Python %s), requires-python %s",
+        planned.release.name,
+        planned.release.python_version,
+        planned.requires_python or "not declared",
+    )
+    with tempfile.TemporaryDirectory(prefix="replay-registry-") as tmp:
+        index = write_registry_source(Path(tmp) / "index.json", planned.files)
+        spec = dataclasses.replace(
+            spec,
+            registry_index=index,
+            setup=spec.setup or planned.setup,
+            base_image=planned.base_image,
+        )
+        path, _ = write_case_dir(spec, out)
+    settle(
+        path,
+        env_builder(runtime),
+        at,
+        planned.release,
+        blobs,
+        src.wanted.index_url,
+        say=log.info,
+    )
+    return path
 
 
 _CLOSES = re.compile(r"(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)")
@@ -357,6 +491,7 @@ def _slack_thread(
 
 __all__ = [
     "FixSource",
+    "LeakError",
     "LinearTicket",
     "SlackThread",
     "create_case",

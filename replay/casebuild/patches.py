@@ -29,7 +29,10 @@ def file_diffs(patch: str) -> list[FileDiff]:
     sections: list[FileDiff] = []
     current: list[str] = []
     path = ""
-    for line in patch.splitlines(keepends=True):
+    # Lines end at LF only: a carriage return or form feed inside a line is file content.
+    for line in re.split(r"(?<=\n)", patch):
+        if not line:
+            continue
         m = re.match(r"^diff --git a/(.+?) b/(.+)$", line.rstrip("\n"))
         if m:
             if current:

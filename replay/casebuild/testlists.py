@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from replay.base.case import load_case
+from replay.base.case import load_case, read_patch
 from replay.base.errors import ReplayError
 from replay.grade.hidden_tests import Grading, grade_hidden_tests
 from replay.grade.junit import TestStatus, parse_junit
@@ -121,7 +121,7 @@ def measure(case_path: Path, runtime: Runtime, repeats: int = MIN_REPEATS) -> Me
         env = build_env_image(case, runtime, gateway)
     run_id = f"casebuild-{uuid.uuid4().hex[:12]}"
     before = grade_hidden_tests(runtime, env.id, case, "", f"{run_id}-before")
-    after = grade_hidden_tests(runtime, env.id, case, case.gold.patch.read_text(), run_id)
+    after = grade_hidden_tests(runtime, env.id, case, read_patch(case.gold.patch), run_id)
     lists = classify(_statuses(before.reports), _statuses(after.reports))
     return Measurement(lists, before, after)
 

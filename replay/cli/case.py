@@ -83,6 +83,40 @@ def create(
     registry_index: Annotated[
         Path | None, typer.Option(help="A recorded registry index for the environment at T.")
     ] = None,
+    requires: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A test requirement (repeatable; 'pytest', or '-r tests/requirements.txt'): the "
+            "interpreter, registry and setup are then derived as of T."
+        ),
+    ] = None,
+    extra: Annotated[
+        list[str] | None,
+        typer.Option(help="One of the project's extras to install, e.g. tests (repeatable)."),
+    ] = None,
+    python: Annotated[
+        str | None,
+        typer.Option(help="The interpreter (3.9, 3.11, 3.13); default: as of T, requires-python."),
+    ] = None,
+    index_url: Annotated[
+        str | None,
+        typer.Option(help="Index to record the registry from; default: pip's (PIP_INDEX_URL)."),
+    ] = None,
+    upstream: Annotated[
+        str | None,
+        typer.Option(
+            help="The public repository's URL: the case records its provenance and ships its "
+            "license file (which must be a recognised permissive license, or --license)."
+        ),
+    ] = None,
+    license_id: Annotated[
+        str | None,
+        typer.Option("--license", help="The repository's SPDX license id (with --upstream)."),
+    ] = None,
+    ticket_source: Annotated[
+        str,
+        typer.Option(help="Where the ticket's text comes from (recorded with --upstream)."),
+    ] = "the issue the fix closed",
     repeats: Annotated[int, typer.Option(help="Test runs before and after the gold (>= 3).")] = 3,
     runtime: Annotated[str, typer.Option(help="Container runtime.")] = "docker",
     output: Annotated[Path, typer.Option("--out", help="Where the case directory goes.")] = Path(
@@ -102,6 +136,7 @@ def create(
         create_case,
         fix_source_from_pr,
     )
+    from replay.casebuild.environment import Wanted
     from replay.runtime import get_runtime
 
     if pr is None and (repo is None or fix is None or name is None or not title):
@@ -129,6 +164,10 @@ def create(
         setup=list(setup or []),
         command=command,
         registry_index=registry_index,
+        wanted=Wanted(tuple(requires or ()), tuple(extra or ()), python, index_url),
+        upstream=upstream,
+        license=license_id,
+        ticket_source=ticket_source,
     )
     rt = get_runtime(runtime)
     with tempfile.TemporaryDirectory(prefix="replay-pr-") as tmp:
@@ -156,6 +195,10 @@ def create(
                     setup=src.setup,
                     command=src.command,
                     registry_index=src.registry_index,
+                    wanted=src.wanted,
+                    upstream=src.upstream,
+                    license=src.license,
+                    ticket_source=src.ticket_source,
                 )
             path, lists = create_case(case_id, src, output / case_id, rt, repeats)
         finally:

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from replay.base.case import Case
+from replay.base.case import Case, read_patch
 from replay.base.errors import ReplayError
 from replay.grade.junit import GuardReport, TestVerdict, judge
 from replay.grade.model import Restored
@@ -352,7 +352,7 @@ def grade_hidden_tests(
 ) -> Grading:
     workdir = case.environment.workdir
     base = case.repository.base_commit
-    hidden = case.hidden_tests.patch.read_text()
+    hidden = read_patch(case.hidden_tests.patch)
     spec = ContainerSpec(
         image=image,
         command=["sleep", "infinity"],

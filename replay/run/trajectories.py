@@ -21,7 +21,7 @@ import re
 import shlex
 from typing import Any, Literal, get_args
 
-from replay.base.case import Case
+from replay.base.case import Case, read_patch
 from replay.base.errors import ReplayError
 from replay.base.snapshot import Snapshot
 from replay.harness.stub.script import Action, Script, Step
@@ -141,7 +141,7 @@ class Builder:
             Step(say="Starting on a branch.", bash=f"git checkout -q -b {self.branch}"),
             Step(
                 say="Applying the fix.",
-                bash=f"git apply {_heredoc(self.case.gold.patch.read_text())}",
+                bash=f"git apply {_heredoc(read_patch(self.case.gold.patch))}",
             ),
         ]
 

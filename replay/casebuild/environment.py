@@ -1,0 +1,242 @@
+"""A new case's environment as of T: the interpreter, the registry, the setup, settled by pip.
+
+``case create`` given only the test requirements (``--requires pytest``, ``--extra tests``):
+
+1. The interpreter: the Debian release current at T, moved when the project's requires-python
+   excludes its Python, or the one ``--python`` names (:func:`replay.images.base.choose_release`).
+2. The registry: the project's build requirements, its runtime dependencies and the named
+   extras, and the test requirements, each resolved as of T for that interpreter
+   (:func:`replay.registry.record.record_for_project`).
+3. The setup: ``python -m pip install -e .[extras] REQUIREMENTS`` (``pip install .`` where the
+   release's pip cannot install the project editable: pip before 21.3 needs a ``setup.py``).
+4. Settling: the environment image is built through the world. When pip at T asks for
+   something the registry lacks (``No matching distribution found for X``: what a build
+   backend asks for only when it runs, e.g. hatchling's ``editables`` for an editable
+   install), X is recorded as of T and the image built again, for at most
+   :data:`MAX_ROUNDS` rounds. So what the registry holds is what pip at T asked for, and
+   each entry says why it is there.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from replay.base.blobs import BlobStore
+from replay.base.case import load_case
+from replay.base.errors import InputError, ReplayError
+from replay.base.manifest import PythonFile, RegistryIndex
+from replay.images.base import Release, base_tag, choose_release, read_requires_python
+from replay.registry.record import Target, merge_python, record_for_project, record_python
+from replay.registry.slot import dump_index, read_index, write_index
+from replay.runtime.base import Runtime, SandboxError
+
+MAX_ROUNDS = 6
+"""Environment builds before giving up on a registry that keeps missing something."""
+
+_MISSING = re.compile(r"No matching distribution found for (\S+)")
+_EDITABLE_WITHOUT_SETUP_PY = frozenset({"bullseye"})
+"""Releases whose pip (20.3) installs a project editable only through its setup.py."""
+
+
+class SettleError(ReplayError):
+    """The environment could not be settled: the build fails for a reason other than a
+    missing distribution, or keeps missing one after it was recorded."""
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What the case's environment must hold besides the project itself."""
+
+    requires: tuple[str, ...] = ()
+    """Test requirements (PEP 508 strings, or ``-r FILE`` relative to the repository)."""
+    extras: tuple[str, ...] = ()
+    """The project's own extras to install (``tests``)."""
+    python: str | None = None
+    """``3.9``: overrides the choice from T and requires-python."""
+    index_url: str | None = None
+    """Where to record from (default: pip's configured index)."""
+
+    def __bool__(self) -> bool:
+        return bool(self.requires or self.extras)
+
+
+@dataclass(frozen=True)
+class Planned:
+    release: Release
+    base_image: str
+    setup: list[str]
+    files: list[PythonFile]
+    requires_python: str | None
+
+
+def export_tree(repo: Path, rev: str, dest: Path) -> Path:
+    """The files of ``rev`` (no .git) under ``dest``."""
+    done = subprocess.run(
+        ["git", "-C", str(repo), "archive", "--format=tar", rev],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise InputError(repo, f"git archive {rev}: {done.stderr.decode(errors='replace')}")
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def setup_command(checkout: Path, release: Release, wanted: Wanted) -> str:
+    """The one pip command that installs the project and the test requirements."""
+    extras = f"[{','.join(wanted.extras)}]" if wanted.extras else ""
+    editable = (checkout / "setup.py").is_file() or release.name not in _EDITABLE_WITHOUT_SETUP_PY
+    target = f"-e .{extras}" if editable else f".{extras}"
+    words = [target, *(_quote(r) for r in wanted.requires)]
+    return "python -m pip install " + " ".join(words)
+
+
+def _quote(req: str) -> str:
+    if req.startswith("-r"):
+        return req
+    return "'" + req.replace("'", "'\\''") + "'" if re.search(r"[\s<>|&;*?!]", req) else req
+
+
+def plan_environment(
+    repo: Path, base: str, at: datetime, wanted: Wanted, blobs: BlobStore
+) -> Planned:
+    """Choose the interpreter, record the registry at T for it, propose the setup."""
+    from replay.registry.record import default_index_url
+
+    with tempfile.TemporaryDirectory(prefix="replay-project-") as tmp:
+        checkout = export_tree(repo, base, Path(tmp) / "project")
+        requires_python = read_requires_python(checkout)
+        release = choose_release(at, requires_python, wanted.python)
+        files = record_for_project(
+            checkout,
+            list(wanted.requires),
+            at,
+            Target.for_debian(release.name),
+            blobs,
+            wanted.index_url or default_index_url(),
+            extras=list(wanted.extras),
+        )
+        setup = [setup_command(checkout, release, wanted)]
+    return Planned(release, base_tag(release), setup, files, requires_python)
+
+
+def write_registry_source(path: Path, files: Sequence[PythonFile]) -> Path:
+    """A registry index file holding ``files`` (for the case's snapshot sources)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dump_index(RegistryIndex(schema=1, python=list(files))))
+    return path
+
+
+def missing_requirements(message: str) -> list[str]:
+    """What pip could not find, in pip's words (every pip since 2018 says it this way)."""
+    return list(dict.fromkeys(m.rstrip(".,;") for m in _MISSING.findall(message)))
+
+
+BuildFn = Callable[[Path], None]
+"""Builds the environment image of the case at the path (raises SandboxError on failure)."""
+
+
+def settle(
+    case_path: Path,
+    build: BuildFn,
+    at: datetime,
+    release: Release,
+    blobs: BlobStore,
+    index_url: str | None = None,
+    say: Callable[[str], None] = lambda _: None,
+) -> list[str]:
+    """Build the case's environment; record what pip at T asked for and missed; repeat.
+
+    Returns the requirements recorded on the way. Both the snapshot's registry index and the
+    case's ``sources/registry/index.json`` (when present) are updated, so rebuilding the
+    snapshot from its sources gives the same registry.
+    """
+    from replay.registry.record import default_index_url
+
+    upstream = index_url or default_index_url()
+    target = Target.for_debian(release.name)
+    added: list[str] = []
+    for _ in range(MAX_ROUNDS):
+        try:
+            build(case_path)
+            return added
+        except SandboxError as exc:
+            missing = missing_requirements(str(exc))
+            fresh = [m for m in missing if m not in added]
+            if not fresh:
+                if missing:
+                    raise SettleError(
+                        f"pip still finds no distribution for {', '.join(missing)} after it "
+                        f"was recorded as of T ({at.isoformat()}); nothing at T fits the "
+                        f"interpreter ({release.name}, Python {release.python_version}) and "
+                        f"platform:\n{exc}"
+                    ) from exc
+                raise
+            say(f"pip at T asked for {', '.join(fresh)}: recording it as of T and rebuilding")
+            files = record_python(fresh, at, upstream, blobs, target)
+            why = "pip asked for it while setting up the environment"
+            files = [
+                f.model_copy(update={"chosen_because": f"{why}; {f.chosen_because or 'at T'}"})
+                for f in files
+            ]
+            _add_to_registry(case_path, files)
+            added += fresh
+    raise SettleError(
+        f"the environment still misses distributions after {MAX_ROUNDS} rounds "
+        f"(recorded on the way: {', '.join(added)})"
+    )
+
+
+def _add_to_registry(case_path: Path, files: Sequence[PythonFile]) -> None:
+    case = load_case(case_path)
+    snapshot = case.snapshot
+    index = read_index(snapshot)
+    merged = index.model_copy(update={"python": merge_python(index.python, files)})
+    write_index(snapshot, merged)
+    source = case_path.parent / "sources" / "registry" / "index.json"
+    if source.is_file():
+        source.write_text(dump_index(merged))
+
+
+def env_builder(runtime: Runtime) -> BuildFn:
+    """Build (or reuse) the case's environment image through a world started for it."""
+
+    def build(case_path: Path) -> None:
+        from replay.images.base import ensure_case_base_image
+        from replay.images.env import build_env_image
+        from replay.world import running_world
+
+        case = load_case(case_path)
+        ensure_case_base_image(runtime, case.environment)
+        with (
+            tempfile.TemporaryDirectory(prefix="replay-casebuild-") as tmp,
+            running_world(case.snapshot, Path(tmp)) as gateway,
+        ):
+            build_env_image(case, runtime, gateway)
+
+    return build
+
+
+__all__ = [
+    "MAX_ROUNDS",
+    "Planned",
+    "SettleError",
+    "Wanted",
+    "env_builder",
+    "export_tree",
+    "missing_requirements",
+    "plan_environment",
+    "settle",
+    "setup_command",
+    "write_registry_source",
+]
