@@ -120,7 +120,14 @@ def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
     if not infra:
         try:
             grading = grade_hidden_tests(runtime, run.image, case, run.diff, run.run_id + "-grade")
-        except (GradingError, ReplayError) as exc:
+        except GradingError as exc:
+            why = f"grading: {exc}"
+            if exc.outputs:
+                # The test command ran (its runner missing, say): its output stays with the run.
+                kept = _write_outputs(run.run_dir / "tests", exc.outputs)
+                why += f" (full output: {kept})"
+            infra.append(why)
+        except ReplayError as exc:
             infra.append(f"grading: {exc}")
     side = judge_side_effects(case.side_effects, events)
     outcome, reason = classify(
@@ -136,6 +143,9 @@ def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
     )
     if grading:
         _write_test_outputs(run.run_dir / "tests", grading)
+        if grading.unreported:
+            # No test ran at all: say what the command said, and where its output is.
+            reason += f"; {grading.unreported} (full output: {run.run_dir / 'tests'})"
     usage = wire.usage
     # Requests a fake of ours failed on (answered 500): the world's defect, shown beside the
     # verdict for a person to weigh; it never voids the run.
@@ -206,8 +216,15 @@ def _tests(grading: Grading | None) -> HiddenTestsGrade | None:
 
 
 def _write_test_outputs(tests_dir: Path, grading: Grading) -> None:
-    tests_dir.mkdir()
-    for i, (out, report) in enumerate(zip(grading.outputs, grading.reports, strict=True)):
-        (tests_dir / f"output-{i + 1}.txt").write_text(out)
+    _write_outputs(tests_dir, grading.outputs)
+    for i, report in enumerate(grading.reports):
         if report is not None:
             (tests_dir / f"junit-{i + 1}.xml").write_bytes(report)
+
+
+def _write_outputs(tests_dir: Path, outputs: list[str]) -> Path:
+    """Each repeat's output as ``tests_dir/output-N.txt``; the first one's path."""
+    tests_dir.mkdir(exist_ok=True)
+    for i, out in enumerate(outputs):
+        (tests_dir / f"output-{i + 1}.txt").write_text(out)
+    return tests_dir / "output-1.txt"

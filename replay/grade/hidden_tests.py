@@ -162,10 +162,26 @@ class Grading:
     """Why the hidden tests could not run to the end under the agent's code (a limit they hit,
     or the hidden tests not going in on top of the agent's diff): the tests count as failed.
     The case's calibration shows the gold fix runs them within the same limits."""
+    unreported: str | None = None
+    """When the test command wrote no JUnit report in any repeat (it crashed before running a
+    test): the command, its exit statuses and the last lines of its output, in one line.
+    The full outputs are :attr:`outputs` (a run keeps them as ``tests/output-N.txt``)."""
 
 
 class GradingError(ReplayError):
-    """The grading sandbox itself failed (not the agent's work): an infrastructure failure."""
+    """The grading sandbox itself failed (not the agent's work): an infrastructure failure.
+
+    ``outputs`` are the test command's full outputs when it ran (the run directory keeps them)."""
+
+    def __init__(self, message: str, outputs: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.outputs = list(outputs)
+
+
+def last_lines(text: str, n: int = 3) -> str:
+    """The last ``n`` non-empty lines of ``text``, on one line (`` | `` between them)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " | ".join(lines[-n:]) or "(no output)"
 
 
 def files_of_patch(patch: str) -> list[str]:
@@ -460,7 +476,13 @@ def grade_hidden_tests(
         case.hidden_tests.pass_to_pass,
         guards if guarded else None,
     )
-    return Grading(verdict, how, outputs, reports, plan, stopped)
+    unreported = None
+    if stopped is None and reports and all(r is None for r in reports):
+        unreported = (
+            f"the test command `{case.hidden_tests.command}` wrote no JUnit report "
+            f"(exit {', '.join(map(str, codes))}); its output ends: {last_lines(outputs[0])}"
+        )
+    return Grading(verdict, how, outputs, reports, plan, stopped, unreported)
 
 
 def runner_missing(command: str, codes: list[int], outputs: list[str]) -> bool:
@@ -505,7 +527,8 @@ def _check_runner_at_base(
     tail = "\n".join((outputs[0] if outputs else "").rstrip().splitlines()[-10:])
     raise GradingError(
         f"the environment image has no test runner for `{command}` (missing at the base "
-        f"commit too, before any diff): the environment's fault, not the model's\n{tail}"
+        f"commit too, before any diff): the environment's fault, not the model's\n{tail}",
+        outputs,
     )
 
 

@@ -196,3 +196,49 @@ def test_the_wire_and_the_token_budget(run: RunToGrade, hidden: list[Grading | E
     silent = regrade(run, events=[])
     assert silent.outcome is Outcome.MODEL_FAIL
     assert silent.side_effects.violated == ["pr-references-issue"]
+
+
+def test_a_test_command_that_wrote_no_report_is_named_with_its_output(
+    run: RunToGrade, hidden: list[Grading | Exception]
+) -> None:
+    """Issue 16: a test command that crashes before any test runs (no JUnit report) fails
+    the run with a reason that names the command, its exit status and its last lines, and
+    where its full output is kept in the run directory."""
+    crashed = "ImportError while loading conftest\nE   ModuleNotFoundError: No module named 'xyz'\n"
+    verdict = Verdict(
+        fail_to_pass=dict.fromkeys(run.case.hidden_tests.fail_to_pass, "missing"),
+        pass_to_pass={},
+        exit_codes=[4],
+        flaky=[],
+        spoofed=False,
+    )
+    why = "the test command `pytest` wrote no JUnit report (exit 4); its output ends: ..."
+    hidden.append(Grading(verdict, "apply", [crashed], [None], [], None, why))
+    grade = grade_run(run, RUNTIME, PRICES)
+    assert grade.outcome is Outcome.MODEL_FAIL
+    assert f"{why} (full output: {run.run_dir / 'tests'})" in grade.reason
+    assert (run.run_dir / "tests" / "output-1.txt").read_text() == crashed
+    assert not (run.run_dir / "tests" / "junit-1.xml").exists()
+
+
+def test_a_grading_error_keeps_the_test_commands_output(
+    run: RunToGrade, hidden: list[Grading | Exception]
+) -> None:
+    """A missing test runner (infra_fail) keeps the command's full output in the run
+    directory and names the file in the reason."""
+    output = "lots of setup\n" * 50 + "/usr/bin/python: No module named pytest\n"
+    hidden.append(GradingError("the environment image has no test runner", [output]))
+    grade = grade_run(run, RUNTIME, PRICES)
+    kept = run.run_dir / "tests" / "output-1.txt"
+    assert grade.outcome is Outcome.INFRA_FAIL
+    assert grade.infra_errors == [
+        f"grading: the environment image has no test runner (full output: {kept})"
+    ]
+    assert kept.read_text() == output
+
+
+def test_unreported_names_the_command_and_the_last_lines() -> None:
+    from replay.grade.hidden_tests import last_lines
+
+    assert last_lines("a\n\nb\nc\nd\n") == "b | c | d"
+    assert last_lines("") == "(no output)"
