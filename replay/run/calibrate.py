@@ -13,9 +13,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from replay.base.case import LoadedCase, read_case
+from replay.base.errors import ReplayError
 from replay.base.outcomes import Outcome
 from replay.results import CalibrationRow, Store
 from replay.run.runner import RunOptions, RunResult, run_case
+
+
+class CalibrationError(ReplayError):
+    """Calibration could not run the case at all (its environment did not build, say): the
+    message is the failure's own account, and where it is kept beside the case."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,20 @@ class Calibration:
     calibrated: bool
     gold: list[RunResult]
     idle: list[RunResult]
+
+    def explain(self) -> list[str]:
+        """Every run whose outcome was not the expected one (gold: pass, idle: model_fail):
+        its outcome, its reason (a failing test command's own last lines among them) and its
+        run directory, where its full logs are (``tests/output-N.txt``)."""
+        return [
+            f"{label} run {r.attempt}: {r.outcome.value}: {r.reason} (run directory: {r.run_dir})"
+            for label, runs, want in (
+                ("gold", self.gold, Outcome.PASS),
+                ("idle", self.idle, Outcome.MODEL_FAIL),
+            )
+            for r in runs
+            if r.outcome != want
+        ]
 
 
 def case_digest(loaded: LoadedCase) -> str:
@@ -43,8 +63,19 @@ def case_digest(loaded: LoadedCase) -> str:
 def calibrate(case_path: Path, options: RunOptions, runs: int = 3) -> Calibration:
     """Run gold and idle ``runs`` times each with the stub model; record the verdict."""
     loaded = read_case(case_path)
-    gold = run_case(loaded, replace(options, stub="gold", runs=runs))
-    idle = run_case(loaded, replace(options, stub="idle", runs=runs))
+    try:
+        gold = run_case(loaded, replace(options, stub="gold", runs=runs))
+        idle = run_case(loaded, replace(options, stub="idle", runs=runs))
+    except ReplayError as exc:
+        # Before any run (the environment's setup failed, the snapshot leaks): the error
+        # names the command and its output's end; it is kept in the case's logs directory.
+        logs = loaded.path.parent / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        log = logs / "calibrate-error.log"
+        log.write_text(f"{exc}\n")
+        raise CalibrationError(
+            f"{loaded.id}: calibration could not run: {exc}\n  log: {log}"
+        ) from exc
     gold_passes = sum(r.outcome == Outcome.PASS for r in gold)
     idle_fails = sum(r.outcome == Outcome.MODEL_FAIL for r in idle)
     calibrated = gold_passes == len(gold) and idle_fails == len(idle)
