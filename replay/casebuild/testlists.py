@@ -14,11 +14,11 @@ import yaml
 
 from replay.base.case import load_case, read_patch
 from replay.base.errors import ReplayError
-from replay.grade.hidden_tests import Grading, grade_hidden_tests
+from replay.grade.hidden_tests import Grading, GradingError, grade_hidden_tests
 from replay.grade.junit import TestStatus, parse_junit
 from replay.images.base import ensure_case_base_image
 from replay.images.env import build_env_image
-from replay.runtime.base import Runtime
+from replay.runtime.base import Runtime, SandboxError
 from replay.world import running_world
 
 MIN_REPEATS = 3
@@ -118,10 +118,29 @@ def measure(case_path: Path, runtime: Runtime, repeats: int = MIN_REPEATS) -> Me
         tempfile.TemporaryDirectory(prefix="replay-casebuild-") as tmp,
         running_world(case.snapshot, Path(tmp)) as gateway,
     ):
-        env = build_env_image(case, runtime, gateway)
+        try:
+            env = build_env_image(case, runtime, gateway)
+        except SandboxError as exc:
+            # A setup command failed: the error names it and its output's end; it is kept
+            # beside the case with the measurements' logs.
+            log = case_path.parent / "logs" / "setup-error.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(f"{exc}\n")
+            raise SandboxError(f"{exc}\n  log: {log}") from exc
     run_id = f"casebuild-{uuid.uuid4().hex[:12]}"
-    before = grade_hidden_tests(runtime, env.id, case, "", f"{run_id}-before")
-    after = grade_hidden_tests(runtime, env.id, case, read_patch(case.gold.patch), run_id)
+    try:
+        before = grade_hidden_tests(runtime, env.id, case, "", f"{run_id}-before")
+        after = grade_hidden_tests(runtime, env.id, case, read_patch(case.gold.patch), run_id)
+    except GradingError as exc:
+        if not exc.outputs:
+            raise
+        # The test command ran and the environment failed it (no runner): its full output
+        # stays beside the case, as a measurement's does.
+        logs = case_path.parent / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        for i, text in enumerate(exc.outputs, 1):
+            (logs / f"tests-{i}.log").write_text(text)
+        raise GradingError(f"{exc}\n  full logs: {logs}", exc.outputs) from exc
     lists = classify(_statuses(before.reports), _statuses(after.reports))
     return Measurement(lists, before, after)
 
