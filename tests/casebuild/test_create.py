@@ -144,3 +144,7 @@ def test_a_missing_test_runner_is_the_environments_fault(tmp_path: Path) -> None
     text = str(exc.value)
     assert "the environment image has no test runner" in text
     assert "No module named pytest" in text
+    # The command's full output stays beside the case, and the message says where.
+    logs = next((tmp_path / "case").rglob("logs"))
+    assert text.endswith(f"full logs: {logs}")
+    assert "No module named pytest" in (logs / "tests-1.log").read_text()
