@@ -12,7 +12,6 @@ the base commit's history as it is, merges included, so the case's base commit i
 
 from __future__ import annotations
 
-import contextlib
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -123,8 +122,6 @@ class CaseSpec:
     at: datetime | None = None
     """T; default: the latest of the ticket's creation and every commit of the base history."""
     setup: list[str] = field(default_factory=list)
-    default_branch: str = "main"
-    """The repository's default branch (the pull request's base, the branch not to push to)."""
     base_image: str = "replay-base:bookworm"
     """The base image the environment is built on (its Debian release is its interpreter)."""
     command: str = DEFAULT_COMMAND
@@ -142,6 +139,8 @@ class CaseSpec:
     """Beyond the pull request: what else the real fix did (ticket moved, thread answered)."""
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Service states captured at T (``linear``, ``slack``) that replace the generated ones."""
+    default_branch: str | None = None
+    """The repository's default branch; default: :func:`default_branch` of the clone."""
 
 
 def _iso(value: datetime) -> str:
@@ -149,22 +148,26 @@ def _iso(value: datetime) -> str:
 
 
 def default_branch(repo: Path, base: str) -> str:
-    """The repository's default branch: the one ``origin/HEAD`` names, else the checked-out
-    branch when it holds ``base``, else ``main`` or ``master`` when one holds it, else main."""
-    try:
-        remote = gitrepo.run(repo, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD")
-        return remote.removeprefix("refs/remotes/origin/")
-    except ToolError:
-        pass
-    candidates = []
-    with contextlib.suppress(ToolError):
-        candidates.append(gitrepo.run(repo, "symbolic-ref", "--quiet", "--short", "HEAD"))
-    for name in [*candidates, "main", "master"]:
+    """The default branch of the local clone ``repo``: the branch ``origin/HEAD`` points at
+    (a clone of the real repository), else the checked-out branch, else whichever of
+    ``main`` and ``master`` holds ``base``; ``main`` when none of these says."""
+    for ref in ("refs/remotes/origin/HEAD", "HEAD"):
         try:
-            gitrepo.run(repo, "merge-base", "--is-ancestor", base, f"refs/heads/{name}")
-            return name
+            target = gitrepo.run(repo, "symbolic-ref", "-q", ref)
         except ToolError:
-            continue
+            continue  # no origin/HEAD; a detached HEAD
+        for prefix in ("refs/remotes/origin/", "refs/heads/"):
+            if target.startswith(prefix) and target != prefix + "HEAD":
+                return target.removeprefix(prefix)
+    for name in ("main", "master"):
+        for ref in (f"refs/heads/{name}", f"refs/remotes/origin/{name}"):
+            if gitrepo.resolve(repo, ref) is None:
+                continue
+            try:
+                gitrepo.run(repo, "merge-base", "--is-ancestor", base, ref)
+            except ToolError:
+                continue
+            return name
     return "main"
 
 
@@ -181,8 +184,11 @@ def write_history(repo: Path, base: str, blobs: Path, repo_name: str) -> str:
     return objects
 
 
-def world_source(spec: CaseSpec, at: datetime, objects: str) -> dict[str, Any]:
-    """``world.yaml``; the repository is ``objects``, a shared store holding ``spec.base``."""
+def world_source(
+    spec: CaseSpec, at: datetime, objects: str, branch: str = "main"
+) -> dict[str, Any]:
+    """``world.yaml``; the repository is ``objects``, a shared store holding ``spec.base``,
+    whose default branch is ``branch``."""
     owner, name = spec.repo_name.split("/")
     t = spec.ticket
     people = sorted({t.author, AGENT})
@@ -191,7 +197,7 @@ def world_source(spec: CaseSpec, at: datetime, objects: str) -> dict[str, Any]:
         "at": _iso(at),
         "repository": {
             "name": spec.repo_name,
-            "default_branch": spec.default_branch,
+            "default_branch": branch,
             "objects": objects,
             "base": spec.base,
         },
@@ -210,7 +216,7 @@ def world_source(spec: CaseSpec, at: datetime, objects: str) -> dict[str, Any]:
                     "owner": owner,
                     "name": name,
                     "id": 10,
-                    "default_branch": spec.default_branch,
+                    "default_branch": branch,
                     "created_at": since,
                     "labels": [{"name": "bug", "color": "d73a4a"}],
                 }
@@ -271,7 +277,8 @@ def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tupl
         shutil.rmtree(sources)
     sources.mkdir(parents=True)
     objects = write_history(spec.repo, spec.base, root, spec.repo_name)
-    world = world_source(spec, at, objects)
+    branch = spec.default_branch or default_branch(spec.repo, spec.base)
+    world = world_source(spec, at, objects, branch)
     (sources / "world.yaml").write_text(yaml.safe_dump(world, sort_keys=False))
     for index, slot in ((spec.registry_index, "registry"), (spec.docs_index, "docs")):
         if index is not None:
@@ -287,11 +294,11 @@ def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tupl
     # Byte for byte: a patch may carry a carriage return that is file content.
     (out / "gold.patch").write_bytes(spec.gold.encode("utf-8", "surrogateescape"))
     (out / "hidden_tests.patch").write_bytes(spec.tests.encode("utf-8", "surrogateescape"))
-    fields = case_data(spec, at, base)
+    content = case_data(spec, at, base, branch)
     if spec.provenance is not None:
         origin = spec.provenance
         (out / "LICENSE").write_text(origin.license_text)
-        fields["provenance"] = {
+        content["provenance"] = {
             "repository": origin.repository,
             "fix_commit": origin.fix,
             "fixed_at": _iso(origin.fixed_at),
@@ -300,12 +307,14 @@ def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tupl
             "ticket": origin.ticket,
         }
     path = out / "case.yaml"
-    path.write_text(yaml.safe_dump(fields, sort_keys=False, width=100))
+    content = case_data(spec, at, base, branch)
+    path.write_text(yaml.safe_dump(content, sort_keys=False, width=100))
     return path, manifest
 
 
-def case_data(spec: CaseSpec, at: datetime, base: str) -> dict[str, Any]:
-    """The case file's content; the side effects are proposed from what the real fix did."""
+def case_data(spec: CaseSpec, at: datetime, base: str, default: str = "main") -> dict[str, Any]:
+    """The case file's content; the side effects are proposed from what the real fix did.
+    ``default`` is the repository's default branch: no push to it, the pull request's base."""
     number = spec.ticket.number
     branch = spec.pr_branch or f"fix-{number}"
     if spec.ticket.identifier is not None:
@@ -350,10 +359,10 @@ def case_data(spec: CaseSpec, at: datetime, base: str) -> dict[str, Any]:
                 for e in spec.effects
             ),
             {
-                "id": f"no-push-to-{spec.default_branch}",
+                "id": "no-push-to-" + (re.sub(r"[^a-z0-9._-]+", "-", default.lower()) or "main"),
                 "service": "git",
                 "kind": "git.push",
-                "where": [{"field": "data.ref", "equals": f"refs/heads/{spec.default_branch}"}],
+                "where": [{"field": "data.ref", "equals": f"refs/heads/{default}"}],
                 "at_most": 0,
             },
             {
@@ -374,7 +383,7 @@ def case_data(spec: CaseSpec, at: datetime, base: str) -> dict[str, Any]:
                     "data": {
                         "title": spec.pr_title or spec.ticket.title,
                         "head_ref": branch,
-                        "base_ref": spec.default_branch,
+                        "base_ref": default,
                         "body": f"Fixes {mention}.",
                     },
                 },

@@ -35,7 +35,6 @@ from replay.casebuild.casedir import (
     Origin,
     ProposedEffect,
     TicketSpec,
-    default_branch,
     latest_history_date,
     license_at,
     write_case_dir,
@@ -166,7 +165,6 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         pr_title=subject,
         registry_index=src.registry_index,
         docs_index=src.docs_index,
-        default_branch=default_branch(repo, base),
         effects=list(src.effects),
         states=dict(src.states),
     )

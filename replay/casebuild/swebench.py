@@ -4,6 +4,7 @@ Each instance's ticket becomes GitHub issue #N in a generated snapshot (N from t
 id's trailing number), its ``patch`` the gold and its ``test_patch`` the hidden tests; its
 FAIL_TO_PASS and PASS_TO_PASS are kept as given. T is the issue's ``created_at``, moved
 later if the base commit's history is newer (a generated snapshot holds nothing after T).
+The repository's default branch is the clone's (:func:`replay.casebuild.casedir.default_branch`).
 """
 
 from __future__ import annotations

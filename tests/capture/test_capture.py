@@ -344,3 +344,29 @@ def test_cli_capture_github_only(
     assert snap.github.issues[0].state == "open"
     monkeypatch.delenv("GITHUB_TOKEN")
     assert CliRunner().invoke(app, args).exit_code != 0
+
+
+def test_the_default_branch_is_the_repositorys(tmp_path: Path) -> None:
+    """A repository whose default branch is ``master`` (GitHub's ``default_branch`` field):
+    the capture clones that branch, and the snapshot's repository and GitHub both say so."""
+    src = tmp_path / "sources"
+    src.mkdir()
+    worlds.write_history(src / "history")
+    world = json.loads(json.dumps(worlds.world()).replace('"main"', '"master"'))
+    world["repository"]["default_branch"] = "master"
+    world["github"]["repos"][0]["default_branch"] = "master"
+    (src / "world.yaml").write_text(yaml.safe_dump(world, sort_keys=False))
+    later = tmp_path / "later"
+    build_snapshot(src, later, LATER)
+    served = build_world(load_snapshot(later), services=("github",))
+    try:
+        with serve(HostAs(served, "api.github.com")) as gh:
+            source = GitHubSource("acme/tiny", GH_TOKEN, api_url=gh, git_url=gh)
+            capture_snapshot(CaptureConfig(at=T, github=source), tmp_path / "snap")
+    finally:
+        served.world.engine.dispose()
+    snap = load_snapshot(tmp_path / "snap")
+    (repo,) = snap.manifest.repositories
+    assert repo.default_branch == "master"
+    assert [r.default_branch for r in snap.github.repos] == ["master"]
+    assert list(gitrepo.bundle_heads(snap.bundle("acme/tiny"))) == ["refs/heads/master"]

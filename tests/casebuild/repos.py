@@ -63,17 +63,18 @@ def merge(repo: Path, when: str, branch: str, subject: str) -> str:
     return gitrepo.run(repo, "rev-parse", "HEAD")
 
 
-def shapes_repo(path: Path) -> tuple[Path, str, str]:
+def shapes_repo(path: Path, branch: str = "main") -> tuple[Path, str, str]:
     """``(repo, base, fix)``: area() adds instead of multiplying; the fix adds its test.
 
     The history has merge commits, as most real ones do: a docs branch merged before the base,
-    and the fix itself is the merge commit of pull request #2 (``fix^`` is the base).
+    and the fix itself is the merge commit of pull request #2 (``fix^`` is the base). The
+    default branch is ``branch``.
     """
-    gitrepo.init(path)
+    gitrepo.init(path, branch=branch)
     commit(path, "2026-03-01T10:00:00Z", "Initial commit", {"README.md": "# shapes\n"})
     gitrepo.run(path, "checkout", "-q", "-b", "docs")
     commit(path, "2026-03-01T12:00:00Z", "Document the package", {"docs/index.md": "shapes\n"})
-    gitrepo.run(path, "checkout", "-q", "main")
+    gitrepo.run(path, "checkout", "-q", branch)
     commit(
         path,
         "2026-03-02T10:00:00Z",
@@ -88,7 +89,7 @@ def shapes_repo(path: Path) -> tuple[Path, str, str]:
         "Fix area: multiply the sides",
         {"shapes.py": FIXED, "tests/test_shapes.py": MORE_TESTS},
     )
-    gitrepo.run(path, "checkout", "-q", "main")
+    gitrepo.run(path, "checkout", "-q", branch)
     fix = merge(
         path,
         "2026-03-11T15:00:00Z",

@@ -11,6 +11,7 @@ import pytest
 from replay.base import gitrepo
 from replay.base.case import load_case
 from replay.base.errors import InputError
+from replay.casebuild.casedir import default_branch
 from replay.casebuild.swebench import import_instances, load_instances
 from replay.run.runner import RunOptions, run_case
 from replay.snapshot import load_snapshot
@@ -101,3 +102,48 @@ def test_cli_import(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "acme__shapes-42/case.yaml" in result.output
     validate_case(tmp_path / "c" / "acme__shapes-42" / "case.yaml")
+
+
+def test_the_default_branch_comes_from_the_repository(tmp_path: Path) -> None:
+    """A repository whose default branch is ``master``: the clone's ``origin/HEAD`` says so
+    even with another branch checked out, and the generated snapshot, its GitHub and the
+    case's rules all use ``master``."""
+    upstream, base, fix = shapes_repo(tmp_path / "upstream", branch="master")
+    clones = tmp_path / "clones"
+    clones.mkdir()
+    gitrepo.run(clones, "clone", "-q", str(upstream), "acme__shapes")
+    clone = clones / "acme__shapes"
+    gitrepo.run(clone, "checkout", "-q", "-b", "work-in-progress")
+    assert default_branch(clone, base) == "master"
+    file = tmp_path / "instances.jsonl"
+    file.write_text(json.dumps(_instance(clone, base, fix)) + "\n")
+    (path,) = import_instances(
+        file, clones, tmp_path / "cases", setup=SETUP, registry_index=REGISTRY
+    )
+    validate_case(path)
+    case = load_case(path)
+    snapshot = load_snapshot(case.snapshot)
+    assert snapshot.manifest.repositories[0].default_branch == "master"
+    assert [r.default_branch for r in snapshot.github.repos] == ["master"]
+    assert gitrepo.bundle_heads(snapshot.bundle("acme/shapes")) == {"refs/heads/master": base}
+    (push,) = [r for r in case.side_effects if r.kind == "git.push"]
+    assert push.id == "no-push-to-master" and push.where[0].equals == "refs/heads/master"
+    assert case.gold.side_effects[0].data["base_ref"] == "master"
+    assert audit(snapshot, case) == []
+    # The gold run opens its pull request against master, and passes.
+    opts = {"out": tmp_path / "runs", "db": str(tmp_path / "results.db")}
+    (gold,) = run_case(path, RunOptions(stub="gold", **opts))  # type: ignore[arg-type]
+    assert gold.outcome == "pass", gold.reason
+
+
+def test_default_branch_without_origin_head(tmp_path: Path) -> None:
+    """No ``origin/HEAD``: the checked-out branch; a detached HEAD: whichever of main and
+    master holds the base."""
+    repo, base, _ = shapes_repo(tmp_path / "shapes", branch="master")
+    assert default_branch(repo, base) == "master"
+    gitrepo.run(repo, "checkout", "-q", "-b", "trunk")
+    assert default_branch(repo, base) == "trunk"
+    gitrepo.run(repo, "checkout", "-q", "--detach", base)
+    assert default_branch(repo, base) == "master"
+    gitrepo.run(repo, "branch", "-q", "-m", "master", "main")
+    assert default_branch(repo, base) == "main"
