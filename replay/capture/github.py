@@ -236,6 +236,10 @@ def capture_github(
     """The repository's GitHub state at T, and its default branch."""
     meta = reader.get(f"/repos/{repo}")
     owner, name = repo.split("/")
+    # The repository's own default branch (``master`` for many older ones), never a guess.
+    branch = meta.get("default_branch")
+    if not isinstance(branch, str) or not branch:
+        raise CaptureError(f"GitHub GET /repos/{repo}: no default_branch in the answer")
     pushed = meta.get("pushed_at")
     labels = [
         {"name": lb["name"], "color": lb.get("color") or "ededed", "description": lb.get("desc")}
@@ -334,7 +338,7 @@ def capture_github(
                 "id": meta["id"],
                 "description": meta.get("description"),
                 "private": bool(meta.get("private")),
-                "default_branch": meta.get("default_branch", "main"),
+                "default_branch": branch,
                 "created_at": meta["created_at"],
                 "pushed_at": pushed if pushed and when(pushed) <= at else None,
                 "labels": labels,
@@ -343,4 +347,4 @@ def capture_github(
         "issues": issues,
         "pulls": pulls,
     }
-    return state, str(meta.get("default_branch", "main"))
+    return state, branch

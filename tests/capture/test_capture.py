@@ -370,3 +370,18 @@ def test_the_default_branch_is_the_repositorys(tmp_path: Path) -> None:
     assert repo.default_branch == "master"
     assert [r.default_branch for r in snap.github.repos] == ["master"]
     assert list(gitrepo.bundle_heads(snap.bundle("acme/tiny"))) == ["refs/heads/master"]
+
+
+def test_an_answer_without_a_default_branch_is_refused() -> None:
+    """The branch is never guessed: a server that names none stops the capture."""
+    import httpx
+
+    from replay.capture.common import CaptureError, Ledger
+    from replay.capture.github import GitHubReader, capture_github
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"id": 10, "created_at": "2026-03-01T00:00:00Z"})
+
+    reader = GitHubReader("https://api.github.test", GH_TOKEN, httpx.MockTransport(answer))
+    with pytest.raises(CaptureError, match="no default_branch"):
+        capture_github(reader, "acme/tiny", T, set(), Ledger())
