@@ -171,7 +171,7 @@ def settle(
             build(case_path)
             return added
         except SandboxError as exc:
-            missing = missing_requirements(str(exc))
+            missing = missing_requirements(getattr(exc, "output", "") or str(exc))
             fresh = [m for m in missing if m not in added]
             if not fresh:
                 if missing:

@@ -17,7 +17,7 @@ from replay.base.errors import ReplayError
 from replay.grade.hidden_tests import Grading, GradingError, grade_hidden_tests
 from replay.grade.junit import TestStatus, parse_junit
 from replay.images.base import ensure_case_base_image
-from replay.images.env import build_env_image
+from replay.images.env import SetupError, build_env_image
 from replay.runtime.base import Runtime, SandboxError
 from replay.world import running_world
 
@@ -121,11 +121,14 @@ def measure(case_path: Path, runtime: Runtime, repeats: int = MIN_REPEATS) -> Me
         try:
             env = build_env_image(case, runtime, gateway)
         except SandboxError as exc:
-            # A setup command failed: the error names it and its output's end; it is kept
-            # beside the case with the measurements' logs.
+            # A setup command failed: the error names it and its output's end; all of its
+            # output is kept beside the case with the measurements' logs.
             log = case_path.parent / "logs" / "setup-error.log"
             log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(f"{exc}\n")
+            full = exc.output if isinstance(exc, SetupError) else ""
+            log.write_text(
+                f"{exc}\n" + (f"\n--- the command's whole output ---\n{full}" if full else "")
+            )
             raise SandboxError(f"{exc}\n  log: {log}") from exc
     run_id = f"casebuild-{uuid.uuid4().hex[:12]}"
     try:

@@ -284,6 +284,8 @@ def case_calibrate(
         )
         if not result.calibrated:
             bad.append(result.case_id)
+            for line in result.explain():
+                out.print(f"  {line}", markup=False)
     if bad:
         raise typer.Exit(1)
 

@@ -162,7 +162,18 @@ def _strip_history_pointers(repo: Path) -> None:
     shutil.rmtree(git / "logs", ignore_errors=True)
 
 
+class SetupError(SandboxError):
+    """An environment setup command failed: the message has its output's end, ``output``
+    all of it (for a log beside the case or run)."""
+
+    def __init__(self, message: str, command: str, output: str) -> None:
+        super().__init__(message)
+        self.command = command
+        self.output = output
+
+
 def _check(result: Any, what: str) -> None:
     if not result.ok:
         why = f"hit its {result.limit} limit" if result.limit else f"exited {result.exit_code}"
-        raise SandboxError(f"environment setup {what!r} {why}: {(result.out + result.err)[-3000:]}")
+        output = result.out + result.err
+        raise SetupError(f"environment setup {what!r} {why}: {output[-3000:]}", what, output)

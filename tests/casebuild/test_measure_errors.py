@@ -21,7 +21,11 @@ def test_a_failing_setup_command_is_named_with_its_output(tmp_path: Path) -> Non
     clone, base, fix = shapes_repo(clones / "acme__shapes")
     file = tmp_path / "instances.jsonl"
     file.write_text(json.dumps(_instance(clone, base, fix)) + "\n")
-    setup = "echo replay-measure-setup-said-this; exit 4"
+    # More output than the message keeps: its start is only in the log.
+    setup = (
+        "echo replay-setup-$((40 + 2))-began; head -c 5000 /dev/zero | tr '\\0' x; echo;"
+        " echo replay-measure-setup-said-this; exit 4"
+    )
     (path,) = import_instances(
         file, clones, tmp_path / "cases", setup=[setup], registry_index=REGISTRY
     )
@@ -37,3 +41,4 @@ def test_a_failing_setup_command_is_named_with_its_output(tmp_path: Path) -> Non
     log = path.parent / "logs" / "setup-error.log"
     assert text.endswith(f"log: {log}")
     assert "replay-measure-setup-said-this" in log.read_text()
+    assert "replay-setup-42-began" not in text and "replay-setup-42-began" in log.read_text()
