@@ -57,6 +57,7 @@ def env(
 ) -> None:
     """Build the case's environment image: repository at the base commit, setup as of T."""
     from replay.base.case import load_case
+    from replay.images.base import ensure_case_base_image
     from replay.images.env import build_env_image, cached_env_image
     from replay.runtime import get_runtime
     from replay.world import running_world
@@ -64,6 +65,8 @@ def env(
     loaded = load_case(case)
     rt = get_runtime("docker")
     try:
+        # A replay-base image the case names is built when missing; any other must exist.
+        ensure_case_base_image(rt, loaded.environment)
         cached = None if force else cached_env_image(loaded, rt)
         if cached is not None:
             image = cached

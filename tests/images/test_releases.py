@@ -9,9 +9,11 @@ from typing import get_args
 import pytest
 import yaml
 from pydantic import ValidationError
+from typer.testing import CliRunner
 
 from replay.base.case import Environment, Toolchain, load_case
 from replay.base.errors import CaseError, InputError
+from replay.cli.image import app
 from replay.images.base import (
     BASE_IMAGE,
     PACKAGES,
@@ -161,3 +163,15 @@ def test_a_case_whose_base_image_lacks_its_toolchain_is_refused(tmp_path: Path) 
         " name replay-base:bookworm-node (built by `replay image base --release bookworm"
         " --toolchain node`)"
     ) in str(err.value)
+
+
+def test_the_cli_names_the_releases_and_toolchains_it_knows() -> None:
+    result = CliRunner().invoke(app, ["base", "--release", "buster"])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, InputError)
+    assert "no base image for Debian 'buster'; choose one of bullseye, bookworm, trixie" in str(
+        result.exception
+    )
+    result = CliRunner().invoke(app, ["base", "--release", "bullseye", "--toolchain", "rust"])
+    assert isinstance(result.exception, InputError)
+    assert "no toolchain 'rust'; choose one of node" in str(result.exception)
