@@ -58,11 +58,15 @@ class EnvImage:
 def env_recipe(case: Case, base_id: str) -> str:
     """A hash of everything the image depends on: base image, snapshot, repository, setup."""
     manifest = (case.snapshot / "manifest.json").read_bytes()
+    environment = case.environment.model_dump()
+    if not environment["toolchains"]:
+        # Python only, as every case was before toolchains: their recipes stay as they were.
+        del environment["toolchains"]
     data = {
         "base": base_id,
         "snapshot": hashlib.sha256(manifest).hexdigest(),
         "repository": case.repository.model_dump(),
-        "environment": case.environment.model_dump(),
+        "environment": environment,
         # 2: restores carry no ORIG_HEAD; 3: nor FETCH_HEAD nor a reflog.
         "version": 3,
     }
