@@ -9,9 +9,9 @@ hash exists; a second label (:data:`PLATFORM_LABEL`) names its release, Python a
 
 The releases (:data:`RELEASES`) give the interpreter of their time: bullseye Python 3.9,
 bookworm 3.11, trixie 3.13; :func:`choose_release` picks the one for a case's T and project.
-Their recipes differ only where the suites do: bullseye has no ``gh`` package (the GitHub CLI
-entered Debian in bookworm), so its image has no ``gh``; and only 3.11 and later mark the
-system Python EXTERNALLY-MANAGED, a file the recipe removes.
+Their recipes differ only where the suites do: Debian bullseye has no ``gh`` package, so its
+image has no GitHub CLI (a case that needs ``gh`` runs on bookworm or later); and only Python
+3.11 and later are marked EXTERNALLY-MANAGED, a file the recipe removes (bullseye has none).
 
 A toolchain (:data:`TOOLCHAINS`, e.g. ``node``: Debian's ``nodejs`` and ``npm`` of the same
 release) is a layer on top of the release's image, not a debootstrap of its own: a container
