@@ -16,9 +16,11 @@ image has no GitHub CLI (a case that needs ``gh`` runs on bookworm or later); an
 A toolchain (:data:`TOOLCHAINS`, e.g. ``node``: Debian's ``nodejs`` and ``npm`` of the same
 release) is a layer on top of the release's image, not a debootstrap of its own: a container
 of ``replay-base:<release>`` installs the packages with apt from the same mirror and is
-committed as ``replay-base:<release>-node``. The layer's recipe hash covers the base image's
-ID and the packages, so a rebuilt base rebuilds it. The plain images, which every Python case
-uses, carry no toolchain.
+committed as ``replay-base:<release>-node``. Only the node packages are installed, not a whole
+tree again; and ``debootstrap --include=nodejs,npm bookworm`` fails outright (dpkg leaves npm's
+node-* dependencies unconfigured: a dependency on a package another one provides). The
+layer's recipe hash covers the base image's ID and the packages, so a rebuilt base rebuilds
+it. The plain images, which every Python case uses, carry no toolchain.
 """
 
 from __future__ import annotations
