@@ -121,6 +121,10 @@ class BaseRecipe:
     )
     user: tuple[str, int, str] = ("agent", 1000, "/home/agent")
     """The unprivileged user (name, uid = gid, home) the harness runs as in a sandbox."""
+    grafts: tuple[str, ...] = ()
+    """Tools the suite does not package, copied from the default release's image with the C
+    library they were built against (``gh`` on bullseye): the agent's tools come from the
+    present, like the harness; the project's interpreter and libraries stay the release's."""
     version: int = 2
     mirror: str = field(default=DEFAULT_MIRROR, compare=False)
     """Where packages come from; not part of the hash (any mirror serves the same suite)."""
@@ -128,6 +132,8 @@ class BaseRecipe:
     def digest(self) -> str:
         data = asdict(self)
         data.pop("mirror")
+        if not data["grafts"]:
+            data.pop("grafts")  # recipes without grafts hash as they did before grafts existed
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     @classmethod
@@ -142,6 +148,7 @@ class BaseRecipe:
         )
         return cls(
             suite=rel.name,
+            grafts=tuple(sorted(absent & set(GRAFTABLE))),
             packages=tuple(p for p in PACKAGES if p not in absent),
             removed=(*marker, "var/cache/apt/archives", "var/lib/apt/lists"),
             mirror=mirror,
@@ -150,6 +157,41 @@ class BaseRecipe:
     @property
     def release(self) -> Release:
         return release_named(self.suite)
+
+
+GRAFTABLE = {"gh": "/usr/bin/gh"}
+"""Tools a base image may take from the default release's image, and where they live there."""
+GRAFT_DIR = "opt/replay-tools"
+_LOADER = "/lib64/ld-linux-x86-64.so.2"
+_LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
+
+
+def _graft(root: Path, tools: Iterable[str], donor: str) -> None:
+    """Copy each tool out of the image ``donor`` with that image's C library and loader, and
+    put a wrapper on PATH that runs it with them (so a binary built against a newer glibc runs
+    on an older release; ``gh`` needs only libc)."""
+    lib = root / GRAFT_DIR / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    created = subprocess.run(["docker", "create", donor], capture_output=True, text=True)
+    if created.returncode != 0:
+        raise ToolError(f"docker create {donor} failed: {created.stderr.strip()}")
+    cid = created.stdout.strip()
+    try:
+        wanted = [(_LOADER, lib / "ld-linux-x86-64.so.2"), (_LIBC, lib / "libc.so.6")]
+        wanted += [(GRAFTABLE[t], root / GRAFT_DIR / t) for t in tools]
+        for src, dest in wanted:
+            _run(["docker", "cp", "-L", f"{cid}:{src}", str(dest)], f"copying {src} from {donor}")
+    finally:
+        subprocess.run(["docker", "rm", cid], capture_output=True, check=False)
+    for tool in tools:
+        wrapper = root / GRAFTABLE[tool].lstrip("/")
+        wrapper.write_text(
+            "#!/bin/sh\n"
+            f"# {tool} from {donor}, run with that image's C library (see replay/images/base.py)\n"
+            f"exec /{GRAFT_DIR}/lib/ld-linux-x86-64.so.2 --library-path /{GRAFT_DIR}/lib "
+            f'/{GRAFT_DIR}/{tool} "$@"\n'
+        )
+        wrapper.chmod(0o755)
 
 
 def release_named(name: str) -> Release:
@@ -341,7 +383,10 @@ def ensure_base_image(
         assert image is not None
         built = False
     else:
-        image, built = build_base_image(recipe, tag), True
+        donor = None
+        if recipe.grafts:
+            donor, _ = ensure_base_image(runtime, DEFAULT_RELEASE)
+        image, built = build_base_image(recipe, tag, donor=donor), True
     if not tools:
         return image, built
     layer = toolchain_digest(image, tools)
@@ -441,8 +486,10 @@ def build_toolchain_image(
         subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
 
 
-def build_base_image(recipe: BaseRecipe, tag: str = BASE_IMAGE) -> str:
-    """debootstrap, trim, and import; returns the new image's ID."""
+def build_base_image(recipe: BaseRecipe, tag: str = BASE_IMAGE, donor: str | None = None) -> str:
+    """debootstrap, trim, graft (from the image ``donor``), and import; the new image's ID."""
+    if recipe.grafts and donor is None:
+        raise ValueError(f"{recipe.suite}'s recipe grafts {recipe.grafts}: name a donor image")
     for tool in ("debootstrap", "docker", "tar"):
         if shutil.which(tool) is None:
             raise ToolError(f"{tool} is not installed (apt-get install {tool})")
@@ -470,6 +517,9 @@ def build_base_image(recipe: BaseRecipe, tag: str = BASE_IMAGE) -> str:
             else:
                 target.unlink(missing_ok=True)
         _add_user(root, *recipe.user)
+        if recipe.grafts:
+            assert donor is not None
+            _graft(root, recipe.grafts, donor)
         changes = [
             *recipe.changes,
             f"LABEL {KIND_LABEL}=base {RECIPE_LABEL}={recipe.digest()}"

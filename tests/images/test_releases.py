@@ -116,6 +116,7 @@ def test_each_release_recipe_differs_only_where_the_suite_does() -> None:
     bullseye = BaseRecipe.for_release("bullseye")
     assert bullseye.suite == "bullseye"
     assert bullseye.packages == tuple(p for p in PACKAGES if p != "gh")  # no gh in bullseye
+    assert bullseye.grafts == ("gh",) and bookworm.grafts == ()  # taken from bookworm's image
     assert not any("EXTERNALLY-MANAGED" in r for r in bullseye.removed)  # Python 3.9 has none
     trixie = BaseRecipe.for_release("trixie", "http://mirror.example/debian")
     assert (trixie.suite, trixie.packages, trixie.mirror) == (
