@@ -286,6 +286,48 @@ def audit_images(
     return ImageAudit(list(images), judge(scans, markers, case.audit), notes)
 
 
+def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> list[str]:
+    """The leaks of :func:`audit_images` over ``images`` (IDs), as lines; remembered by the
+    images' IDs, the markers and the accepted entries, so a run pays for the search once per
+    image. Runs call this before the harness starts: an image holding the answer is refused."""
+    import hashlib
+    import json
+    import os
+
+    from replay.snapshot.audit import CACHE_ENV
+
+    markers = case_markers(case)
+    key = hashlib.sha256(
+        json.dumps(
+            {
+                "images": sorted(images),
+                "markers": sorted(m.text for m in markers),
+                "accepted": case.audit.model_dump(mode="json"),
+                "version": 1,
+            },
+            sort_keys=True,
+        ).encode()
+    ).hexdigest()
+    root = os.environ.get(CACHE_ENV) or str(
+        Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "replay" / "audit"
+    )
+    cache = Path(root) / f"images-{key}.json"
+    if cache.is_file():
+        try:
+            found = json.loads(cache.read_text())
+            if isinstance(found, list) and all(isinstance(x, str) for x in found):
+                return found
+        except ValueError:
+            pass  # a damaged entry is recomputed
+    result = audit_images(case, runtime, images=list(images), markers=markers)
+    leaks = [str(hit) for hit in result.leaks]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(leaks))
+    tmp.replace(cache)
+    return leaks
+
+
 # ----------------------------------------------------------------------------- proposal
 
 
@@ -364,6 +406,7 @@ __all__ = [
     "base_reference",
     "case_images",
     "case_markers",
+    "image_leaks_cached",
     "judge",
     "markers_from",
     "propose_base_image",

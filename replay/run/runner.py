@@ -31,6 +31,7 @@ from replay.base.snapshot import Snapshot
 from replay.grade import Grade, RunToGrade, grade_run
 from replay.harness.install import HarnessImage, ensure_harness_image, needs_image
 from replay.harness.spec import PREFIX, HarnessSpec, load_harness
+from replay.images.audit import image_leaks_cached
 from replay.images.base import ensure_case_base_image
 from replay.images.env import EnvImage, build_env_image
 from replay.results import GradeRow, RunRow, Store
@@ -125,6 +126,15 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
             harness = (
                 ensure_harness_image(runtime, spec, spec_dir, env.id) if needs_image(spec) else None
             )
+            # The images the sandbox is made of must not hold the answer either.
+            images = [env.id] + ([harness.id] if harness is not None else [])
+            found = image_leaks_cached(case, runtime, images)
+            if found:
+                raise RunError(
+                    f"{case.id}: the sandbox's image holds the answer: {found[0]}"
+                    + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
+                    + "; `replay case audit` lists them and proposes a clean base image"
+                )
             upstream = options.model_upstream
             if options.stub is not None:
                 upstream = stack.enter_context(_stub_model(case, snapshot, spec, options))
