@@ -68,7 +68,7 @@ class Repository(Strict):
     """The commit the agent starts from: the last one before the fix."""
 
 
-Toolchain = Literal["node"]
+Toolchain = Literal["build", "node"]
 """A toolchain a base image can carry besides Python (``replay/images/base.py`` TOOLCHAINS)."""
 
 BASE_REPOSITORY = "replay-base"

@@ -10,7 +10,7 @@ hash exists; a second label (:data:`PLATFORM_LABEL`) names its release, Python a
 The releases (:data:`RELEASES`) give the interpreter of their time: bullseye Python 3.9,
 bookworm 3.11, trixie 3.13; :func:`choose_release` picks the one for a case's T and project.
 Their recipes differ only where the suites do: Debian bullseye has no ``gh`` package, so its
-image has no GitHub CLI (a case that needs ``gh`` runs on bookworm or later); and only Python
+image takes bookworm's ``gh`` with bookworm's C library (:data:`GRAFTABLE`); and only Python
 3.11 and later are marked EXTERNALLY-MANAGED, a file the recipe removes (bullseye has none).
 
 A toolchain (:data:`TOOLCHAINS`, e.g. ``node``: Debian's ``nodejs`` and ``npm`` of the same
@@ -78,8 +78,12 @@ RELEASES: tuple[Release, ...] = (
 DEFAULT_RELEASE = "bookworm"
 BASE_IMAGE = f"{BASE_REPOSITORY}:{DEFAULT_RELEASE}"
 
-TOOLCHAINS: dict[str, tuple[str, ...]] = {"node": ("nodejs", "npm")}
-"""Debian packages each toolchain adds (of the image's own release)."""
+TOOLCHAINS: dict[str, tuple[str, ...]] = {
+    "build": ("build-essential", "python3-dev"),
+    "node": ("nodejs", "npm"),
+}
+"""Debian packages each toolchain adds (of the image's own release): ``build`` for projects or
+sdists with C extensions (compilers, make, the interpreter's headers), ``node`` for JavaScript."""
 assert set(TOOLCHAINS) == set(get_args(Toolchain))
 
 _ABSENT: dict[str, frozenset[str]] = {"bullseye": frozenset({"gh"})}

@@ -135,6 +135,9 @@ def test_tags_and_platform_labels() -> None:
     assert base_tag(release_named("bookworm"), ["node"]) == "replay-base:bookworm-node"
     assert parse_base_tag("replay-base:bullseye-node") == (release_named("bullseye"), ("node",))
     assert parse_base_tag("replay-base:trixie") == (release_named("trixie"), ())
+    both = base_tag(release_named("bullseye"), ["node", "build"])
+    assert both == "replay-base:bullseye-build-node"
+    assert parse_base_tag(both) == (release_named("bullseye"), ("build", "node"))
     for other in ("replay-base:missing", "replay-base:bookworm-rust", "debian:bookworm"):
         assert parse_base_tag(other) is None
     label = platform_label(release_named("bookworm"), ["node"])
@@ -148,7 +151,7 @@ def test_a_case_whose_base_image_lacks_its_toolchain_is_refused(tmp_path: Path) 
     env = Environment(base_image="replay-base:bookworm-node", toolchains=["node"])
     assert env.toolchains == ["node"]
     assert Environment(base_image="replay-base:bookworm").toolchains == []
-    with pytest.raises(ValidationError, match="Input should be 'node'"):
+    with pytest.raises(ValidationError, match="Input should be 'build' or 'node'"):
         Environment(base_image="replay-base:bookworm", toolchains=["rust"])  # type: ignore[list-item]
 
     data = yaml.safe_load(DEMO_CASE.read_text())
@@ -175,4 +178,4 @@ def test_the_cli_names_the_releases_and_toolchains_it_knows() -> None:
     )
     result = CliRunner().invoke(app, ["base", "--release", "bullseye", "--toolchain", "rust"])
     assert isinstance(result.exception, InputError)
-    assert "no toolchain 'rust'; choose one of node" in str(result.exception)
+    assert "no toolchain 'rust'; choose one of build, node" in str(result.exception)
