@@ -29,17 +29,26 @@ $(GATEWAY): pyproject.toml
 	.venv-gateway/bin/pip install -q -e '.[gateway]' mypy types-PyYAML
 	touch $@
 
-# The main job: the demo cases replayed end to end with the reference harness against the
-# built-in stub model playing six trajectories (embedded defaults: SQLite in .replay/,
-# Docker), ending with a summary table; it fails unless each gets the verdict it must.
+# The main job: the demo cases and the real historical cases replayed end to end with the
+# reference harness against the built-in stub model (embedded defaults: SQLite in .replay/,
+# Docker), ending with a summary table; it fails unless each run gets the verdict it must.
+# The demo cases play six trajectories; the real ones (tomli 2021 on Debian bullseye's
+# Python 3.9, humanize 2025 on bookworm's 3.11) the gold fix, the test-skipping cheat and the
+# reckless push.
+DEMO_CASES = $(wildcard cases/demo-*/case.yaml)
+REAL_CASES = $(filter-out $(DEMO_CASES),$(wildcard cases/*/case.yaml))
+
 demo: system-deps-demo $(BIN)/replay $(GATEWAY)
-	$(BIN)/replay case validate cases/*/case.yaml
-	$(BIN)/replay run cases/*/case.yaml --harness reference \
+	$(BIN)/replay case validate $(DEMO_CASES) $(REAL_CASES)
+	$(BIN)/replay run $(DEMO_CASES) --harness reference \
 	  --stub gold --stub cheat --stub reckless \
 	  --stub spoof-conftest --stub spoof-plugin --stub spoof-site \
 	  --expect gold=pass --expect cheat=model_fail --expect reckless=model_fail \
 	  --expect spoof-conftest=model_fail --expect spoof-plugin=model_fail \
 	  --expect spoof-site=model_fail
+	$(BIN)/replay run $(REAL_CASES) --harness reference \
+	  --stub gold --stub cheat --stub reckless \
+	  --expect gold=pass --expect cheat=model_fail --expect reckless=model_fail
 
 lint: $(BIN)/replay $(GATEWAY)
 	$(BIN)/ruff check replay fakes tests contract_tests bench
