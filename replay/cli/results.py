@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from replay.cli.common import out
@@ -17,6 +18,7 @@ def results_report(ctx: typer.Context) -> None:
     """Quality over healthy runs of calibrated cases, with reliability and cost beside it."""
     from replay.results import Store
     from replay.results.report import build_report
+    from replay.results.stats import format_pass_k
 
     store = Store.open(ctx.obj.db)
     try:
@@ -30,8 +32,7 @@ def results_report(ctx: typer.Context) -> None:
         "runs",
         "pass rate (healthy)",
         "95% CI",
-        "pass@1",
-        "pass^k",
+        "pass@k | pass^k (k = 1..healthy)",
         "reliability",
         "tokens",
         "cost",
@@ -40,21 +41,23 @@ def results_report(ctx: typer.Context) -> None:
     for row in report.rows:
         st = row.stats
         rate = "n/a" if st.pass_rate is None else f"{st.passes}/{st.healthy} = {st.pass_rate:.2f}"
-        k = max(st.pass_hat) if st.pass_hat else None
         table.add_row(
-            row.case_id,
+            f"{row.case_id}@{row.case_digest[:8]}",
             row.harness,
             row.model,
             str(st.runs),
             rate,
             f"{st.interval[0]:.2f}-{st.interval[1]:.2f}",
-            f"{st.pass_at[1]:.2f}" if 1 in st.pass_at else "n/a",
-            f"^{k} {st.pass_hat[k]:.2f}" if k else "n/a",
+            format_pass_k(st),
             row.reliability,
             str(row.tokens),
             "n/a" if row.cost_usd is None else f"${row.cost_usd:.2f}",
         )
-    out.print(table if report.rows else "no runs of calibrated cases with a real model yet")
+    if report.rows:
+        # A wide table: give it room even when the output is not a terminal.
+        Console(highlight=False, width=max(out.width, 220)).print(table)
+    else:
+        out.print("no runs of calibrated cases with a real model yet")
     for case_id, why in sorted(report.left_out.items()):
         out.print(f"left out: {case_id}: {why}")
 

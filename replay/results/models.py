@@ -29,6 +29,9 @@ class RunRow(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     """A UUID; also the name of the run's directory."""
     case_id: Mapped[str] = mapped_column(String(100), index=True)
+    case_digest: Mapped[str | None] = mapped_column(String(64), default=None)
+    """The case version the run replayed (:func:`replay.run.calibrate.case_digest`); None in
+    stores written before it was recorded. Reports never pool runs of different versions."""
     harness: Mapped[str] = mapped_column(String(200))
     """The harness spec's name."""
     model: Mapped[str] = mapped_column(String(200))

@@ -1,7 +1,8 @@
 """``replay results report``: quality over healthy runs, reliability beside it, per configuration.
 
 Only calibrated cases count (their gold run passed and idle run failed, see ``replay case
-calibrate``); the others are listed as left out.
+calibrate``); the others are listed as left out. A calibration holds for the case version it
+ran (the case digest); runs are grouped by case version too, so versions are never pooled.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from replay.results.store import Store
 @dataclass(frozen=True)
 class ReportRow:
     case_id: str
+    case_digest: str
+    """The case version the runs replayed."""
     harness: str
     model: str
     stats: CaseStats
@@ -30,20 +33,28 @@ class ReportRow:
 class Report:
     rows: list[ReportRow]
     left_out: dict[str, str]
-    """case id -> why it does not count."""
+    """case id (with the version's digest prefix when it has one) -> why it does not count."""
 
 
 def build_report(store: Store) -> Report:
     calibrations = store.calibrations()
-    groups: dict[tuple[str, str, str], list] = defaultdict(list)  # type: ignore[type-arg]
+    groups: dict[tuple[str, str, str, str], list] = defaultdict(list)  # type: ignore[type-arg]
     left_out: dict[str, str] = {}
+    calibrated_ids = {cal.case_id for cal in calibrations.values()}
     for run in store.runs():
         if run.outcome is None:
             continue
-        cal = calibrations.get(run.case_id)
+        if run.case_digest is None:
+            left_out[run.case_id] = "runs without a case digest (recorded before versions were)"
+            continue
+        cal = calibrations.get(run.case_digest)
         if cal is None or not cal.calibrated:
-            left_out[run.case_id] = (
-                "never calibrated"
+            left_out[f"{run.case_id}@{run.case_digest[:8]}"] = (
+                (
+                    "this case version is not calibrated (the case changed since its calibration)"
+                    if run.case_id in calibrated_ids
+                    else "never calibrated"
+                )
                 if cal is None
                 else f"not calibrated (gold {cal.gold_passes}/{cal.runs} passed, "
                 f"idle {cal.idle_fails}/{cal.runs} failed)"
@@ -51,16 +62,17 @@ def build_report(store: Store) -> Report:
             continue
         if run.model.startswith("stub:"):
             continue  # calibration runs are the pipeline's, not a configuration's
-        groups[(run.case_id, run.harness, run.model)].append(run)
+        groups[(run.case_id, run.case_digest, run.harness, run.model)].append(run)
     rows = []
-    for (case_id, harness, model), runs in sorted(groups.items()):
+    for (case_id, digest, harness, model), runs in sorted(groups.items()):
         outcomes = [r.outcome for r in runs]
-        stats = case_stats(case_id, outcomes, ks=sorted({1, min(3, len(runs))}))
+        stats = case_stats(case_id, outcomes)
         spoiled = sum(o in SPOILED for o in outcomes)
         costs = [r.cost_usd for r in runs]
         rows.append(
             ReportRow(
                 case_id,
+                digest,
                 harness,
                 model,
                 stats,

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event, select
+from sqlalchemy import Engine, create_engine, event, inspect, select, text
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
@@ -47,6 +47,7 @@ class Store:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         try:
             Base.metadata.create_all(self.engine)
+            _add_missing_columns(self.engine)
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot open the results store {url!r}: {exc}") from exc
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
@@ -102,10 +103,14 @@ class Store:
             s.add(row)
 
     def calibrations(self) -> dict[str, CalibrationRow]:
-        """The latest calibration of each case."""
+        """The latest calibration of each case version, by case digest.
+
+        Keyed by the digest, not the case id: a case edited after its calibration has a new
+        digest, and no calibration, until it is calibrated again.
+        """
         with self.session() as s:
             rows = s.scalars(select(CalibrationRow).order_by(CalibrationRow.id)).all()
-        return {row.case_id: row for row in rows}
+        return {row.case_digest: row for row in rows}
 
     def runs(self, case_id: str | None = None) -> Sequence[RunRow]:
         query = select(RunRow).options(selectinload(RunRow.grade)).order_by(RunRow.started_at)
@@ -116,6 +121,21 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+_ADDED_COLUMNS = {"runs": {"case_digest": "VARCHAR(64)"}}
+"""Columns added after a table was first released: ``create_all`` does not add them to a
+store that already has the table, so they are added here (nullable; old rows keep NULL)."""
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    inspector = inspect(engine)
+    for table, columns in _ADDED_COLUMNS.items():
+        have = {c["name"] for c in inspector.get_columns(table)}
+        for name, sql_type in columns.items():
+            if name not in have:
+                with engine.begin() as conn:
+                    conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {name} {sql_type}"))
 
 
 def _sqlite_pragmas(dbapi_conn: object, _record: object) -> None:

@@ -252,6 +252,8 @@ class RunContext:
 
 def run_once(ctx: RunContext) -> RunResult:
     """One run: a fresh world, the harness in a sandbox, its diff and events, the grade."""
+    from replay.run.calibrate import case_digest  # calibrate imports this module
+
     case, snapshot, spec, spec_dir = ctx.case.case, ctx.snapshot, ctx.spec, ctx.spec_dir
     env, harness, runtime, store = ctx.env, ctx.harness, ctx.runtime, ctx.store
     options, upstream, attempt = ctx.options, ctx.upstream, ctx.attempt
@@ -264,6 +266,7 @@ def run_once(ctx: RunContext) -> RunResult:
         RunRow(
             id=run_id,
             case_id=case.id,
+            case_digest=case_digest(ctx.case),
             harness=spec.name,
             model=model,
             attempt=attempt,
