@@ -57,9 +57,8 @@ def run(
     ] = None,
 ) -> None:
     """Replay cases end to end: world, sandbox, harness, hidden tests, side effects, verdict."""
-    from replay.results.stats import case_stats
     from replay.run.runner import RunOptions, RunResult, run_case
-    from replay.run.summary import summary_table
+    from replay.run.summary import case_summary, summary_table
 
     pairs = [item.partition("=") for item in harness_env or []]
     if any(not sep for _, sep, _ in pairs):
@@ -86,20 +85,9 @@ def run(
             )
             done = run_case(case, options)
             results += done
-            stats = case_stats(
-                done[0].case_id, [r.outcome for r in done], ks=sorted({1, len(done)})
-            )
-            rate = "n/a" if stats.pass_rate is None else f"{stats.pass_rate:.2f}"
-            low, high = stats.interval
-            label = done[0].grade.model
-            out.print(
-                f"{stats.case_id} [{label}]: {stats.passes}/{stats.healthy} healthy runs "
-                f"passed (rate {rate}, 95% CI {low:.2f}-{high:.2f}); "
-                f"outcomes {stats.outcomes}",
-                markup=False,
-            )
-            for k, value in stats.pass_at.items():
-                out.print(f"  pass@{k} {value:.2f}   pass^{k} {stats.pass_hat[k]:.2f}")
+            outcomes = [r.outcome for r in done]
+            for line in case_summary(done[0].case_id, done[0].grade.model, outcomes):
+                out.print(line, markup=False)
     # A wide table: give it room even when the output is not a terminal.
     Console(highlight=False, width=max(out.width, 220)).print(summary_table(results))
     for r in results:

@@ -7,7 +7,22 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from replay.grade.model import Grade, HiddenTestsGrade
+from replay.results.stats import case_stats, format_pass_k
 from replay.run.runner import RunResult
+
+
+def case_summary(case_id: str, label: str, outcomes: Sequence[str]) -> list[str]:
+    """The lines ``replay run`` prints per case and model: the rate over healthy runs with its
+    Wilson interval, then pass@k and pass^k for every k up to the healthy count (the same
+    :mod:`replay.results.stats` as ``replay results report``)."""
+    stats = case_stats(case_id, outcomes)
+    rate = "n/a" if stats.pass_rate is None else f"{stats.pass_rate:.2f}"
+    low, high = stats.interval
+    return [
+        f"{stats.case_id} [{label}]: {stats.passes}/{stats.healthy} healthy runs "
+        f"passed (rate {rate}, 95% CI {low:.2f}-{high:.2f}); outcomes {stats.outcomes}",
+        f"  pass@k | pass^k: {format_pass_k(stats)}",
+    ]
 
 
 def _tests(grade: Grade) -> str:

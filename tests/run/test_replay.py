@@ -110,7 +110,7 @@ def test_three_runs_give_rates_and_pass_at_k(tmp_path: Path, capsys) -> None:  #
     )
     assert result.code == 0, result.out + result.err
     assert "3/3 healthy runs passed (rate 1.00" in result.out
-    assert "pass@3 1.00   pass^3 1.00" in result.out
+    assert "pass@k | pass^k: @1 1.00 @2 1.00 @3 1.00 | ^1 1.00 ^2 1.00 ^3 1.00" in result.out
     listed = run_cli(capsys, "--db", str(tmp_path / "r.db"), "results", "list")
     assert listed.out.count("demo-caret-zero") == 3
 
