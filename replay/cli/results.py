@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -58,6 +59,18 @@ def results_report(ctx: typer.Context) -> None:
         Console(highlight=False, width=max(out.width, 220)).print(table)
     else:
         out.print("no runs of calibrated cases with a real model yet")
+    for (harness, model), est in report.overall.items():
+        se = (
+            "SE n/a (one case)"
+            if math.isnan(est.se)
+            else f"SE {est.se:.2f}, 95% CI {est.interval[0]:.2f}-{est.interval[1]:.2f}"
+        )
+        out.print(
+            f"{harness} / {model}: mean pass rate {est.mean:.2f} over {est.cases} "
+            f"case{'' if est.cases == 1 else 's'} "
+            f"({se}; clustered by case)",
+            markup=False,
+        )
     for case_id, why in sorted(report.left_out.items()):
         out.print(f"left out: {case_id}: {why}")
 

@@ -8,10 +8,10 @@ ran (the case digest); runs are grouped by case version too, so versions are nev
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from replay.base.outcomes import SPOILED
-from replay.results.stats import CaseStats, case_stats
+from replay.results.stats import CaseStats, MeanEstimate, case_stats, clustered_mean
 from replay.results.store import Store
 
 
@@ -34,6 +34,9 @@ class Report:
     rows: list[ReportRow]
     left_out: dict[str, str]
     """case id (with the version's digest prefix when it has one) -> why it does not count."""
+    overall: dict[tuple[str, str], MeanEstimate] = field(default_factory=dict)
+    """(harness, model) -> the mean pass rate over healthy runs of its calibrated cases, with
+    a standard error clustered by case (each case version one cluster; Miller 2024)."""
 
 
 def build_report(store: Store) -> Report:
@@ -81,4 +84,12 @@ def build_report(store: Store) -> Report:
                 None if any(c is None for c in costs) else sum(c or 0 for c in costs),
             )
         )
-    return Report(rows, left_out)
+    clusters: dict[tuple[str, str], list[list[bool]]] = defaultdict(list)
+    for row in rows:
+        st = row.stats
+        if st.healthy:
+            clusters[(row.harness, row.model)].append(
+                [True] * st.passes + [False] * (st.healthy - st.passes)
+            )
+    overall = {config: clustered_mean(cases) for config, cases in sorted(clusters.items())}
+    return Report(rows, left_out, overall)

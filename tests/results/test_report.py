@@ -7,6 +7,8 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from replay.results import RunRow, Store
 from replay.results.models import CalibrationRow
 from replay.results.report import build_report
@@ -71,6 +73,10 @@ def test_a_case_edited_after_calibration_is_uncalibrated_and_versions_are_not_po
         ("b", 0, 2),
     ]
     assert report.left_out == {}
+    # One configuration, two case versions as two clusters: rates 1 and 0, mean .5 over the
+    # 4 healthy runs; residual sums +1 and -1: SE^2 = 2/1 * 2 / 4^2, SE = .5.
+    est = report.overall[("h", "m")]
+    assert est.mean == 0.5 and est.cases == 2 and est.se == pytest.approx(0.5)
     store.close()
 
 
@@ -98,6 +104,7 @@ def test_pass_hat_k_over_healthy_runs_with_a_retried_transport_failure(
     assert result.code == 0, result.out + result.err
     assert "@1 0.67 @2 1.00 @3 1.00 | ^1 0.67 ^2 0.33 ^3 0.00" in result.out
     assert "1/4 spoiled" in result.out
+    assert "h / m: mean pass rate 0.67 over 1 case (SE n/a (one case); clustered" in result.out
 
 
 def test_an_old_store_gains_the_case_digest_column(tmp_path: Path) -> None:
