@@ -124,3 +124,24 @@ def test_an_old_store_gains_the_case_digest_column(tmp_path: Path) -> None:
     _runs(store, "c", "a" * 64, ["pass"])
     assert {r.case_digest for r in store.runs()} == {None, "a" * 64}
     store.close()
+
+
+def test_editing_a_case_changes_its_digest(tmp_path: Path) -> None:
+    """The key calibrations are looked up by: any edit to the case makes a new version."""
+    from replay.base.case import read_case
+    from replay.run.calibrate import case_digest
+
+    root = Path(__file__).resolve().parents[2]
+    source = root / "cases" / "demo-caret-zero"
+    case_dir = tmp_path / "demo-caret-zero"
+    case_dir.mkdir()
+    for name in ("gold.patch", "hidden_tests.patch"):
+        (case_dir / name).write_bytes((source / name).read_bytes())
+    text = (source / "case.yaml").read_text()
+    snapshot = (root / "snapshots" / "demo").as_posix()
+    (case_dir / "case.yaml").write_text(text.replace("../../snapshots/demo", snapshot))
+    before = case_digest(read_case(case_dir / "case.yaml"))
+    assert before == case_digest(read_case(case_dir / "case.yaml"))
+    with (case_dir / "gold.patch").open("a") as f:
+        f.write("\n")
+    assert case_digest(read_case(case_dir / "case.yaml")) != before
