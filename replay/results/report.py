@@ -35,8 +35,9 @@ class Report:
     left_out: dict[str, str]
     """case id (with the version's digest prefix when it has one) -> why it does not count."""
     overall: dict[tuple[str, str], MeanEstimate] = field(default_factory=dict)
-    """(harness, model) -> the mean pass rate over healthy runs of its calibrated cases, with
-    a standard error clustered by case (each case version one cluster; Miller 2024)."""
+    """(harness, model) -> the mean pass rate over healthy runs of its calibrated cases (each
+    at its latest calibrated version), with a standard error clustered by case (Miller
+    2024)."""
 
 
 def build_report(store: Store) -> Report:
@@ -84,10 +85,16 @@ def build_report(store: Store) -> Report:
                 None if any(c is None for c in costs) else sum(c or 0 for c in costs),
             )
         )
+    # The overall mean counts each case once: its latest calibrated version.
+    latest = {
+        cal.case_id: digest
+        for digest, cal in sorted(calibrations.items(), key=lambda item: item[1].id)
+        if cal.calibrated
+    }
     clusters: dict[tuple[str, str], list[list[bool]]] = defaultdict(list)
     for row in rows:
         st = row.stats
-        if st.healthy:
+        if st.healthy and latest.get(row.case_id) == row.case_digest:
             clusters[(row.harness, row.model)].append(
                 [True] * st.passes + [False] * (st.healthy - st.passes)
             )

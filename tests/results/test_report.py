@@ -73,9 +73,20 @@ def test_a_case_edited_after_calibration_is_uncalibrated_and_versions_are_not_po
         ("b", 0, 2),
     ]
     assert report.left_out == {}
-    # One configuration, two case versions as two clusters: rates 1 and 0, mean .5 over the
-    # 4 healthy runs; residual sums +1 and -1: SE^2 = 2/1 * 2 / 4^2, SE = .5.
-    est = report.overall[("h", "m")]
+    # The overall mean counts the case once, at its latest calibrated version.
+    assert report.overall[("h", "m")].cases == 1 and report.overall[("h", "m")].mean == 0.0
+    store.close()
+
+
+def test_overall_mean_has_a_case_clustered_standard_error(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _calibrate(store, "c", "a" * 64)
+    _calibrate(store, "d", "d" * 64)
+    _runs(store, "c", "a" * 64, ["pass", "pass"])
+    _runs(store, "d", "d" * 64, ["model_fail", "model_fail", "infra_fail"])
+    # Two cases as two clusters: rates 1 and 0, mean .5 over the 4 healthy runs; residual
+    # sums +1 and -1: SE^2 = 2/1 * 2 / 4^2, SE = .5 (a run-level SE would say .25).
+    est = build_report(store).overall[("h", "m")]
     assert est.mean == 0.5 and est.cases == 2 and est.se == pytest.approx(0.5)
     store.close()
 
