@@ -9,6 +9,7 @@ file; :func:`load_case` resolves them.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -482,3 +483,17 @@ class LoadedCase:
 def read_case(path: Path) -> LoadedCase:
     """:func:`load_case`, keeping the file's (absolute) path beside the case."""
     return LoadedCase(load_case(path), Path(path).resolve())
+
+
+def case_digest(loaded: LoadedCase) -> str:
+    """The case file and what it names (snapshot manifest, patches): a changed one recalibrates."""
+    case = loaded.case
+    digest = hashlib.sha256()
+    for part in (
+        loaded.path,
+        case.snapshot / "manifest.json",
+        case.gold.patch,
+        case.hidden_tests.patch,
+    ):
+        digest.update(Path(part).read_bytes())
+    return digest.hexdigest()

@@ -30,7 +30,7 @@ class RunRow(Base):
     """A UUID; also the name of the run's directory."""
     case_id: Mapped[str] = mapped_column(String(100), index=True)
     case_digest: Mapped[str | None] = mapped_column(String(64), default=None)
-    """The case version the run replayed (:func:`replay.run.calibrate.case_digest`); None in
+    """The case version the run replayed (:func:`replay.base.case.case_digest`); None in
     stores written before it was recorded. Reports never pool runs of different versions."""
     harness: Mapped[str] = mapped_column(String(200))
     """The harness spec's name."""

@@ -7,12 +7,11 @@ nothing, so it is marked and left out of the results.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from replay.base.case import LoadedCase, read_case
+from replay.base.case import case_digest, read_case
 from replay.base.errors import ReplayError
 from replay.base.outcomes import Outcome
 from replay.results import CalibrationRow, Store
@@ -44,20 +43,6 @@ class Calibration:
             for r in runs
             if r.outcome != want
         ]
-
-
-def case_digest(loaded: LoadedCase) -> str:
-    """The case file and what it names (snapshot manifest, patches): a changed one recalibrates."""
-    case = loaded.case
-    digest = hashlib.sha256()
-    for part in (
-        loaded.path,
-        case.snapshot / "manifest.json",
-        case.gold.patch,
-        case.hidden_tests.patch,
-    ):
-        digest.update(Path(part).read_bytes())
-    return digest.hexdigest()
 
 
 def calibrate(case_path: Path, options: RunOptions, runs: int = 3) -> Calibration:

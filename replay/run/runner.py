@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from replay.base.case import Case, LoadedCase, read_case
+from replay.base.case import Case, LoadedCase, case_digest, read_case
 from replay.base.errors import ReplayError
 from replay.base.events import Event
 from replay.base.outcomes import Outcome
@@ -252,7 +252,6 @@ class RunContext:
 
 def run_once(ctx: RunContext) -> RunResult:
     """One run: a fresh world, the harness in a sandbox, its diff and events, the grade."""
-    from replay.run.calibrate import case_digest  # calibrate imports this module
 
     case, snapshot, spec, spec_dir = ctx.case.case, ctx.snapshot, ctx.spec, ctx.spec_dir
     env, harness, runtime, store = ctx.env, ctx.harness, ctx.runtime, ctx.store

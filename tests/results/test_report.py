@@ -139,8 +139,7 @@ def test_an_old_store_gains_the_case_digest_column(tmp_path: Path) -> None:
 
 def test_editing_a_case_changes_its_digest(tmp_path: Path) -> None:
     """The key calibrations are looked up by: any edit to the case makes a new version."""
-    from replay.base.case import read_case
-    from replay.run.calibrate import case_digest
+    from replay.base.case import case_digest, read_case
 
     root = Path(__file__).resolve().parents[2]
     source = root / "cases" / "demo-caret-zero"
