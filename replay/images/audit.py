@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from replay.base.case import Audit, Case
+from replay.base.case import Audit, Case, read_patch
 from replay.images.env import env_reference
 from replay.runtime.base import (
     ENV_IMAGE_LABEL,
@@ -158,8 +158,8 @@ def markers_from(gold: str, tests: str, base: str) -> list[Marker]:
 def case_markers(case: Case) -> list[Marker]:
     """The case's markers; the base repository is read from the case's snapshot."""
     return markers_from(
-        case.gold.patch.read_text(encoding="utf-8", errors="replace"),
-        case.hidden_tests.patch.read_text(encoding="utf-8", errors="replace"),
+        read_patch(case.gold.patch),
+        read_patch(case.hidden_tests.patch),
         base_text(case),
     )
 
@@ -294,7 +294,7 @@ def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> l
     import json
     import os
 
-    from replay.snapshot.audit import CACHE_ENV
+    from replay.snapshot.audit import cache_dir
 
     markers = case_markers(case)
     key = hashlib.sha256(
@@ -308,10 +308,7 @@ def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> l
             sort_keys=True,
         ).encode()
     ).hexdigest()
-    root = os.environ.get(CACHE_ENV) or str(
-        Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "replay" / "audit"
-    )
-    cache = Path(root) / f"images-{key}.json"
+    cache = cache_dir() / f"images-{key}.json"
     if cache.is_file():
         try:
             found = json.loads(cache.read_text())

@@ -494,7 +494,8 @@ def _files_at(repo: Path, commit: str, names: tuple[str, ...]) -> dict[str, str]
 # ----------------------------------------------------------------------------- caching
 
 
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
+    """Where audit verdicts are remembered (``$REPLAY_AUDIT_CACHE``, else the user's cache)."""
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env)
@@ -524,7 +525,7 @@ def audit_cached(snapshot: Path | str, case: Case | Path | str | None = None) ->
     if case is not None and not isinstance(case, Case):
         case = load_case(Path(case))
     key = audit_key(snap_path, case)
-    cache = _cache_dir() / f"{key}.json"
+    cache = cache_dir() / f"{key}.json"
     if cache.is_file():
         try:
             rows = json.loads(cache.read_text())
@@ -548,6 +549,7 @@ __all__ = [
     "audit_cached",
     "audit_repository",
     "base_text",
+    "cache_dir",
     "dated_after",
     "gold_lines",
     "test_names",
