@@ -20,6 +20,7 @@ from replay import __version__
 from replay.base.errors import InputError, ReplayError
 from replay.cli import (
     case,
+    compare,
     docs,
     events,
     fakes,
@@ -46,6 +47,7 @@ app = typer.Typer(
 if (missing := clients_missing("replay.contract")) is not None:
     app.command("contract", context_settings=LOOSE)(needs_clients(missing))
 app.command("run")(run.run)
+app.command("compare")(compare.compare)
 app.command("events")(events.events)
 app.add_typer(case.app, name="case")
 app.add_typer(snapshot.app, name="snapshot")

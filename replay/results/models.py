@@ -34,6 +34,10 @@ class RunRow(Base):
     stores written before it was recorded. Reports never pool runs of different versions."""
     harness: Mapped[str] = mapped_column(String(200))
     """The harness spec's name."""
+    candidate: Mapped[str | None] = mapped_column(String(200), default=None, index=True)
+    """The candidate of ``replay compare`` the run was made for (its name and settings
+    digest, :attr:`replay.compare.candidate.Candidate.key`); None for other runs
+    (``replay run``, calibration), which no comparison reads."""
     model: Mapped[str] = mapped_column(String(200))
     """The model the harness was pointed at, as the harness spec names it."""
     attempt: Mapped[int] = mapped_column(Integer, default=1)
@@ -120,3 +124,21 @@ class CalibrationRow(Base):
     idle_fails: Mapped[int]
     """Idle runs whose outcome was model_fail."""
     at: Mapped[datetime]
+
+
+class ComparisonRow(Base):
+    """A comparison of two candidates, fixed with its decision rule before its first run."""
+
+    __tablename__ = "comparisons"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    arm_a: Mapped[str] = mapped_column(String(200))
+    """Candidate key of arm A (the incumbent)."""
+    arm_b: Mapped[str] = mapped_column(String(200))
+    """Candidate key of arm B (the challenger)."""
+    rule: Mapped[str] = mapped_column(Text)
+    """The decision rule's file, verbatim."""
+    rule_digest: Mapped[str] = mapped_column(String(64))
+    """sha256 of :attr:`rule`: a comparison's rule cannot change once recorded."""
+    fixed_at: Mapped[datetime]
+    """When the rule was recorded (before the comparison made any run)."""

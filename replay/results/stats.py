@@ -199,3 +199,153 @@ def bootstrap_cases(
     lo = means[math.floor(tail * (resamples - 1))]
     hi = means[math.ceil((1 - tail) * (resamples - 1))]
     return lo, hi
+
+
+# ----------------------------------------------------------------------------- two arms
+#
+# ``replay compare``'s statistics. Cases are few (tens, often fewer) and runs per case fewer
+# still, so two choices keep small samples honest:
+#
+# - Student's t with n - 1 degrees of freedom over the n paired cases, not the normal: with 3
+#   cases the 95% multiplier is 4.30, not 1.96.
+# - The standard error of a difference is never taken below the runs' own binomial noise. An
+#   arm that passed 3 of 3 runs of every case shows no variance at all, yet 3 runs cannot
+#   tell a rate of 1 from one of 0.8. Each case's rate is smoothed by half a run each way
+#   ((c + 1/2) / (k + 1), the Jeffreys prior's centre) for this floor only, so a unanimous arm
+#   still carries the uncertainty of its k runs; the estimate itself is never smoothed.
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The p-quantile of Student's t with ``df`` degrees of freedom (scipy)."""
+    from scipy import stats as st
+
+    return float(st.t.ppf(p, df))
+
+
+def smoothed_variance(passes: int, runs: int) -> float:
+    """p~(1 - p~) of one case's runs, p~ = (c + 1/2) / (k + 1): the per-run binomial variance,
+    never zero (see above)."""
+    p = (passes + 0.5) / (runs + 1)
+    return p * (1 - p)
+
+
+@dataclass(frozen=True)
+class ArmCase:
+    """One arm's healthy runs of one case: what a paired comparison reads."""
+
+    passes: int
+    runs: int
+
+    @property
+    def rate(self) -> float:
+        return self.passes / self.runs
+
+
+@dataclass(frozen=True)
+class Comparison:
+    estimate: float
+    """Mean over cases of B's rate minus A's."""
+    se: float
+    """max(sd(d)/sqrt(n), the binomial floor)."""
+    interval: tuple[float, float]
+    """t interval at the confidence asked, clipped to [-1, 1]."""
+    p_value: float
+    test: str
+    cases: int
+
+
+def binomial_floor_se(a: Sequence[ArmCase], b: Sequence[ArmCase]) -> float:
+    """The standard error the difference of means would have from the runs' binomial noise
+    alone (cases fixed): sqrt(sum_i v~_A,i / k_A,i + v~_B,i / k_B,i) / n."""
+    n = len(a)
+    total = sum(
+        smoothed_variance(x.passes, x.runs) / x.runs + smoothed_variance(y.passes, y.runs) / y.runs
+        for x, y in zip(a, b, strict=True)
+    )
+    return math.sqrt(total) / n
+
+
+def compare_arms(
+    a: Sequence[ArmCase],
+    b: Sequence[ArmCase],
+    *,
+    confidence: float = 0.95,
+    rates_a: Sequence[float] | None = None,
+    rates_b: Sequence[float] | None = None,
+) -> Comparison:
+    """The paired difference B - A over the same cases (Miller 2024), with a t interval.
+
+    ``rates_a``/``rates_b`` replace the per-case pass rates by another per-case metric
+    (pass^k, say); the binomial floor is still the runs'. With one run per case in both arms
+    the p-value is McNemar's exact test on the discordant cases.
+    """
+    if len(a) != len(b):
+        raise ValueError("the two arms must cover the same cases")
+    n = len(a)
+    if n < 2:
+        raise ValueError("a paired comparison needs at least two cases")
+    ra = list(rates_a) if rates_a is not None else [x.rate for x in a]
+    rb = list(rates_b) if rates_b is not None else [y.rate for y in b]
+    d = [y - x for x, y in zip(ra, rb, strict=True)]
+    mean = sum(d) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
+    se = max(sd / math.sqrt(n), binomial_floor_se(a, b))
+    df = n - 1
+    half = t_quantile(1 - (1 - confidence) / 2, df) * se
+    interval = (max(-1.0, mean - half), min(1.0, mean + half))
+    if all(x.runs == 1 for x in a) and all(y.runs == 1 for y in b) and rates_a is None:
+        a_only = sum(x.passes == 1 and y.passes == 0 for x, y in zip(a, b, strict=True))
+        b_only = sum(x.passes == 0 and y.passes == 1 for x, y in zip(a, b, strict=True))
+        p = mcnemar_exact(a_only, b_only)
+        test = f"McNemar exact over {n} cases (one run each)"
+    else:
+        from scipy import stats as st
+
+        p = float(2 * st.t.sf(abs(mean) / se, df))
+        test = f"paired t over {n} cases ({df} df)"
+    return Comparison(mean, se, interval, p, test, n)
+
+
+def minimum_detectable_effect(
+    se_null: float, cases: int, *, confidence: float = 0.95, power: float = 0.8
+) -> float:
+    """The smallest true difference the comparison would find with probability ``power`` at
+    the two-sided ``confidence``: (t_{1-alpha/2} + t_{power}) * SE under A/A, n - 1 df."""
+    df = max(cases - 1, 1)
+    return (t_quantile(1 - (1 - confidence) / 2, df) + t_quantile(power, df)) * se_null
+
+
+def cases_needed(
+    se_null: float,
+    cases: int,
+    effect: float,
+    *,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    limit: int = 1_000_000,
+) -> int | None:
+    """The fewest cases (same runs per case, cases like these) whose minimum detectable effect
+    is at most ``effect``: the standard error falls as sqrt(cases / n) and the t quantiles
+    shrink with the degrees of freedom. None beyond ``limit``; at least the cases at hand."""
+    if effect <= 0:
+        raise ValueError("the effect must be positive")
+    unit = se_null * math.sqrt(cases)
+
+    def detects(n: int) -> bool:
+        return (
+            minimum_detectable_effect(unit / math.sqrt(n), n, confidence=confidence, power=power)
+            <= effect
+        )
+
+    if detects(cases):
+        return cases
+    high = max(cases, 2)
+    while not detects(high):
+        if high >= limit:
+            return None
+        high = min(high * 2, limit)
+    low = high // 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if detects(mid) else (mid, high)
+    return high

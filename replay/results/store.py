@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from replay.base.errors import ReplayError
 from replay.base.outcomes import Outcome
-from replay.results.models import Base, CalibrationRow, GradeRow, RunRow
+from replay.results.models import Base, CalibrationRow, ComparisonRow, GradeRow, RunRow
 
 DEFAULT_DB = Path(".replay") / "results.db"
 
@@ -112,10 +112,26 @@ class Store:
             rows = s.scalars(select(CalibrationRow).order_by(CalibrationRow.id)).all()
         return {row.case_digest: row for row in rows}
 
-    def runs(self, case_id: str | None = None) -> Sequence[RunRow]:
+    def comparison(self, name: str) -> ComparisonRow | None:
+        with self.session() as s:
+            return s.get(ComparisonRow, name)
+
+    def fix_comparison(self, row: ComparisonRow) -> ComparisonRow:
+        """Record a comparison and its rule, or return the one already recorded by that name
+        (the caller checks that it is the same)."""
+        with self.session() as s:
+            existing = s.get(ComparisonRow, row.name)
+            if existing is not None:
+                return existing
+            s.add(row)
+        return row
+
+    def runs(self, case_id: str | None = None, *, candidate: str | None = None) -> Sequence[RunRow]:
         query = select(RunRow).options(selectinload(RunRow.grade)).order_by(RunRow.started_at)
         if case_id is not None:
             query = query.where(RunRow.case_id == case_id)
+        if candidate is not None:
+            query = query.where(RunRow.candidate == candidate)
         with self.session() as s:
             return s.scalars(query).all()
 
@@ -123,7 +139,7 @@ class Store:
         self.engine.dispose()
 
 
-_ADDED_COLUMNS = {"runs": {"case_digest": "VARCHAR(64)"}}
+_ADDED_COLUMNS = {"runs": {"case_digest": "VARCHAR(64)", "candidate": "VARCHAR(200)"}}
 """Columns added after a table was first released: ``create_all`` does not add them to a
 store that already has the table, so they are added here (nullable; old rows keep NULL)."""
 

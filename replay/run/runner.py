@@ -81,6 +81,10 @@ class RunOptions:
     spoiled runs stay in the results, in the reliability figures, never in quality."""
     prices: Path | None = None
     """A price table (USD per million tokens); the built-in one when None."""
+    candidate: str | None = None
+    """The ``replay compare`` candidate the runs are made for (stored with each run)."""
+    first_attempt: int = 1
+    """The attempt number of the first run (a comparison resuming its runs continues it)."""
 
     @property
     def model_label(self) -> str:
@@ -150,7 +154,7 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
                 options=options,
                 upstream=upstream,
             )
-            attempt = 0
+            attempt = options.first_attempt - 1
             for _ in range(options.runs):
                 for _retry in range(options.wire_retries + 1):
                     attempt += 1
@@ -267,6 +271,7 @@ def run_once(ctx: RunContext) -> RunResult:
             case_id=case.id,
             case_digest=case_digest(ctx.case),
             harness=spec.name,
+            candidate=options.candidate,
             model=model,
             attempt=attempt,
             started_at=started,

@@ -1,0 +1,145 @@
+"""``replay compare``: should we switch from candidate A to candidate B?"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from replay.cli.common import out
+
+
+def compare(
+    ctx: typer.Context,
+    cases: Annotated[list[Path], typer.Argument(help="Case files (case.yaml).")],
+    a: Annotated[
+        str,
+        typer.Option(
+            "--a",
+            help="Arm A, the incumbent: a candidate YAML file, or inline "
+            "name=...,harness=...,model=...[,stub=...].",
+        ),
+    ],
+    b: Annotated[str, typer.Option("--b", help="Arm B, the challenger (as --a).")],
+    rule_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--rule", help="The decision rule (YAML), fixed with the comparison's first run."
+        ),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option(help="The comparison's name (default: A-vs-B).")
+    ] = None,
+    runs: Annotated[
+        int, typer.Option(min=1, help="Healthy runs per case and arm; what is missing is run.")
+    ] = 3,
+    run_missing: Annotated[
+        bool, typer.Option("--run/--no-run", help="Run what is missing, or only report.")
+    ] = True,
+    calibrate_runs: Annotated[
+        int,
+        typer.Option(
+            "--calibrate",
+            min=0,
+            help="Calibrate cases that have no calibration of their current version first, "
+            "with this many gold and idle runs each (0: leave them out).",
+        ),
+    ] = 0,
+    out_dir: Annotated[Path, typer.Option("--out", help="Where run directories go.")] = Path(
+        ".replay/runs"
+    ),
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
+    ] = None,
+    expect: Annotated[
+        str | None,
+        typer.Option(help="Exit 1 unless the verdict is this: ship, dont_ship, inconclusive."),
+    ] = None,
+) -> None:
+    """Compare two candidates on the same calibrated cases, against the noise floor, under a
+    decision rule fixed before the runs: ship, don't ship, or inconclusive."""
+    from replay.base.case import read_case
+    from replay.compare.candidate import parse_candidate
+    from replay.compare.engine import build_document, fix_comparison, plan_missing
+    from replay.compare.engine import run_missing as run_plan
+    from replay.compare.rule import load_rule
+    from replay.compare.terminal import (
+        DECISIONS,
+        arms_table,
+        cases_table,
+        lines,
+        run_links,
+        tags_table,
+        unhealthy,
+        verdict_line,
+    )
+    from replay.results import Store
+    from replay.run.runner import RunOptions
+
+    if expect is not None and expect not in DECISIONS:
+        raise typer.BadParameter(f"one of {', '.join(DECISIONS)}", param_hint="--expect")
+    arms = {"A": parse_candidate(a), "B": parse_candidate(b)}
+    rule, rule_text = load_rule(rule_file)
+    loaded = [read_case(path) for path in cases]
+    base = RunOptions(out=out_dir, db=ctx.obj.db)
+    store = Store.open(ctx.obj.db)
+    try:
+        comparison = fix_comparison(
+            store, name or f"{arms['A'].name}-vs-{arms['B'].name}", arms["A"], arms["B"], rule_text
+        )
+        if calibrate_runs:
+            _calibrate_missing(store, loaded, base, calibrate_runs)
+        if run_missing:
+            plan = plan_missing(store, loaded, arms, runs)
+            for item in plan:
+                out.print(
+                    f"running {item.runs} more run(s) of {item.case_id} for arm {item.arm}",
+                    markup=False,
+                )
+            run_plan(plan, loaded, arms, base)
+        doc = build_document(store, loaded, arms, rule, comparison)
+    finally:
+        store.close()
+    wide = Console(highlight=False, width=max(out.width, 220))
+    for line in lines(doc):
+        out.print(line, markup=False)
+    wide.print(arms_table(doc))
+    if doc["cases"]:
+        wide.print(cases_table(doc))
+        wide.print(tags_table(doc))
+    for line in [*run_links(doc), *unhealthy(doc)]:
+        out.print(line, markup=False)
+    for item in doc["left_out"]:
+        out.print(f"left out: {item['case_id']}: {item['why']}", markup=False)
+    for reason in doc["verdict"]["reasons"]:
+        out.print(f"  because {reason}", markup=False)
+    out.print(verdict_line(doc), markup=False)
+    _write_reports(doc, json_path)
+    if expect is not None and doc["verdict"]["decision"] != expect:
+        out.print(f"unexpected: the verdict is {doc['verdict']['decision']}, not {expect}")
+        raise typer.Exit(1)
+
+
+def _calibrate_missing(store: Any, loaded: list[Any], base: Any, runs: int) -> None:
+    from replay.base.case import case_digest
+    from replay.run.calibrate import calibrate
+
+    calibrations = store.calibrations()
+    for case in loaded:
+        if case_digest(case) in calibrations:
+            continue
+        out.print(f"calibrating {case.id} ({runs} gold and {runs} idle runs)", markup=False)
+        result = calibrate(case.path, base, runs=runs)
+        if not result.calibrated:
+            for line in result.explain():
+                out.print(f"  {line}", markup=False)
+
+
+def _write_reports(doc: dict[str, Any], json_path: Path | None) -> None:
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        out.print(f"JSON: {json_path}", markup=False)

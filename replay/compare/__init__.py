@@ -1,0 +1,1 @@
+"""Comparing two candidates: the engine, its decision rule and its reports."""
