@@ -32,7 +32,8 @@ def run(
         ),
     ] = None,
     fault: Annotated[
-        list[str] | None, typer.Option(help="Stub wire fault, KIND=RATE or KIND=every:N.")
+        list[str] | None,
+        typer.Option(help="Stub wire fault, KIND=RATE, KIND=every:N or KIND=calls:FIRST-LAST."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the stub's fault draws.")] = 0,
     harness_env: Annotated[

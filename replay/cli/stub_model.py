@@ -31,7 +31,10 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     fault: Annotated[
         list[str] | None,
-        typer.Option(help="KIND=RATE or KIND=every:N (repeatable), e.g. 503=0.1, reset=every:3."),
+        typer.Option(
+            help="KIND=RATE, KIND=every:N or KIND=calls:FIRST-LAST (repeatable), "
+            "e.g. 503=0.1, reset=every:3, reset=calls:1-3."
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 0,
     hold_seconds: Annotated[

@@ -82,9 +82,24 @@ def test_a_wait_step_polls_until_a_tool_result_contains_its_text() -> None:
 def test_fault_specs_parse_and_reject_nonsense() -> None:
     assert Fault.parse("503=0.25") == Fault(kind="http_503", rate=0.25)
     assert Fault.parse("reset=every:3") == Fault(kind="reset", every=3)
-    for bad in ("503", "teapot=0.1", "reset=2", "timeout=every:0"):
+    assert Fault.parse("reset=calls:1-3") == Fault(kind="reset", calls=(1, 3))
+    assert Fault.parse("reset=calls:2") == Fault(kind="reset", calls=(2, 2))
+    bad_specs = ("503", "teapot=0.1", "reset=2", "timeout=every:0", "reset=calls:3-1",
+                 "reset=calls:0-2", "reset=calls:a-b")  # fmt: skip
+    for bad in bad_specs:
         with pytest.raises(ValueError):
             Fault.parse(bad)
+
+
+def test_a_call_range_fails_those_calls_then_recovers() -> None:
+    injector = FaultInjector([Fault.parse("reset=calls:2-3")], seed=0)
+    assert [injector.draw() for _ in range(5)] == [
+        (1, None),
+        (2, "reset"),
+        (3, "reset"),
+        (4, None),
+        (5, None),
+    ]
     with pytest.raises(ValueError, match="more than 1"):
         FaultInjector([Fault(kind="reset", rate=0.6), Fault(kind="timeout", rate=0.6)], 0)
 

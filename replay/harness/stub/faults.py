@@ -51,28 +51,42 @@ class Fault(Strict):
     """Probability per call (seeded)."""
     every: int | None = Field(default=None, ge=1)
     """Strike every Nth model call instead (deterministic; N, 2N, ...)."""
+    calls: tuple[int, int] | None = None
+    """Strike model calls FIRST to LAST (numbered from 1, across the runs one stub serves)
+    instead: a wire that fails for a while, then recovers (one run spoiled, say)."""
 
     @model_validator(mode="after")
     def _one_mode(self) -> Fault:
-        if self.every is not None and self.rate:
-            raise ValueError("give rate or every, not both")
+        modes = sum([self.every is not None, bool(self.rate), self.calls is not None])
+        if modes > 1:
+            raise ValueError("give one of rate, every or calls")
+        if self.calls is not None and not 1 <= self.calls[0] <= self.calls[1]:
+            raise ValueError(f"calls {self.calls[0]}-{self.calls[1]}: expected 1 <= FIRST <= LAST")
         return self
 
     @classmethod
     def parse(cls, spec: str) -> Fault:
-        """``KIND=RATE`` (``503=0.1`` or ``http_503=0.1``) or ``KIND=every:N``."""
+        """``KIND=RATE`` (``503=0.1`` or ``http_503=0.1``), ``KIND=every:N`` or
+        ``KIND=calls:FIRST-LAST``."""
         kind, sep, value = spec.partition("=")
         kind = kind.strip()
         if kind.isdigit():
             kind = f"http_{kind}"
         if not sep or kind not in FAULT_KINDS:
             raise ValueError(
-                f"bad fault {spec!r}: expected KIND=RATE or KIND=every:N, "
+                f"bad fault {spec!r}: expected KIND=RATE, KIND=every:N or KIND=calls:FIRST-LAST, "
                 f"KIND one of {', '.join(FAULT_KINDS)}"
             )
         value = value.strip()
         if value.startswith("every:"):
             return cls.model_validate({"kind": kind, "every": int(value[len("every:") :])})
+        if value.startswith("calls:"):
+            first, dash, last = value[len("calls:") :].partition("-")
+            try:
+                span = (int(first), int(last if dash else first))
+            except ValueError:
+                raise ValueError(f"bad fault {spec!r}: expected KIND=calls:FIRST-LAST") from None
+            return cls.model_validate({"kind": kind, "calls": span})
         return cls.model_validate({"kind": kind, "rate": float(value)})
 
 
@@ -96,6 +110,8 @@ class FaultInjector:
             n, u = self.calls, self._rng.random()
         for fault in self._faults:
             if fault.every is not None and n % fault.every == 0:
+                return n, fault.kind
+            if fault.calls is not None and fault.calls[0] <= n <= fault.calls[1]:
                 return n, fault.kind
         acc = 0.0
         for fault in self._faults:
