@@ -59,6 +59,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .class-only_a { background: #f4c7c3; } .class-only_b { background: #d9f0d3; }
 .class-flaky { background: #fde9b0; }
 td.case { min-width: 170px; }
+td.class { white-space: nowrap; }
 td.run { min-width: 76px; font-size: 0.85em; }
 td.run .outcome { font-weight: bold; display: block; }
 td.run a { margin-right: 4px; }

@@ -257,17 +257,18 @@ def cost_quality_plot(doc: Doc) -> str:
         colour = ARM_COLOURS.get(arm["label"], OTHER_COLOUR)
         cx = x(float(arm[key]))
         mean = arm["mean"]
-        lo, hi = mean["interval"]
         out.append(f"<g class='point' data-arm='{escape(arm['label'])}'>")
-        out.append(
-            f"<line x1='{cx:.1f}' x2='{cx:.1f}' y1='{y(hi):.1f}' y2='{y(lo):.1f}' "
-            f"stroke='{colour}' stroke-width='2'/>"
-        )
-        for edge in (lo, hi):
+        if mean.get("interval"):
+            lo, hi = mean["interval"]
             out.append(
-                f"<line x1='{cx - 5:.1f}' x2='{cx + 5:.1f}' y1='{y(edge):.1f}' "
-                f"y2='{y(edge):.1f}' stroke='{colour}' stroke-width='2'/>"
+                f"<line x1='{cx:.1f}' x2='{cx:.1f}' y1='{y(hi):.1f}' y2='{y(lo):.1f}' "
+                f"stroke='{colour}' stroke-width='2'/>"
             )
+            for edge in (lo, hi):
+                out.append(
+                    f"<line x1='{cx - 5:.1f}' x2='{cx + 5:.1f}' y1='{y(edge):.1f}' "
+                    f"y2='{y(edge):.1f}' stroke='{colour}' stroke-width='2'/>"
+                )
         # A is a ring and B a dot, and their labels sit on either side: two arms at the same
         # point (an A/A comparison) both stay visible.
         ring = arm["label"] == "A"

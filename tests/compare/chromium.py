@@ -22,6 +22,7 @@ import os
 import select
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -64,15 +65,19 @@ class Chromium:
     def __enter__(self) -> Chromium:
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
-
-        def wire_fds() -> None:
-            # The pipe's ends go to fds 3 and 4 in the child, where Chromium looks for them;
-            # copied above 10 first so that the dup2s cannot overwrite each other.
-            read_end = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD, 10)
-            write_end = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD, 10)
-            os.dup2(read_end, 3)
-            os.dup2(write_end, 4)
-
+        # Chromium reads commands on fd 3 and writes replies on fd 4. The child's ends are
+        # moved above 10 here, then a small exec wrapper (not preexec_fn, which is unsafe
+        # when the test process has threads) puts them at 3 and 4 and execs the browser.
+        child_r = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD, 10)
+        child_w = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD, 10)
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        wrapper = (
+            "import os, sys\n"
+            "r, w = int(sys.argv[1]), int(sys.argv[2])\n"
+            "os.dup2(r, 3); os.dup2(w, 4); os.close(r); os.close(w)\n"
+            "os.execv(sys.argv[3], sys.argv[3:])\n"
+        )
         args = [
             chromium_path(),
             "--headless",
@@ -91,19 +96,20 @@ class Chromium:
         ]
         if os.geteuid() == 0:
             # Chromium refuses to start as root with its sandbox on (CI runs as root here);
-            # the page is our own static file, with no script, in a throwaway profile.
+            # the pages are the tests' own files, opened in a throwaway profile.
             args.insert(1, "--no-sandbox")
         self._stderr_file = tempfile.TemporaryFile()
-        self._proc = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self._stderr_file,
-            pass_fds=(3, 4),
-            preexec_fn=wire_fds,
-        )
-        os.close(to_browser_r)
-        os.close(from_browser_w)
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", wrapper, str(child_r), str(child_w), *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self._stderr_file,
+                pass_fds=(child_r, child_w),
+            )
+        finally:
+            os.close(child_r)
+            os.close(child_w)
         try:
             target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
             attached = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})

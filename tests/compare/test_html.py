@@ -313,3 +313,15 @@ def test_another_schema_is_refused() -> None:
     doc["schema"] = "replay.compare/2"
     with pytest.raises(ReportSchemaError, match=r"replay\.compare/2"):
         render_html(doc)
+
+
+def test_a_comparison_with_no_paired_case_still_renders() -> None:
+    doc = copy.deepcopy(load("compare-sample"))
+    doc["cases"], doc["by_tag"] = [], []
+    for arm in doc["arms"].values():
+        arm["unhealthy"] = []
+        arm["mean"]["interval"] = None
+    root = parse(render_html(doc))
+    assert not root.by_id("case-grid").find_all("tr", "case-row")
+    assert not root.by_id("plot-wire-timeline").find_all("g", "run-mark")
+    assert root.by_id("left-out").find_all("li")

@@ -160,3 +160,10 @@ def test_hostile_text_stays_text() -> None:
 def test_another_schema_is_refused() -> None:
     with pytest.raises(ReportSchemaError):
         render_junit({"schema": "something/else"})
+
+
+def test_a_comparison_with_no_paired_case_has_the_verdict_and_gates_only() -> None:
+    doc = copy.deepcopy(load("compare-aa-inconclusive"))
+    doc["cases"] = []
+    root = parsed(doc)
+    assert list(cases(root)) == ["verdict", "gate quality", "gate side_effects", "gate cost"]
