@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -53,6 +54,12 @@ def compare(
     ),
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
+    ] = None,
+    junit_path: Annotated[
+        Path | None, typer.Option("--junit", help="Write JUnit XML here (for CI systems).")
+    ] = None,
+    html_path: Annotated[
+        Path | None, typer.Option("--html", help="Write the static HTML report here.")
     ] = None,
     expect: Annotated[
         str | None,
@@ -117,7 +124,7 @@ def compare(
     for reason in doc["verdict"]["reasons"]:
         out.print(f"  because {reason}", markup=False)
     out.print(verdict_line(doc), markup=False)
-    _write_reports(doc, json_path)
+    _write_reports(doc, json_path, junit_path, html_path)
     if expect is not None and doc["verdict"]["decision"] != expect:
         out.print(f"unexpected: the verdict is {doc['verdict']['decision']}, not {expect}")
         raise typer.Exit(1)
@@ -138,8 +145,38 @@ def _calibrate_missing(store: Any, loaded: list[Any], base: Any, runs: int) -> N
                 out.print(f"  {line}", markup=False)
 
 
-def _write_reports(doc: dict[str, Any], json_path: Path | None) -> None:
+def _write_reports(
+    doc: dict[str, Any], json_path: Path | None, junit_path: Path | None, html_path: Path | None
+) -> None:
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
         out.print(f"JSON: {json_path}", markup=False)
+    if junit_path is not None:
+        from replay.compare.junit import render_junit
+
+        junit_path.parent.mkdir(parents=True, exist_ok=True)
+        junit_path.write_text(render_junit(doc))
+        out.print(f"JUnit XML: {junit_path}", markup=False)
+    if html_path is not None:
+        from replay.compare.html import render_html
+
+        html_path.parent.mkdir(parents=True, exist_ok=True)
+        html_path.write_text(render_html(_relative_links(doc, html_path.parent)))
+        out.print(f"HTML: {html_path}", markup=False)
+
+
+def _relative_links(doc: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The document with run file paths relative to ``base`` (the HTML's directory), so the
+    report and the run directories can move together."""
+    copy: dict[str, Any] = json.loads(json.dumps(doc))
+
+    def rel(path: str | None) -> str | None:
+        return None if path is None else os.path.relpath(path, base.resolve())
+
+    runs = [r for row in copy["cases"] for arm in ("A", "B") for r in row[arm]["runs"]]
+    runs += [r for arm in copy["arms"].values() for r in arm["unhealthy"]]
+    for run in runs:
+        for key in ("run_dir", "transcript", "diff"):
+            run[key] = rel(run[key])
+    return copy

@@ -502,8 +502,9 @@ def _judge(
             needed = cases_needed(
                 floor["se"], n, effect, confidence=rule.confidence, power=rule.power
             )
+            beyond = " (beyond any possible difference)" if floor["mde"] > 1 else ""
             reasons.append(
-                f"the minimum detectable effect with {n} cases is {floor['mde']:.2f}; "
+                f"the minimum detectable effect with {n} cases is {floor['mde']:.2f}{beyond}; "
                 + (
                     f"about {needed} cases like these (same runs each) would detect {effect:.2f}"
                     if needed is not None

@@ -116,6 +116,7 @@ def lines(doc: dict[str, Any]) -> Iterator[str]:
         yield (
             f"A/A floor ({floor['method']}): {aa}minimum detectable effect "
             f"{floor['mde']:.2f} over {floor['cases']} cases"
+            + (" (beyond any possible difference: too few cases)" if floor["mde"] > 1 else "")
         )
     else:
         yield f"A/A floor: {floor['method']}"
