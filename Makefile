@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 
 .PHONY: demo test lint bench demo-snapshot wheelhouse system-deps-demo system-deps-test
 
-# What the targets need from Debian's packages (debootstrap for the base image; gh, npm and
+# What the targets need from Debian's packages (debootstrap for the base image; gh, npm, chromium and
 # iproute2 for the tests): installed when run as root, else the exact command, before any work.
 # (Explicit rules: make skips pattern rules for .PHONY targets.)
 system-deps-demo:
