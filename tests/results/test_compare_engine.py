@@ -356,3 +356,22 @@ def test_cli_reports_without_running_and_checks_the_verdict(
     changed.write_text(DEFAULT_RULE.replace("margin: 0.0", "margin: 0.2"))
     refused = run_cli(capsys, *args, "--rule", str(changed))
     assert refused.code == 1 and "another decision rule" in refused.err
+
+
+def test_every_key_the_engine_writes_is_documented(
+    store: Store, cases: list[LoadedCase]
+) -> None:
+    import re
+
+    from tests.compare.test_docs import DOC, keys
+
+    for case in cases:
+        calibrate(store, case)
+    runs(store, cases[0], CHEAT, "mtmm", cost=0.01)
+    runs(store, cases[0], GOLD, "ppp", cost=0.02)
+    runs(store, cases[1], CHEAT, "pmp", cost=0.01)
+    runs(store, cases[1], GOLD, "ppp", cost=0.02)
+    doc = judge(store, cases, CHEAT, GOLD)
+    fields = DOC.read_text().split("## Fields", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^- `([^`]+)`: \S", fields, re.MULTILINE))
+    assert set(keys(doc, "", "")) - documented == set()
