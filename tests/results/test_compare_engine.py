@@ -191,10 +191,10 @@ def test_unhealthy_runs_are_excluded_alike_and_listed(
 
 
 def test_a_case_edited_after_calibration_is_left_out_as_uncalibrated(
-    store: Store, cases: list[LoadedCase], tmp_path: Path
+    store: Store, cases: list[LoadedCase]
 ) -> None:
-    for case in cases:
-        calibrate(store, case)
+    # The first case was calibrated at another version (digest) than its files have now;
+    # the second never was.
     edited = cases[0]
     store.record_calibration(
         CalibrationRow(
@@ -207,24 +207,11 @@ def test_a_case_edited_after_calibration_is_left_out_as_uncalibrated(
             at=T0,
         )
     )
-    # Only the other version is calibrated: drop this one's calibration by a fresh store.
-    fresh = Store(f"sqlite:///{tmp_path}/fresh.db")
-    fresh.record_calibration(
-        CalibrationRow(
-            case_id=edited.id,
-            case_digest="0" * 64,
-            calibrated=True,
-            runs=1,
-            gold_passes=1,
-            idle_fails=1,
-            at=T0,
-        )
-    )
-    doc = judge(fresh, cases, CHEAT, GOLD)
+    doc = judge(store, cases, CHEAT, GOLD)
     why = {item["case_id"]: item["why"] for item in doc["left_out"]}
     assert why[edited.id].startswith("this case version is not calibrated")
     assert why[cases[1].id] == "never calibrated"
-    assert plan_missing(fresh, cases, {"A": CHEAT, "B": GOLD}, 3) == []
+    assert plan_missing(store, cases, {"A": CHEAT, "B": GOLD}, 3) == []
 
 
 def test_a_forbidden_side_effect_blocks_b_whatever_its_pass_rate(
@@ -358,9 +345,7 @@ def test_cli_reports_without_running_and_checks_the_verdict(
     assert refused.code == 1 and "another decision rule" in refused.err
 
 
-def test_every_key_the_engine_writes_is_documented(
-    store: Store, cases: list[LoadedCase]
-) -> None:
+def test_every_key_the_engine_writes_is_documented(store: Store, cases: list[LoadedCase]) -> None:
     import re
 
     from tests.compare.test_docs import DOC, keys
