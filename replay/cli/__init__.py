@@ -19,6 +19,7 @@ from rich.console import Console
 from replay import __version__
 from replay.base.errors import InputError, ReplayError
 from replay.cli import (
+    batch,
     case,
     compare,
     docs,
@@ -50,6 +51,7 @@ app.command("run")(run.run)
 app.command("compare")(compare.compare)
 app.command("events")(events.events)
 app.add_typer(case.app, name="case")
+app.add_typer(batch.app, name="batch")
 app.add_typer(snapshot.app, name="snapshot")
 app.add_typer(results.app, name="results")
 app.add_typer(fakes.app, name="fakes")

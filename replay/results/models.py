@@ -142,3 +142,51 @@ class ComparisonRow(Base):
     """sha256 of :attr:`rule`: a comparison's rule cannot change once recorded."""
     fixed_at: Mapped[datetime]
     """When the rule was recorded (before the comparison made any run)."""
+
+
+class BatchRunRow(Base):
+    """One planned run of a batch, by its stable key: claimed before it runs, completed once.
+
+    The key is the case version, the candidate and the run's index; a batch that is run again
+    after a crash or a kill finds here what is finished (never redone), what a dead process
+    held (taken over) and what failed for the infrastructure (retried up to the plan's limit).
+    Claiming inserts the row (its primary key makes two claims of one key impossible) or takes
+    over an unfinished one in a single UPDATE guarded by its previous state.
+    """
+
+    __tablename__ = "batch_runs"
+
+    run_key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    """``<case digest>:<candidate key>:<index>``."""
+    batch: Mapped[str] = mapped_column(String(200), index=True)
+    case_id: Mapped[str] = mapped_column(String(100))
+    case_digest: Mapped[str] = mapped_column(String(64))
+    candidate: Mapped[str] = mapped_column(String(200))
+    index: Mapped[int] = mapped_column(Integer)
+    """1-based index of the run among the candidate's runs of the case."""
+    state: Mapped[str] = mapped_column(String(20))
+    """running, done (a healthy outcome, or spoiled past the wire retries) or infra_fail."""
+    owner: Mapped[str | None] = mapped_column(String(200), default=None)
+    """Who holds a running key: ``host:pid:token``."""
+    claimed_at: Mapped[datetime]
+    tries: Mapped[int] = mapped_column(Integer, default=1)
+    """How many times the key was claimed (a retry of an infra_fail, a takeover)."""
+    run_id: Mapped[str | None] = mapped_column(String(36), default=None)
+    """The results store's run that finished the key (its last run, wire retries included)."""
+    outcome: Mapped[str | None] = mapped_column(String(20), default=None)
+    tokens: Mapped[int] = mapped_column(Integer, default=0)
+    """Tokens of every run the key took (wire retries included), for the batch's budget."""
+    cost_usd: Mapped[float | None] = mapped_column(Float, default=None)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    """Why the last try failed before it could be graded (an image that did not build...)."""
+
+
+class BatchRow(Base):
+    """A batch's plan, fixed when it first runs: a rerun under its name must be the same plan."""
+
+    __tablename__ = "batches"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    plan: Mapped[str] = mapped_column(Text)
+    plan_digest: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]

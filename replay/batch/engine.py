@@ -1,0 +1,349 @@
+"""Executing a batch: claim a key, run it, complete it; resume whatever is not finished.
+
+A key's row in ``batch_runs`` is the only coordination: claiming inserts it (the primary key
+lets one claim win) or takes it over in one UPDATE guarded by what was read (a dead owner's
+``running``, an ``infra_fail`` under the retry limit), so two executors, or a task retried
+by a scheduler, never run one key twice to completion and never count it twice.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from replay.base.errors import ReplayError
+from replay.base.outcomes import Outcome
+from replay.batch.plan import Plan, PlannedRun
+from replay.results import Store
+from replay.results.models import BatchRow, BatchRunRow
+from replay.run.runner import RunOptions, RunResult, run_case
+
+DONE = "done"
+RUNNING = "running"
+INFRA = "infra_fail"
+
+
+class BatchError(ReplayError):
+    """A batch cannot go on as asked (its plan changed under its name...)."""
+
+
+def owner_token() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def owner_alive(owner: str | None) -> bool:
+    """Whether the process holding a key still runs. Only this host's processes can be
+    checked; another host's are taken as alive (a scheduler that lost a node reschedules)."""
+    if not owner:
+        return False
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def fix_batch(store: Store, plan: Plan) -> None:
+    """Record the plan under its name, or check that a rerun plans the same keys."""
+    name = plan.spec.name
+    try:
+        with store.session() as s:
+            if s.get(BatchRow, name) is None:
+                s.add(
+                    BatchRow(
+                        name=name,
+                        plan=plan.path.read_text(),
+                        plan_digest=plan.digest,
+                        created_at=datetime.now(UTC),
+                    )
+                )
+    except IntegrityError:
+        pass  # another executor recorded it first: checked below like any rerun
+    with store.session() as s:
+        row = s.get(BatchRow, name)
+    if row is None or row.plan_digest != plan.digest:
+        raise BatchError(
+            f"batch {name!r} was planned with other runs (cases, candidates or runs changed "
+            "since it began); name a new batch to run a new plan"
+        )
+
+
+def claim(store: Store, run: PlannedRun, batch: str, owner: str, retries: int) -> bool:
+    """Take ``run``'s key for ``owner``; False when it is finished, held by a live process,
+    or out of retries."""
+    now = datetime.now(UTC)
+    try:
+        with store.session() as s:
+            s.add(
+                BatchRunRow(
+                    run_key=run.key,
+                    batch=batch,
+                    case_id=run.case.id,
+                    case_digest=run.digest,
+                    candidate=run.candidate.key,
+                    index=run.index,
+                    state=RUNNING,
+                    owner=owner,
+                    claimed_at=now,
+                    tries=1,
+                )
+            )
+        return True
+    except IntegrityError:
+        pass
+    with store.session() as s:
+        row = s.get(BatchRunRow, run.key)
+        if row is None or row.state == DONE:
+            return False
+        if row.state == RUNNING and owner_alive(row.owner):
+            return False
+        if row.state == INFRA and row.tries > retries:
+            return False
+        taken = s.execute(
+            update(BatchRunRow)
+            .where(
+                BatchRunRow.run_key == run.key,
+                BatchRunRow.state == row.state,
+                BatchRunRow.tries == row.tries,
+            )
+            .values(state=RUNNING, owner=owner, claimed_at=now, tries=row.tries + 1)
+        )
+        return bool(cast("CursorResult[Any]", taken).rowcount)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a key's runs ended: its last run (after wire retries) and what they all used."""
+
+    run_id: str
+    outcome: Outcome
+    tokens: int
+    cost_usd: float | None
+
+    @classmethod
+    def of(cls, results: list[RunResult]) -> Finished:
+        costs = [r.grade.cost_usd for r in results]
+        return cls(
+            run_id=results[-1].run_id,
+            outcome=results[-1].outcome,
+            tokens=sum(r.grade.tokens.input + r.grade.tokens.output for r in results),
+            cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
+        )
+
+
+def complete(store: Store, key: str, owner: str, end: Finished) -> bool:
+    """Record a key's end, once: only the claim's owner completes it (False otherwise: the
+    key was taken over meanwhile, and this end is not counted)."""
+    state = INFRA if end.outcome == Outcome.INFRA_FAIL else DONE
+    with store.session() as s:
+        done = s.execute(
+            update(BatchRunRow)
+            .where(
+                BatchRunRow.run_key == key,
+                BatchRunRow.owner == owner,
+                BatchRunRow.state == RUNNING,
+            )
+            .values(
+                state=state,
+                owner=None,
+                run_id=end.run_id,
+                outcome=end.outcome.value,
+                tokens=BatchRunRow.tokens + end.tokens,
+                cost_usd=end.cost_usd,
+            )
+        )
+        return bool(cast("CursorResult[Any]", done).rowcount)
+
+
+def release(store: Store, key: str, owner: str, error: str) -> None:
+    """A run that raised before it was graded (its image did not build, say): recorded as an
+    infrastructure failure, retried up to the plan's limit."""
+    with store.session() as s:
+        s.execute(
+            update(BatchRunRow)
+            .where(BatchRunRow.run_key == key, BatchRunRow.owner == owner)
+            .values(state=INFRA, owner=None, outcome=INFRA, error=error[-2000:])
+        )
+
+
+@dataclass
+class BatchProgress:
+    """What a batch has done so far, from the store."""
+
+    total: int
+    outcomes: Counter[str] = field(default_factory=Counter)
+    running: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    exhausted: int = 0
+    """Keys whose infra_fail is past the retry limit."""
+
+    @property
+    def finished(self) -> int:
+        return sum(self.outcomes.values())
+
+
+def progress(store: Store, plan: Plan) -> BatchProgress:
+    keys = {r.key for r in plan.runs}
+    with store.session() as s:
+        rows = s.scalars(select(BatchRunRow).where(BatchRunRow.batch == plan.spec.name)).all()
+    prog = BatchProgress(total=len(keys))
+    for row in rows:
+        if row.run_key not in keys:
+            continue
+        prog.tokens += row.tokens
+        prog.cost_usd += row.cost_usd or 0.0
+        if row.state == RUNNING:
+            prog.running += 1
+        elif row.state == DONE or (row.state == INFRA and row.tries > plan.spec.infra_retries):
+            prog.outcomes[row.outcome or INFRA] += 1
+            prog.exhausted += row.state == INFRA
+    return prog
+
+
+def spent(store: Store, plan: Plan) -> tuple[int, float]:
+    """Tokens and USD the batch's runs have used so far (one aggregate query)."""
+    with store.session() as s:
+        tokens, cost = s.execute(
+            select(
+                func.coalesce(func.sum(BatchRunRow.tokens), 0),
+                func.coalesce(func.sum(BatchRunRow.cost_usd), 0.0),
+            ).where(BatchRunRow.batch == plan.spec.name)
+        ).one()
+    return int(tokens), float(cost or 0.0)
+
+
+def over_budget(store: Store, plan: Plan) -> str | None:
+    budget = plan.spec.budget
+    if budget.tokens is None and budget.usd is None:
+        return None
+    tokens, cost = spent(store, plan)
+    if budget.tokens is not None and tokens >= budget.tokens:
+        return f"the token budget is spent ({tokens} of {budget.tokens})"
+    if budget.usd is not None and cost >= budget.usd:
+        return f"the budget is spent (${cost:.2f} of ${budget.usd:.2f})"
+    return None
+
+
+@dataclass
+class BatchResult:
+    ran: int
+    skipped: int
+    stopped: str | None
+
+
+def execute(
+    store: Store,
+    plan: Plan,
+    base: RunOptions,
+    *,
+    jobs: int = 1,
+    starts_per_second: float = 1.0,
+    on_change: Callable[[BatchProgress], None] | None = None,
+    run: Callable[[PlannedRun, RunOptions], Finished] | None = None,
+) -> BatchResult:
+    """Run every key of ``plan`` that is not finished, ``jobs`` at a time.
+
+    Starts are spaced (``starts_per_second``, halved after each infrastructure failure and
+    restored after a healthy run) so a batch does not flood the Docker daemon. The first run
+    of each case and candidate runs alone: it builds the images the others reuse. New runs
+    stop being submitted once the budget is spent; those running finish.
+    """
+    fix_batch(store, plan)
+    run = run or _run_one
+    owner = owner_token()
+    lock = threading.Lock()
+    interval = [1.0 / starts_per_second]
+    last_start = [0.0]
+    ran = 0
+    stopped: str | None = None
+
+    def task(item: PlannedRun) -> None:
+        try:
+            end = run(item, base)
+        except ReplayError as exc:
+            release(store, item.key, owner, str(exc))
+            with lock:
+                interval[0] = min(interval[0] * 2, 30.0)
+            return
+        complete(store, item.key, owner, end)
+        with lock:
+            if end.outcome == Outcome.INFRA_FAIL:
+                interval[0] = min(interval[0] * 2, 30.0)
+            else:
+                interval[0] = 1.0 / starts_per_second
+
+    def pace() -> None:
+        with lock:
+            wait_s = last_start[0] + interval[0] - time.monotonic()
+        if wait_s > 0:
+            time.sleep(wait_s)
+        with lock:
+            last_start[0] = time.monotonic()
+
+    pending = list(_order(plan.runs))
+    skipped = 0
+    warmed: set[str] = set()
+    building: set[str] = set()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        running: dict[Future[None], PlannedRun] = {}
+        while pending or running:
+            while len(running) < jobs and stopped is None:
+                # The first run of a case version runs alone: it builds the images the
+                # case's other runs reuse. Other cases go ahead meanwhile.
+                item = next(
+                    (r for r in pending if r.digest in warmed or r.digest not in building),
+                    None,
+                )
+                if item is None:
+                    break
+                if (reason := over_budget(store, plan)) is not None:
+                    stopped = reason
+                    break
+                pending.remove(item)
+                if not claim(store, item, plan.spec.name, owner, plan.spec.infra_retries):
+                    skipped += 1
+                    continue
+                if item.digest not in warmed:
+                    building.add(item.digest)
+                pace()
+                running[pool.submit(task, item)] = item
+                ran += 1
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                item = running.pop(fut)
+                warmed.add(item.digest)
+                fut.result()
+            if on_change is not None:
+                on_change(progress(store, plan))
+    return BatchResult(ran, skipped, stopped)
+
+
+def _order(runs: list[PlannedRun]) -> Iterator[PlannedRun]:
+    """Index-major: every case and candidate gets its first run before any gets a second."""
+    return iter(sorted(runs, key=lambda r: r.index))
+
+
+def _run_one(item: PlannedRun, base: RunOptions) -> Finished:
+    options = item.candidate.options(base, runs=1, first_attempt=item.index)
+    return Finished.of(run_case(item.case, options))
