@@ -33,7 +33,7 @@ from replay.grade.model import (
 from replay.grade.outcome import Evidence, classify
 from replay.grade.sideeffects import judge_side_effects
 from replay.grade.wire import summarize_wire
-from replay.harness.spec import ExitCodes, HarnessExit
+from replay.harness.spec import ExitCodes, HarnessExit, OwnRequest
 from replay.runtime.base import Runtime
 
 
@@ -84,6 +84,9 @@ class RunToGrade:
     exit_codes: ExitCodes = field(default_factory=ExitCodes)
     """The exit statuses the harness's spec declares (what :attr:`harness_exit` says); a
     harness that declares none claims nothing by its exit status."""
+    own_egress: list[OwnRequest] = field(default_factory=list)
+    """The requests the harness's spec declares it makes on its own (settings, telemetry...):
+    refused like any other, but not held against the agent by the side-effect rules."""
 
 
 def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
@@ -129,7 +132,15 @@ def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
             infra.append(why)
         except ReplayError as exc:
             infra.append(f"grading: {exc}")
-    side = judge_side_effects(case.side_effects, events)
+    # The harness's own refused requests (its spec declares them) are listed apart; the
+    # case's rules judge what the agent did.
+    own = [
+        e
+        for e in events
+        if e.kind == "egress.denied" and any(r.matches(e.data) for r in run.own_egress)
+    ]
+    mine = {e.seq for e in own}
+    side = judge_side_effects(case.side_effects, [e for e in events if e.seq not in mine])
     outcome, reason = classify(
         Evidence(
             infra_errors=infra,
@@ -187,6 +198,9 @@ def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
         stopped_by=stopped_by,
         infra_errors=infra,
         seconds=Seconds(harness=round(run.harness_seconds, 3), total=total_seconds),
+        harness_egress=[
+            f"{e.data.get('method')} {e.data.get('host')}{e.data.get('path')}" for e in own
+        ],
         diff_bytes=len(run.diff.encode()),
     )
     (run.run_dir / "grade.json").write_text(grade.to_json())

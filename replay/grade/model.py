@@ -183,6 +183,10 @@ class Grade(Strict):
     """Where the run's time went."""
     diff_bytes: int
     """Size of the agent's final diff."""
+    harness_egress: list[str] = Field(default_factory=list)
+    """Requests the harness made on its own that the gateway refused (``METHOD host/path``,
+    in order), as its spec declares them: in the event log as denied egress, not held
+    against the agent by the side-effect rules."""
 
     @property
     def tests_resolved(self) -> bool:

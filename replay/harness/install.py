@@ -141,8 +141,11 @@ def wheel_set_hash(wheelhouse: Path) -> str:
 
 def spec_hash(spec: HarnessSpec, spec_dir: Path) -> str:
     """The spec as data, plus the content of the files it installs."""
-    # What the runner reads of the harness's exit changes nothing installed.
-    installed = spec.model_dump_json(by_alias=True, exclude={"exit_codes"})
+    # What the runner and grader read (exit codes, transcript format, the harness's own
+    # refused requests) changes nothing installed.
+    installed = spec.model_dump_json(
+        by_alias=True, exclude={"exit_codes", "transcript_format", "own_egress"}
+    )
     h = hashlib.sha256(installed.encode())
     for dest, src in sorted(spec.install.files.items()):
         h.update(dest.encode() + b"\0" + (spec_dir / src).read_bytes())

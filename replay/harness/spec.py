@@ -7,9 +7,10 @@ name among the built-in ones (``replay/harness/builtin/*.yaml``) or by path.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -40,6 +41,11 @@ class StubHints(Strict):
     text_action: str | None = None
     """How a bash step is written into the text when the harness offers no tools (must
     contain ``{command}``); the stub's default fenced block otherwise."""
+    bash_tool: str | None = None
+    """The name of the harness's own shell tool, which a bash step calls (e.g. Claude Code's
+    ``Bash``); the stub's ``bash`` otherwise."""
+    bash_argument: str | None = None
+    """The argument of that tool that carries the command; the stub's ``command`` otherwise."""
 
     def apply(self, script: Script) -> Script:
         """``script`` as this harness needs it played."""
@@ -49,6 +55,10 @@ class StubHints(Strict):
             update["steps"] = [*script.steps, finish]
         if self.text_action is not None:
             update["text_action"] = self.text_action
+        if self.bash_tool is not None:
+            update["bash_tool"] = self.bash_tool
+        if self.bash_argument is not None:
+            update["bash_argument"] = self.bash_argument
         return Script.model_validate({**script.model_dump(), **update}) if update else script
 
 
@@ -90,6 +100,40 @@ class ExitCodes(Strict):
         return None
 
 
+class OwnRequest(Strict):
+    """A request the harness itself makes besides its model calls (its settings, feature
+    flags, telemetry, MCP registry): refused by the gateway like any other and kept in the
+    event log as denied egress, but not held against the agent by the case's side-effect
+    rules, and listed apart in the grade (``harness_egress``)."""
+
+    method: str = Field(pattern=r"^[A-Z]+$")
+    """The HTTP method."""
+    host: str = Field(pattern=r"^[a-z0-9.-]+$")
+    """The host it is sent to."""
+    path: str
+    """A regular expression the request's path (without its query) matches in full."""
+    why: str = Field(min_length=1)
+    """What the request is for, from the harness's documentation or its own strings."""
+
+    @field_validator("path")
+    @classmethod
+    def _regex(cls, path: str) -> str:
+        try:
+            re.compile(path)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from exc
+        return path
+
+    def matches(self, data: dict[str, Any]) -> bool:
+        """Whether an ``egress.denied`` event's data is this request."""
+        bare = str(data.get("path", "")).split("?", 1)[0]
+        return (
+            data.get("method") == self.method
+            and str(data.get("host", "")).lower().rstrip(".") == self.host
+            and re.fullmatch(self.path, bare) is not None
+        )
+
+
 class HarnessSpec(Strict):
     """One candidate harness."""
 
@@ -106,6 +150,13 @@ class HarnessSpec(Strict):
     transcript: str = Field(default="transcript.jsonl", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     """File name of the harness's transcript in the run's files (``{transcript}``); copied out
     into the run directory."""
+    transcript_format: str | None = None
+    """The format of that file (``claude-stream-json``...), converted after the run into the
+    run directory's uniform ``transcript.jsonl`` (:mod:`replay.harness.transcript`); None: no
+    conversion. Read by the runner, not installed, so not part of the image key."""
+    own_egress: list[OwnRequest] = Field(default_factory=list)
+    """Requests the harness makes on its own that the gateway refuses (see
+    :class:`OwnRequest`); read by the grader, not installed, so not part of the image key."""
     stub: StubHints = Field(default_factory=StubHints)
     exit_codes: ExitCodes = Field(default_factory=ExitCodes)
     """The exit statuses that report the model's API failing the harness (see
@@ -120,6 +171,23 @@ class HarnessSpec(Strict):
             if not dest.startswith(PREFIX + "/"):
                 raise ValueError(f"{dest}: harness files go under {PREFIX}/")
         return install
+
+    @model_validator(mode="after")
+    def _transcripts_apart(self) -> HarnessSpec:
+        if self.transcript_format is not None:
+            from replay.harness.transcript import UNIFORM, known_formats
+
+            if self.transcript == UNIFORM:
+                raise ValueError(
+                    f"transcript: {UNIFORM} is the uniform transcript written from it; "
+                    "name the harness's own file otherwise"
+                )
+            if self.transcript_format not in known_formats():
+                known = ", ".join(known_formats())
+                raise ValueError(
+                    f"transcript_format: unknown format {self.transcript_format!r}; known: {known}"
+                )
+        return self
 
     def argv(self, *, task: str, workdir: str, transcript: str, model: str) -> list[str]:
         values = {

@@ -31,6 +31,7 @@ from replay.base.snapshot import Snapshot
 from replay.grade import Grade, RunToGrade, grade_run
 from replay.harness.install import HarnessImage, ensure_harness_image, needs_image
 from replay.harness.spec import PREFIX, HarnessSpec, load_harness
+from replay.harness.transcript import write_uniform
 from replay.images.audit import image_leaks_cached
 from replay.images.base import ensure_case_base_image
 from replay.images.env import EnvImage, build_env_image
@@ -338,6 +339,7 @@ def run_once(ctx: RunContext) -> RunResult:
                 (run_dir / "stderr.txt").write_bytes(result.stderr)
                 stopped_by = result.limit or ("wall_time" if result.timed_out else None)
                 _copy_out(box, f"{RUN_FILES}/{spec.transcript}", run_dir)
+                _uniform_transcript(spec, run_dir)
                 diff = _final_diff(box, case, run_dir)
                 (run_dir / "diff.patch").write_text(diff)
     except ReplayError as exc:
@@ -358,6 +360,7 @@ def run_once(ctx: RunContext) -> RunResult:
             infra_errors=infra,
             harness_exit=harness_exit,
             exit_codes=spec.exit_codes,
+            own_egress=spec.own_egress,
             stopped_by=stopped_by,
             harness_seconds=harness_seconds,
             started=clock,
@@ -435,6 +438,17 @@ def _copy_out(box: Sandbox, path: str, dest: Path) -> None:
         box.container.copy_out(path, dest)
     except ReplayError:
         (dest / posixpath.basename(path)).write_text("")
+
+
+def _uniform_transcript(spec: HarnessSpec, run_dir: Path) -> None:
+    """The run's ``transcript.jsonl`` from the harness's own transcript, when the spec names
+    its format; a transcript that cannot be read is noted, never fatal to the run."""
+    if spec.transcript_format is None:
+        return
+    try:
+        write_uniform(spec.transcript_format, run_dir / spec.transcript, run_dir)
+    except (ReplayError, OSError) as exc:
+        (run_dir / "transcript-error.txt").write_text(f"{exc}\n")
 
 
 # The runner's git in the agent's repository: nothing the agent configured may run or change
