@@ -551,3 +551,22 @@ def test_with_retries_an_intermittent_fault_is_recovered(kind: FaultKind, call: 
     assert app.served[1].cursor_after == app.served[2].cursor_after == 1
     if call == "chat":
         assert first == second
+
+
+def test_anthropic_count_tokens_counts_what_a_message_would_and_plays_no_turn() -> None:
+    stub = make_stub_app(StubConfig(script=GOLD))
+    with serving(stub) as url:
+        client = _an(url)
+        messages: Any = [{"role": "user", "content": "Fix the failing test."}]
+        counted = client.messages.count_tokens(
+            model="m", system="Be brief.", messages=messages, tools=AN_TOOLS
+        )
+        answered = client.messages.create(
+            model="m", system="Be brief.", messages=messages, tools=AN_TOOLS, max_tokens=64
+        )
+        with pytest.raises(anthropic.BadRequestError, match="messages"):
+            client.messages.count_tokens(model="m", messages=[])
+    assert counted.input_tokens == answered.usage.input_tokens > 0
+    # Only the message was a model turn: counting played nothing of the script.
+    assert [s.path for s in stub.served] == ["/v1/messages"]
+    assert answered.content[-1].type == "tool_use"

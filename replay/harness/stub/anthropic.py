@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from replay.harness.stub.common import Answer, BadRequest, Conversation, canonical, sse, text_of
+from replay.harness.stub.common import (
+    Answer,
+    BadRequest,
+    Conversation,
+    canonical,
+    sse,
+    text_of,
+    tokens,
+)
 from replay.harness.stub.openai import pieces
 
 _ERRORS: dict[int, tuple[str, str]] = {
@@ -67,6 +75,16 @@ class AnthropicMessages:
             include_usage=False,
             input_text=canonical(body.get("system"), messages, body.get("tools")),
         )
+
+    def count_tokens(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/messages/count_tokens``: what a messages call with this prompt would
+        report as its input tokens (no turn is played)."""
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise BadRequest("messages: Field required")
+        if not isinstance(body.get("model"), str):
+            raise BadRequest("model: Field required")
+        return {"input_tokens": tokens(canonical(body.get("system"), messages, body.get("tools")))}
 
     def _usage(self, ans: Answer, output_tokens: int | None = None) -> dict[str, Any]:
         return {

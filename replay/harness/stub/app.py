@@ -35,6 +35,8 @@ BAD_GATEWAY = (
     b"<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n"
 )
 GARBAGE = b"<html><body>upstream hiccup</body></html>"
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+"""Anthropic's token counting: answered, never faulted, and no turn of the script played."""
 CALLS_PATH = "/_replay/stub/calls"
 """Control endpoint: what the stub did, call by call (JSON list of :class:`Served`)."""
 
@@ -147,6 +149,9 @@ class StubModel:
         if method == "GET" and path == "/v1/models":
             await self._json(send, 200, self._models(anthropic), {})
             return
+        if method == "POST" and path == COUNT_TOKENS_PATH:
+            await self._count_tokens(body, send)
+            return
         dialect = DIALECTS.get(path)
         if dialect is None or method != "POST":
             fallback = DIALECTS["/v1/messages" if anthropic else "/v1/chat/completions"]
@@ -154,6 +159,18 @@ class StubModel:
             await self._json(send, 404, err, {})
             return
         await self._model_call(dialect, path, body, receive, send)
+
+    async def _count_tokens(self, body: bytes, send: Send) -> None:
+        counter = AnthropicMessages()
+        try:
+            request = json.loads(body)
+            if not isinstance(request, dict):
+                raise BadRequest("the body must be a JSON object")
+            counted = counter.count_tokens(request)
+        except (ValueError, BadRequest) as exc:
+            await self._json(send, 400, counter.error_body(400, str(exc)), {})
+            return
+        await self._json(send, 200, counted, {})
 
     def _models(self, anthropic: bool) -> dict[str, Any]:
         model = self.config.script.model
