@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench demo-snapshot wheelhouse system-deps-demo system-deps-test
+.PHONY: demo test lint bench demo-snapshot wheelhouse harnesses system-deps-demo system-deps-test
 
 # What the targets need from Debian's packages (debootstrap for the base image; gh, npm, chromium and
 # iproute2 for the tests): installed when run as root, else the exact command, before any work.
@@ -60,6 +60,12 @@ lint: $(BIN)/replay $(GATEWAY)
 # the tests run, so that the tests themselves read only the local wheelhouse.
 wheelhouse: $(BIN)/replay
 	$(BIN)/python -c 'from replay.harness.install import prefetch_builtin; prefetch_builtin()'
+
+# Every built-in harness on the demo cases against the stub model, gold and idle, in one
+# table; fails unless each gold run passes and each idle run fails. Not part of `make demo`,
+# which stays quick.
+harnesses: system-deps-demo $(BIN)/replay $(GATEWAY) wheelhouse
+	$(BIN)/replay harness matrix $(DEMO_CASES)
 
 test: system-deps-test lint wheelhouse
 	$(BIN)/python -m pytest

@@ -26,6 +26,7 @@ from replay.cli import (
     events,
     fakes,
     gc,
+    harness,
     image,
     registry,
     results,
@@ -61,6 +62,7 @@ app.add_typer(registry.app, name="registry")
 app.add_typer(stub_model.app, name="stub-model")
 app.add_typer(image.app, name="image")
 app.add_typer(gc.app, name="gc")
+app.add_typer(harness.app, name="harness")
 if missing is None:
     from replay.cli import contract
 
