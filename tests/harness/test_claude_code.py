@@ -17,7 +17,7 @@ import pytest
 
 from replay.base.case import load_case
 from replay.harness.install import HarnessImage, ensure_harness_image, prefetch_builtin
-from replay.harness.spec import HarnessSpec, load_harness
+from replay.harness.spec import HarnessSpec, builtin_names, load_harness
 from replay.images.env import EnvImage, build_env_image, cached_env_image
 from replay.run.runner import RunOptions, RunResult, run_case
 from replay.run.trajectories import build_script
@@ -238,3 +238,73 @@ def test_its_home_and_config_stay_outside_the_workspace(runs: dict[str, RunResul
     }
     assert got == want
     assert (runs["idle"].run_dir / "diff.patch").read_text() == ""
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+def test_harness_list_shows_each_built_in_harness_with_its_pinned_version() -> None:
+    from typer.testing import CliRunner
+
+    from replay.cli import app
+
+    done = CliRunner().invoke(app, ["harness", "list"])
+    assert done.exit_code == 0, done.output
+    rows = {line.split()[0]: line for line in done.output.splitlines()[1:] if line.strip()}
+    assert set(rows) == set(builtin_names()) >= {"claude-code", "mini-swe-agent", "reference"}
+    assert "claude-agent-sdk==0.2.189" in rows["claude-code"] and "anthropic" in rows["claude-code"]
+    assert "mini-swe-agent==2.4.6" in rows["mini-swe-agent"]
+    assert "its own files" in rows["reference"]
+
+
+def test_harness_check_and_matrix_print_what_was_reached_and_denied(
+    runs: dict[str, RunResult], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from replay.cli import app
+
+    asked: list[RunOptions] = []
+
+    def replayed(case: Path, options: RunOptions) -> list[RunResult]:
+        asked.append(options)
+        return [runs["gold" if options.stub == "gold" else "idle"]]
+
+    monkeypatch.setattr("replay.run.runner.run_case", replayed)
+    db = ["--db", str(tmp_path / "r.db")]
+    done = CliRunner().invoke(app, [*db, "harness", "check", "claude-code"])
+    assert done.exit_code == 0, done.output
+    assert (asked[0].harness, asked[0].stub, asked[0].wire_retries) == ("claude-code", "gold", 0)
+    lines = done.output.splitlines()
+    assert lines[0] == "harness claude-code on demo-caret-zero [stub:gold]: pass"
+    assert "api.anthropic.com (model) x5" in done.output and "git.push x1" in done.output
+    assert "  denied: 2" in lines
+    for _, host, path in ALWAYS:
+        assert f"    GET {host}{path}  [the harness's own (its spec declares it)]" in lines
+    # A gold run that fails is a failed check.
+    monkeypatch.setattr("replay.run.runner.run_case", lambda case, options: [runs["idle"]])
+    assert CliRunner().invoke(app, [*db, "harness", "check", "claude-code"]).exit_code == 1
+    # The matrix: one table, every harness asked for, gold and idle.
+    monkeypatch.setattr("replay.run.runner.run_case", replayed)
+    asked.clear()
+    done = CliRunner().invoke(
+        app, [*db, "harness", "matrix", str(CASE), "--harness", "claude-code"]
+    )
+    assert done.exit_code == 0, done.output
+    assert [(o.harness, o.stub) for o in asked] == [
+        ("claude-code", "gold"),
+        ("claude-code", "idle"),
+    ]
+    rows = [line.split() for line in done.output.splitlines() if line.startswith("claude-code")]
+    assert [(r[2], r[3], r[4]) for r in rows] == [
+        ("demo-caret-zero", "gold", "pass"),
+        ("demo-caret-zero", "idle", "model_fail"),
+    ]
+    monkeypatch.setattr("replay.run.runner.run_case", lambda case, options: [runs["gold"]])
+    done = CliRunner().invoke(
+        app, [*db, "harness", "matrix", str(CASE), "--harness", "claude-code"]
+    )
+    assert (
+        done.exit_code == 1
+        and "unexpected: claude-code demo-caret-zero [stub:idle]: pass" in done.output
+    )
