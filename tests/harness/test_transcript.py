@@ -169,3 +169,75 @@ def test_the_bash_tool_hint_names_the_harness_s_shell_tool() -> None:
     other = StubHints(bash_tool="shell", bash_argument="cmd").apply(script)
     assert (other.bash_tool, other.bash_argument) == ("shell", "cmd")
     assert StubHints().apply(script) is script
+
+
+def test_the_reference_harness_s_own_transcript_converts(tmp_path: Path) -> None:
+    from replay.harness.stub.app import StubConfig, make_stub_app
+    from tests.harness.server import serving
+    from tests.harness.test_reference_agent import run_agent
+
+    played = Script.model_validate(
+        {
+            "name": "t",
+            "steps": [{"say": "Writing it.", "bash": "echo hello > out.txt && cat out.txt"}],
+            "final": "Wrote out.txt.",
+        }
+    )
+    with serving(make_stub_app(StubConfig(script=played))) as url:
+        status, _ = run_agent(url, tmp_path)
+    assert status == 0
+    entries = to_uniform("reference-jsonl", tmp_path / "transcript.jsonl")
+    assert [e["role"] for e in entries] == ["system", "user", "assistant", "tool", "assistant"]
+    assert entries[1]["text"] == "Create out.txt saying hello."
+    assert entries[2]["tool_calls"] == [
+        {"name": "bash", "arguments": {"command": "echo hello > out.txt && cat out.txt"}}
+    ]
+    assert entries[3]["text"].startswith("hello\n") and "(exit status 0)" in entries[3]["text"]
+    assert entries[4] == {
+        "index": 4,
+        "role": "assistant",
+        "text": "Wrote out.txt.",
+        "tool_calls": [],
+    }
+    # A run that ended otherwise says why.
+    stopped = tmp_path / "stopped.jsonl"
+    stopped.write_text(
+        json.dumps({"t": 1, "kind": "model_error", "attempt": 0, "status": 503})
+        + "\n"
+        + json.dumps({"t": 2, "kind": "stop", "reason": "transport", "detail": "HTTP 503"})
+        + "\n"
+    )
+    texts = [e["text"] for e in to_uniform("reference-jsonl", stopped)]
+    assert texts == ['model_error: {"attempt": 0, "status": 503}', "stopped: transport: HTTP 503"]
+
+
+def test_a_mini_swe_agent_trajectory_converts(tmp_path: Path) -> None:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "bash", "arguments": json.dumps({"command": "ls"})},
+    }
+    document = {
+        "trajectory_format": "mini-swe-agent-1.1",
+        "info": {"exit_status": "LimitsExceeded"},
+        "messages": [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": [{"type": "text", "text": "Please solve this issue."}]},
+            {"role": "assistant", "content": "Looking.", "tool_calls": [call], "extra": {}},
+            {"role": "tool", "tool_call_id": "call_1", "content": '{"returncode": 0}'},
+            {"role": "exit", "content": "not a chat role"},
+        ],
+    }
+    traj = tmp_path / "transcript.traj.json"
+    traj.write_text(json.dumps(document))
+    entries = to_uniform("mini-swe-agent-traj", traj)
+    assert [(e["role"], e["text"]) for e in entries] == [
+        ("system", "You are a helpful assistant."),
+        ("user", "Please solve this issue."),
+        ("assistant", "Looking."),
+        ("tool", '{"returncode": 0}'),
+        ("system", "exit status: LimitsExceeded"),
+    ]
+    assert entries[2]["tool_calls"] == [{"name": "bash", "arguments": {"command": "ls"}}]
+    traj.write_text("")  # a harness that died before writing it
+    assert to_uniform("mini-swe-agent-traj", traj) == []

@@ -186,7 +186,7 @@ def test_gold_passes_with_the_sandbox_clock_frozen_at_t(tmp_path: Path) -> None:
 
     (run,) = replay(tmp_path, CARET, stub="gold", clock=True)
     assert run.outcome == "pass", run.reason
-    first = json.loads((run.run_dir / "transcript.jsonl").read_text().splitlines()[0])
+    first = json.loads((run.run_dir / "agent.jsonl").read_text().splitlines()[0])
     seen = datetime.fromtimestamp(first["t"], tz=UTC)
     at = load_case(CARET).at
     assert at <= seen < at.replace(day=at.day + 1), "the harness's own clock read T"

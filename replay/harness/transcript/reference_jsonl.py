@@ -1,0 +1,60 @@
+"""replay's reference harness's own transcript (``agent.py``), as uniform entries.
+
+JSON lines, each with a ``kind``: ``start`` (the model, the API base and the task),
+``assistant`` (the chat completion's message, its tool calls' arguments a JSON string),
+``tool`` (a command and its output), ``model_error``/``protocol_error`` (a failed call), and
+``stop`` (why the loop ended). A line that is not a JSON object is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def _calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        raw = function.get("arguments")
+        try:
+            arguments = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            arguments = {"_raw": raw}  # what the model sent, unparsed, kept as it was
+        out.append({"name": str(function.get("name", "")), "arguments": arguments or {}})
+    return out
+
+
+def to_uniform(path: Path) -> list[dict[str, Any]]:
+    """The entries of the reference harness's transcript, oldest first."""
+    out: list[dict[str, Any]] = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("kind")
+        if kind == "start":
+            text = f"reference harness, model {record.get('model')} at {record.get('base')}"
+            out.append({"role": "system", "text": text, "tool_calls": []})
+            out.append({"role": "user", "text": str(record.get("task", "")), "tool_calls": []})
+        elif kind == "assistant" and isinstance(record.get("message"), dict):
+            message = record["message"]
+            text = message.get("content") if isinstance(message.get("content"), str) else ""
+            out.append({"role": "assistant", "text": text, "tool_calls": _calls(message)})
+        elif kind == "tool":
+            out.append({"role": "tool", "text": str(record.get("output", "")), "tool_calls": []})
+        elif kind in ("model_error", "protocol_error"):
+            detail = {k: v for k, v in record.items() if k not in ("t", "kind")}
+            out.append(
+                {"role": "system", "text": f"{kind}: {json.dumps(detail)}", "tool_calls": []}
+            )
+        elif kind == "stop" and record.get("reason") != "final":
+            text = f"stopped: {record.get('reason')}: {record.get('detail', '')}".rstrip(": ")
+            out.append({"role": "system", "text": text, "tool_calls": []})
+    return out
