@@ -39,6 +39,7 @@ KEYS = [
     "infra_errors",
     "seconds",
     "diff_bytes",
+    "harness_egress",
 ]
 
 
@@ -55,6 +56,10 @@ def test_a_grade_round_trips_through_grade_json(tmp_path: Path) -> None:
     back = load_grade(path)
     assert back == written
     assert back.outcome is Outcome.INFRA_FAIL and not back.tests_resolved
+    # A grade written before harnesses declared their own requests reads as listing none.
+    del raw["harness_egress"]
+    path.write_text(json.dumps(raw))
+    assert load_grade(path) == written and written.harness_egress == []
 
 
 def test_the_store_row_holds_the_whole_grade() -> None:
