@@ -241,3 +241,18 @@ def test_a_mini_swe_agent_trajectory_converts(tmp_path: Path) -> None:
     assert entries[2]["tool_calls"] == [{"name": "bash", "arguments": {"command": "ls"}}]
     traj.write_text("")  # a harness that died before writing it
     assert to_uniform("mini-swe-agent-traj", traj) == []
+
+
+def test_the_runner_writes_the_uniform_transcript_or_says_why_not(tmp_path: Path) -> None:
+    from replay.harness.spec import load_harness
+    from replay.run.runner import _uniform_transcript
+
+    spec, _ = load_harness("claude-code")
+    _uniform_transcript(spec, tmp_path)  # the harness left no transcript at all
+    assert not (tmp_path / UNIFORM).exists()
+    assert "claude.stream.jsonl" in (tmp_path / "transcript-error.txt").read_text()
+    _write(tmp_path / "claude.stream.jsonl", [INIT])
+    _uniform_transcript(spec, tmp_path)
+    assert json.loads((tmp_path / UNIFORM).read_text())["role"] == "system"
+    reference, _ = load_harness("reference")
+    assert (reference.transcript, reference.transcript_format) == ("agent.jsonl", "reference-jsonl")
