@@ -49,11 +49,6 @@ def write_plan(tmp: Path, text: str = "", runs: int = 2, name: str = "b") -> Pat
     return path
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(f"sqlite:///{tmp_path}/r.db")
-
-
 def rows(store: Store) -> list[BatchRunRow]:
     with store.session() as s:
         return list(s.scalars(select(BatchRunRow)).all())
