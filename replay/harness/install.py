@@ -47,7 +47,7 @@ HARNESS_REPOSITORY = "replay-harness"
 WHEELHOUSE = Path(".replay") / "wheelhouse"
 VENV = f"{PREFIX}/venv"
 PYTHON_VERSION = "3.11"
-PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "any")
+PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64", "any")
 BUILD_LIMITS = Limits(cpus=None, memory=4 * 1024**3, pids=4096, wall_time=900)
 STAGE = "/tmp/replay-wheelhouse"
 COMPLETE = ".complete"

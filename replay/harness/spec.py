@@ -16,7 +16,7 @@ from pydantic import Field, field_validator, model_validator
 
 from replay.base.errors import InputError, ReplayError
 from replay.base.formats import Strict, load_model
-from replay.harness.stub.script import Script, Step
+from replay.harness.stub.script import Script, Step, one_line
 
 BUILTIN = Path(__file__).with_name("builtin")
 PREFIX = "/opt/harness"
@@ -46,20 +46,55 @@ class StubHints(Strict):
     ``Bash``); the stub's ``bash`` otherwise."""
     bash_argument: str | None = None
     """The argument of that tool that carries the command; the stub's ``command`` otherwise."""
+    one_line: bool = False
+    """The harness runs each line of a command block as a command of its own (aider): a
+    bash step of several lines is written as one line with the same effect
+    (:func:`~replay.harness.stub.script.one_line`)."""
+    one_answer: bool = False
+    """The harness asks the model once per task and acts on that one answer (aider's
+    ``--message``): the whole trajectory is played as one answer, each step's text followed
+    by its command as a ``text_action`` block, and every request gets that answer (aider's
+    prompt opens with example exchanges, so its turns cannot be counted; it asks again only
+    when it did not act on the answer). Steps that wait for a result or call other tools
+    cannot be played so."""
 
     def apply(self, script: Script) -> Script:
         """``script`` as this harness needs it played."""
         update: dict[str, object] = {}
+        steps = list(script.steps)
         if self.finish_bash is not None:
-            finish = Step(say="Submitting.", bash=self.finish_bash)
-            update["steps"] = [*script.steps, finish]
+            steps.append(Step(say="Submitting.", bash=self.finish_bash))
+        if self.one_line:
+            steps = [
+                s if s.bash is None else s.model_copy(update={"bash": one_line(s.bash)})
+                for s in steps
+            ]
         if self.text_action is not None:
             update["text_action"] = self.text_action
         if self.bash_tool is not None:
             update["bash_tool"] = self.bash_tool
         if self.bash_argument is not None:
             update["bash_argument"] = self.bash_argument
+        if self.one_answer:
+            template = self.text_action or script.text_action
+            update["steps"] = [Step(say=_one_answer(steps, template))] if steps else []
+            update["one_answer"] = True
+        elif steps != script.steps:
+            update["steps"] = steps
         return Script.model_validate({**script.model_dump(), **update}) if update else script
+
+
+def _one_answer(steps: list[Step], template: str) -> str:
+    parts: list[str] = []
+    for step in steps:
+        if step.wait_for is not None or step.tools:
+            what = "waits for a result" if step.wait_for is not None else "calls other tools"
+            raise ValueError(f"a step that {what} cannot be played in one answer")
+        if step.say:
+            parts.append(step.say)
+        if step.bash is not None:
+            parts.append(template.format(command=step.bash))
+    return "\n\n".join(parts)
 
 
 class HarnessExit(StrEnum):

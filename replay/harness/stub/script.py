@@ -90,6 +90,9 @@ class Script(Strict):
     """The turns, in order."""
     final: str = "I have finished the task."
     """The answer (text only) once the steps have run out."""
+    one_answer: bool = False
+    """Answer every request with the first step, whatever the history (a trajectory merged
+    into one answer for a harness that asks once per task: see ``StubHints.one_answer``)."""
 
     @model_validator(mode="after")
     def _template(self) -> Script:
@@ -103,6 +106,29 @@ def load_script(path: Path) -> Script:
     return load_model(path, Script)
 
 
+# Characters str.splitlines() breaks a line at, besides the backslash and quote printf
+# needs escaped inside single quotes.
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def one_line(command: str) -> str:
+    """``command`` as a single line with the same effect (``bash -c`` of its text).
+
+    For harnesses that run each line of a command block as a separate command (aider). The
+    text goes through ``printf '%b'`` inside single quotes: backslashes, quotes and every
+    character that breaks a line are written as octal escapes of their UTF-8 bytes.
+    """
+    if not any(c in _LINE_BREAKS for c in command):
+        return command
+    out = []
+    for c in command:
+        if c in _LINE_BREAKS or c in "\\'":
+            out.append("".join(f"\\0{b:03o}" for b in c.encode()))
+        else:
+            out.append(c)
+    return f"bash -c \"$(printf '%b' '{''.join(out)}')\""
+
+
 def next_action(script: Script, feedback: list[str], cursor: int = 0) -> tuple[Action, int]:
     """The answer to a request, and the script position after it.
 
@@ -110,6 +136,8 @@ def next_action(script: Script, feedback: list[str], cursor: int = 0) -> tuple[A
     user messages); the last entry is what came after its latest turn. ``cursor`` is where the
     script stood before ``feedback[0]`` (0 unless a stateful API chained a previous answer).
     """
+    if script.one_answer:
+        return (script.steps[0], 1) if script.steps else (Action(say=script.final), 0)
     if not feedback:
         feedback = [""]
     for i, text in enumerate(feedback):
