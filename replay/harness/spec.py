@@ -8,6 +8,7 @@ name among the built-in ones (``replay/harness/builtin/*.yaml``) or by path.
 from __future__ import annotations
 
 import re
+import shlex
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -55,8 +56,9 @@ class StubHints(Strict):
     ``--message``): the whole trajectory is played as one answer, each step's text followed
     by its command as a ``text_action`` block, and every request gets that answer (aider's
     prompt opens with example exchanges, so its turns cannot be counted; it asks again only
-    when it did not act on the answer). Steps that wait for a result or call other tools
-    cannot be played so."""
+    when it did not act on the answer). A step that waits for a result becomes a bounded
+    loop of its poll command until the output holds the awaited text; steps that call other
+    tools cannot be played so."""
 
     def apply(self, script: Script) -> Script:
         """``script`` as this harness needs it played."""
@@ -64,6 +66,8 @@ class StubHints(Strict):
         steps = list(script.steps)
         if self.finish_bash is not None:
             steps.append(Step(say="Submitting.", bash=self.finish_bash))
+        if self.one_answer:
+            steps = [_unwait(s) for s in steps]
         if self.one_line:
             steps = [
                 s if s.bash is None else s.model_copy(update={"bash": one_line(s.bash)})
@@ -84,12 +88,31 @@ class StubHints(Strict):
         return Script.model_validate({**script.model_dump(), **update}) if update else script
 
 
+# How many times a waiting step's poll runs in one answer before the step goes on anyway
+# (the stub's default poll sleeps a second).
+POLLS = 600
+
+
+def _unwait(step: Step) -> Step:
+    """A step that waits for a result as one command: its poll, until the output holds the
+    awaited text (at most :data:`POLLS` times), then its own command."""
+    if step.wait_for is None:
+        return step
+    if step.poll.tools or step.poll.bash is None:
+        raise ValueError("a step whose poll calls other tools cannot be played in one answer")
+    until = shlex.quote(step.wait_for)
+    loop = (
+        f"for _ in $(seq {POLLS}); do {{\n{step.poll.bash}\n}} | grep -qF -- {until} && break; "
+        f"done; {step.bash or 'true'}"
+    )
+    return Step(say=step.say, bash=loop, tools=step.tools)
+
+
 def _one_answer(steps: list[Step], template: str) -> str:
     parts: list[str] = []
     for step in steps:
-        if step.wait_for is not None or step.tools:
-            what = "waits for a result" if step.wait_for is not None else "calls other tools"
-            raise ValueError(f"a step that {what} cannot be played in one answer")
+        if step.tools:
+            raise ValueError("a step that calls other tools cannot be played in one answer")
         if step.say:
             parts.append(step.say)
         if step.bash is not None:

@@ -148,11 +148,32 @@ def test_one_answer_plays_the_whole_trajectory_on_every_request() -> None:
         assert next_action(played, feedback)[0] == step
     idle = StubHints(one_answer=True).apply(Script(name="idle", steps=[], final="No."))
     assert next_action(idle, ["a", "b"])[0].say == "No."
-    waits = Script.model_validate(
-        {"name": "asks", "steps": [{"bash": "true", "wait_for": "yes"}], "final": "x"}
+    tools = Script.model_validate(
+        {"name": "x", "steps": [{"tools": [{"name": "read", "arguments": {}}]}], "final": "x"}
     )
-    with pytest.raises(ValueError, match="waits for a result"):
-        StubHints(one_answer=True).apply(waits)
+    with pytest.raises(ValueError, match="calls other tools"):
+        StubHints(one_answer=True).apply(tools)
+
+
+def test_a_waiting_step_becomes_a_bounded_poll_in_the_answer(tmp_path: Path) -> None:
+    # The poll reads a counter file and the third read shows the awaited answer.
+    counter = tmp_path / "n"
+    poll = f"n=$(($(cat {counter} 2>/dev/null || echo 0) + 1)); echo $n > {counter}; "
+    poll += "[ $n -ge 3 ] && echo 'use UTC, thanks'"
+    script = Script.model_validate(
+        {
+            "name": "asks",
+            "steps": [
+                {"say": "Asking.", "bash": "echo asked"},
+                {"bash": "echo answered", "wait_for": "use UTC", "poll": {"bash": poll}},
+            ],
+        }
+    )
+    (step,) = StubHints(one_answer=True, one_line=True).apply(script).steps
+    commands = [b.split("\n")[0] for b in (step.say or "").split("```bash\n")[1:]]
+    assert commands[0] == "echo asked"
+    done = subprocess.run(["sh", "-c", commands[1]], capture_output=True, text=True, check=True)
+    assert done.stdout == "answered\n" and counter.read_text() == "3\n"
 
 
 def test_the_demo_trajectories_play_as_one_answer() -> None:
