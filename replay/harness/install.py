@@ -12,6 +12,15 @@ resolved wheel set, so a rebuild happens only when one of them changes.
 The harness's interpreter and packages live under ``/opt/harness`` alone: the system Python,
 where the repository's dependencies as of T are installed, is not touched, and the venv does
 not see the system's site-packages.
+
+A harness that needs a newer Python than the env image's brings its own (``install.python``: a
+Debian release): that release's ``python3.X`` packages and the libraries they need, its C
+library included, downloaded from the Debian mirror on the host (the suite's ``InRelease``
+checked with ``gpgv`` against the Debian archive keyring, every file against the hashes it
+signs), unpacked under ``/opt/harness/python`` in the build container, and the interpreter
+pointed at its own loader and libraries with that release's ``patchelf`` (run by the same
+loader). Nothing of it is on the system's paths: the agent's commands still find the env
+image's ``python3``.
 """
 
 from __future__ import annotations
@@ -19,11 +28,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import lzma
 import posixpath
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 import uuid
 import zipfile
 from dataclasses import dataclass
@@ -31,7 +43,7 @@ from pathlib import Path
 
 from replay.base.errors import ReplayError
 from replay.harness.spec import PREFIX, HarnessSpec
-from replay.images.base import KIND_LABEL, RECIPE_LABEL
+from replay.images.base import KIND_LABEL, RECIPE_LABEL, RELEASES, Release, apt_mirror
 from replay.runtime.base import (
     ENV_IMAGE_LABEL,
     OWNER_LABEL,
@@ -48,6 +60,42 @@ WHEELHOUSE = Path(".replay") / "wheelhouse"
 VENV = f"{PREFIX}/venv"
 PYTHON_VERSION = "3.11"
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64", "any")
+PLATFORMS_2_28 = PLATFORMS
+"""For a harness's own Python: its C library (2.36 or newer) runs manylinux_2_28 wheels too
+(so does every env image's: bullseye's is 2.31, and the harness layer needs 2.28 for
+tiktoken's wheels)."""
+PYTHON_HOME = f"{PREFIX}/python"
+"""Where a harness's own Python (``install.python``) is unpacked."""
+DEBS_STAGE = "/tmp/replay-python-debs"
+DEBIAN_KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
+ARCH_LIBS = "usr/lib/x86_64-linux-gnu"
+# Debian's python3.X and what it loads (from the packages' Depends), with the C library, and
+# patchelf (with the C++ runtime it needs) to point the interpreter at them. Data packages
+# (tzdata, media-types, netbase) are left to the env image.
+PYTHON_DEBS = (
+    "python{v}-minimal",
+    "libpython{v}-minimal",
+    "libpython{v}-stdlib",
+    "python{v}",
+    "libc6",
+    "libgcc-s1",
+    "libssl3t64",
+    "libffi8",
+    "zlib1g",
+    "libexpat1",
+    "libsqlite3-0",
+    "libbz2-1.0",
+    "liblzma5",
+    "libncursesw6",
+    "libtinfo6",
+    "libreadline8t64",
+    "libuuid1",
+    "libdb5.3t64",
+    "libzstd1",
+    "libcrypt1",
+    "patchelf",
+    "libstdc++6",
+)
 BUILD_LIMITS = Limits(cpus=None, memory=4 * 1024**3, pids=4096, wall_time=900)
 STAGE = "/tmp/replay-wheelhouse"
 COMPLETE = ".complete"
@@ -76,20 +124,80 @@ class HarnessImage:
 # ----------------------------------------------------------------------------- wheels
 
 
-def wheelhouse_key(requirements: list[str], python_version: str = PYTHON_VERSION) -> str:
-    data = {"requirements": requirements, "python": python_version, "platforms": PLATFORMS}
+def wheelhouse_key(
+    requirements: list[str],
+    python_version: str = PYTHON_VERSION,
+    *,
+    platforms: tuple[str, ...] = PLATFORMS,
+    build: tuple[str, ...] = (),
+    ignore_requires_python: bool = False,
+) -> str:
+    data: dict[str, object] = {
+        "requirements": requirements,
+        "python": python_version,
+        "platforms": platforms,
+    }
+    if build:
+        data["build"] = list(build)
+    if ignore_requires_python:
+        data["ignore_requires_python"] = True
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def download_wheels(
-    requirements: list[str], root: Path = WHEELHOUSE, python_version: str = PYTHON_VERSION
+    requirements: list[str],
+    root: Path = WHEELHOUSE,
+    python_version: str = PYTHON_VERSION,
+    *,
+    platforms: tuple[str, ...] = PLATFORMS,
+    build: tuple[str, ...] = (),
+    ignore_requires_python: bool = False,
 ) -> Path:
-    """The wheels for ``requirements`` and their dependencies, from today's index (cached)."""
-    dest = (root / wheelhouse_key(requirements, python_version)).resolve()
+    """The wheels for ``requirements`` and their dependencies, from today's index (cached).
+
+    ``build``: requirements the index has only as source, built into wheels here first (pure
+    Python: the wheel fits any platform). ``ignore_requires_python``: resolve although a
+    package's ``Requires-Python`` excludes ``python_version``.
+    """
+    key = wheelhouse_key(
+        requirements,
+        python_version,
+        platforms=platforms,
+        build=build,
+        ignore_requires_python=ignore_requires_python,
+    )
+    dest = (root / key).resolve()
     if (dest / COMPLETE).is_file():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".", dir=dest.parent))
+    if build:
+        built = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--disable-pip-version-check",
+                "--no-input",
+                "--no-deps",
+                "--no-binary=:all:",
+                "-w",
+                str(tmp),
+                *build,
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if built.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise HarnessInstallError(
+                f"pip wheel {' '.join(build)} failed: {(built.stdout + built.stderr)[-3000:]}"
+            )
+        if not all(w.name.endswith("-py3-none-any.whl") for w in wheels(tmp)):
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise HarnessInstallError(f"{' '.join(build)}: not pure Python, cannot be built here")
     cmd = [
         sys.executable,
         "-m",
@@ -102,7 +210,9 @@ def download_wheels(
         "cp",
         "--python-version",
         python_version,
-        *(arg for p in PLATFORMS for arg in ("--platform", p)),
+        *(arg for p in platforms for arg in ("--platform", p)),
+        *(["--find-links", str(tmp)] if build else []),
+        *(["--ignore-requires-python"] if ignore_requires_python else []),
         "-d",
         str(tmp),
         *requirements,
@@ -114,8 +224,12 @@ def download_wheels(
             f"pip download {' '.join(requirements)} failed: {(done.stdout + done.stderr)[-3000:]}"
         )
     (tmp / COMPLETE).write_text(json.dumps({"requirements": requirements}) + "\n")
+    return _settle(tmp, dest)
+
+
+def _settle(tmp: Path, dest: Path) -> Path:
     try:
-        tmp.rename(dest)  # atomic: a wheelhouse is there complete or not at all
+        tmp.rename(dest)  # atomic: a download is there complete or not at all
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
         if not (dest / COMPLETE).is_file():
@@ -124,14 +238,125 @@ def download_wheels(
     return dest
 
 
+def python_release(spec: HarnessSpec) -> Release | None:
+    """The Debian release whose Python the harness brings (``install.python``), if any."""
+    name = spec.install.python
+    if name is None:
+        return None
+    for release in RELEASES:
+        if release.name == name:
+            return release
+    known = ", ".join(r.name for r in RELEASES)
+    raise HarnessInstallError(f"harness {spec.name}: install.python: no release {name!r} ({known})")
+
+
+def harness_wheels(spec: HarnessSpec, root: Path = WHEELHOUSE) -> Path:
+    """The wheelhouse of ``spec``: for the env image's Python, or for the one it brings."""
+    release = python_release(spec)
+    if release is None and not spec.install.build and not spec.install.ignore_requires_python:
+        return download_wheels(list(spec.install.pip), root)
+    version = release.python_version if release else PYTHON_VERSION
+    modern = release is not None and release.glibc >= (2, 28)
+    return download_wheels(
+        # The venv from Debian's interpreter has no pip of its own: it comes from here too.
+        [*spec.install.pip, "pip"] if release else list(spec.install.pip),
+        root,
+        version,
+        platforms=PLATFORMS_2_28 if modern else PLATFORMS,
+        build=tuple(spec.install.build),
+        ignore_requires_python=spec.install.ignore_requires_python,
+    )
+
+
+def _fetch(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            data: bytes = response.read()
+    except OSError as exc:
+        raise HarnessInstallError(f"downloading {url}: {exc}") from exc
+    return data
+
+
+def _signed_sha256(inrelease: bytes, name: str) -> str:
+    """The SHA256 an ``InRelease`` file (already verified) gives for index file ``name``."""
+    section = inrelease.decode().split("\nSHA256:\n", 1)[-1]
+    for line in section.splitlines():
+        parts = line.split()
+        if not line.startswith(" "):
+            break
+        if len(parts) == 3 and parts[2] == name:
+            return parts[0]
+    raise HarnessInstallError(f"InRelease lists no {name}")
+
+
+def download_python(release: Release, root: Path = WHEELHOUSE) -> Path:
+    """The ``.deb`` files of ``release``'s Python and what it loads, from the Debian mirror
+    (cached like a wheelhouse; every file checked against the suite's signed hashes)."""
+    version = release.python_version
+    names = [n.format(v=version) for n in PYTHON_DEBS]
+    key = hashlib.sha256(json.dumps([release.name, names]).encode()).hexdigest()[:16]
+    dest = (root / f"python-{release.name}-{key}").resolve()
+    if (dest / COMPLETE).is_file():
+        return dest
+    if not DEBIAN_KEYRING.is_file() or shutil.which("gpgv") is None:
+        raise HarnessInstallError(
+            f"checking Debian's signature needs gpgv and {DEBIAN_KEYRING} (apt-get install gpgv "
+            "debian-archive-keyring)"
+        )
+    mirror = apt_mirror(suite=release.name).rstrip("/")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".", dir=dest.parent))
+    try:
+        inrelease = _fetch(f"{mirror}/dists/{release.name}/InRelease")
+        (tmp / "InRelease").write_bytes(inrelease)
+        checked = subprocess.run(
+            ["gpgv", "--keyring", str(DEBIAN_KEYRING), str(tmp / "InRelease")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if checked.returncode != 0:
+            raise HarnessInstallError(f"{release.name} InRelease: bad signature: {checked.stderr}")
+        index_name = "main/binary-amd64/Packages.xz"
+        index = _fetch(f"{mirror}/dists/{release.name}/{index_name}")
+        if hashlib.sha256(index).hexdigest() != _signed_sha256(inrelease, index_name):
+            raise HarnessInstallError(f"{release.name} {index_name}: hash mismatch")
+        packages: dict[str, dict[str, str]] = {}
+        for block in lzma.decompress(index).decode().split("\n\n"):
+            fields = dict(re.findall(r"^([A-Za-z0-9-]+): (.*)$", block, re.M))
+            if fields.get("Package") in names:
+                packages[fields["Package"]] = fields
+        missing = sorted(set(names) - set(packages))
+        if missing:
+            raise HarnessInstallError(f"{release.name} has no {', '.join(missing)}")
+        record = {}
+        for name in names:
+            fields = packages[name]
+            data = _fetch(f"{mirror}/{fields['Filename']}")
+            if hashlib.sha256(data).hexdigest() != fields["SHA256"]:
+                raise HarnessInstallError(f"{fields['Filename']}: hash mismatch")
+            (tmp / posixpath.basename(fields["Filename"])).write_bytes(data)
+            record[name] = fields["Version"]
+        (tmp / "InRelease").unlink()
+        (tmp / COMPLETE).write_text(json.dumps(record, sort_keys=True) + "\n")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return _settle(tmp, dest)
+
+
+def debs(python: Path) -> list[Path]:
+    return sorted(python.glob("*.deb"))
+
+
 def wheels(wheelhouse: Path) -> list[Path]:
     return sorted(wheelhouse.glob("*.whl"))
 
 
-def wheel_set_hash(wheelhouse: Path) -> str:
-    """Names and contents of the resolved wheels."""
+def wheel_set_hash(wheelhouse: Path, python: Path | None = None) -> str:
+    """Names and contents of the resolved wheels (and of the Python's packages, if any)."""
     h = hashlib.sha256()
-    for whl in wheels(wheelhouse):
+    for whl in wheels(wheelhouse) + (debs(python) if python else []):
         h.update(whl.name.encode() + b"\0" + hashlib.sha256(whl.read_bytes()).digest())
     return h.hexdigest()
 
@@ -177,8 +402,10 @@ def ensure_harness_image(
     force: bool = False,
 ) -> HarnessImage:
     """The harness image on top of ``env_image_id``, built unless one with the same key exists."""
-    wheelhouse = download_wheels(spec.install.pip, wheelhouse_root)
-    key = harness_key(env_image_id, spec, spec_dir, wheel_set_hash(wheelhouse))
+    wheelhouse = harness_wheels(spec, wheelhouse_root)
+    release = python_release(spec)
+    python = download_python(release, wheelhouse_root) if release else None
+    key = harness_key(env_image_id, spec, spec_dir, wheel_set_hash(wheelhouse, python))
     tag = f"{spec.name}-{key}"
     reference = f"{HARNESS_REPOSITORY}:{tag}"
     if not force and runtime.image_labels(reference).get(RECIPE_LABEL) == key:
@@ -195,7 +422,7 @@ def ensure_harness_image(
         "harness-" + uuid.uuid4().hex,
     )
     try:
-        _install(container, spec, spec_dir, wheelhouse)
+        _install(container, spec, spec_dir, wheelhouse, python)
         image = container.commit(
             HARNESS_REPOSITORY,
             tag,
@@ -210,7 +437,13 @@ def ensure_harness_image(
     return HarnessImage(reference, image, key, wheelhouse, built=True)
 
 
-def _install(container: Container, spec: HarnessSpec, spec_dir: Path, wheelhouse: Path) -> None:
+def _install(
+    container: Container,
+    spec: HarnessSpec,
+    spec_dir: Path,
+    wheelhouse: Path,
+    python: Path | None = None,
+) -> None:
     with tempfile.TemporaryDirectory(prefix="replay-harness-") as tmp:
         stage = Path(tmp) / posixpath.basename(STAGE)
         stage.mkdir()
@@ -224,11 +457,58 @@ def _install(container: Container, spec: HarnessSpec, spec_dir: Path, wheelhouse
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(spec_dir / src, target)
         container.copy_in(prefix, posixpath.dirname(PREFIX))
-    want = tuple(int(part) for part in PYTHON_VERSION.split("."))
+        if python is not None:
+            stage = Path(tmp) / posixpath.basename(DEBS_STAGE)
+            stage.mkdir()
+            for deb in debs(python):
+                shutil.copyfile(deb, stage / deb.name)
+            container.copy_in(stage, posixpath.dirname(DEBS_STAGE))
+    release = python_release(spec)
+    wanted = release.python_version if release else PYTHON_VERSION
+    want = tuple(int(part) for part in wanted.split("."))
     version = f"import sys; sys.exit(sys.version_info[:2] != {want})"
-    steps = [
+    steps: list[tuple[list[str], str]] = [
         (["python3", "-m", "venv", VENV], "creating the venv"),
-        ([f"{VENV}/bin/python", "-c", version], f"checking the venv is Python {PYTHON_VERSION}"),
+    ]
+    if release is not None:
+        libs = f"{PYTHON_HOME}/{ARCH_LIBS}"
+        loader = f"{libs}/ld-linux-x86-64.so.2"
+        interpreter = f"{PYTHON_HOME}/usr/bin/python{wanted}"
+        patchelf = [loader, "--library-path", libs, f"{PYTHON_HOME}/usr/bin/patchelf"]
+        steps = [
+            (
+                [
+                    "sh",
+                    "-c",
+                    f"mkdir -p {PYTHON_HOME} && for d in {DEBS_STAGE}/*.deb;"
+                    f' do dpkg-deb -x "$d" {PYTHON_HOME} || exit 1; done',
+                ],
+                f"unpacking {release.name}'s Python",
+            ),
+            # Two runs: patchelf 0.18 doing both at once leaves a binary that segfaults.
+            (
+                [*patchelf, "--force-rpath", "--set-rpath", libs, interpreter],
+                "pointing the interpreter at its own libraries",
+            ),
+            (
+                [*patchelf, "--set-interpreter", loader, interpreter],
+                "pointing the interpreter at its own C library",
+            ),
+            (["rm", "-rf", DEBS_STAGE], "removing the packages"),
+            ([interpreter, "-m", "venv", "--without-pip", VENV], "creating the venv"),
+            (
+                [
+                    "sh",
+                    "-c",
+                    # pip runs from its own wheel to install itself.
+                    f'set -- {STAGE}/pip-*.whl && {VENV}/bin/python "$1/pip" install --no-index'
+                    f" --find-links {STAGE} --disable-pip-version-check --no-input -q pip",
+                ],
+                "putting pip into the venv",
+            ),
+        ]
+    steps += [
+        ([f"{VENV}/bin/python", "-c", version], f"checking the venv is Python {wanted}"),
         (
             [
                 f"{VENV}/bin/python",
@@ -241,6 +521,7 @@ def _install(container: Container, spec: HarnessSpec, spec_dir: Path, wheelhouse
                 "--no-index",
                 "--find-links",
                 STAGE,
+                *(["--ignore-requires-python"] if spec.install.ignore_requires_python else []),
                 *spec.install.pip,
             ],
             "installing the wheels",
@@ -313,5 +594,8 @@ def prefetch_builtin(root: Path = WHEELHOUSE) -> list[Path]:
     for name in builtin_names():
         spec, _ = load_harness(name)
         if spec.install.pip:
-            found.append(download_wheels(list(spec.install.pip), root))
+            found.append(harness_wheels(spec, root))
+        release = python_release(spec)
+        if release is not None:
+            found.append(download_python(release, root))
     return found

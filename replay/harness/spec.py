@@ -17,7 +17,7 @@ from pydantic import Field, field_validator, model_validator
 
 from replay.base.errors import InputError, ReplayError
 from replay.base.formats import Strict, load_model
-from replay.harness.stub.script import Script, Step, one_line
+from replay.harness.stub.script import Script, Step, ToolCall, one_line
 
 BUILTIN = Path(__file__).with_name("builtin")
 PREFIX = "/opt/harness"
@@ -31,6 +31,16 @@ class Install(Strict):
     """Destination inside the image -> file relative to the spec (e.g. the reference agent)."""
     pip: list[str] = Field(default_factory=list)
     """Requirements installed from today's package index into ``/opt/harness/venv``."""
+    python: str | None = Field(default=None, pattern=r"^[a-z]+$")
+    """A Debian release (``trixie``) whose Python the harness brings into its own prefix
+    (``/opt/harness/python``, with that release's C library), for a harness that does not run
+    on the env image's Python; the venv is made from it. None: the env image's ``python3``."""
+    build: list[str] = Field(default_factory=list)
+    """Requirements of the harness that the index has only as source (pure Python): built
+    into wheels on the host (``pip wheel``) and put in the wheelhouse with the others."""
+    ignore_requires_python: bool = False
+    """Install although a package's ``Requires-Python`` excludes the venv's Python (a harness
+    pinned to a Python no Debian release ships); the spec says why."""
 
 
 class StubHints(Strict):
@@ -59,6 +69,18 @@ class StubHints(Strict):
     when it did not act on the answer). A step that waits for a result becomes a bounded
     loop of its poll command until the output holds the awaited text; steps that call other
     tools cannot be played so."""
+    bash_extra: dict[str, str] | None = None
+    """Other arguments the harness's shell tool requires with every call (OpenHands'
+    ``security_risk``)."""
+    finish_tool: ToolCall | None = None
+    """The harness ends its run on this tool call rather than on a text-only answer (e.g.
+    OpenHands' ``finish``): played as the last turn."""
+
+    @model_validator(mode="after")
+    def _one_finish(self) -> StubHints:
+        if self.finish_bash is not None and self.finish_tool is not None:
+            raise ValueError("finish_bash and finish_tool: a harness ends its run one way")
+        return self
 
     def apply(self, script: Script) -> Script:
         """``script`` as this harness needs it played."""
@@ -66,6 +88,8 @@ class StubHints(Strict):
         steps = list(script.steps)
         if self.finish_bash is not None:
             steps.append(Step(say="Submitting.", bash=self.finish_bash))
+        if self.finish_tool is not None:
+            steps.append(Step(tools=[self.finish_tool]))
         if self.one_answer:
             steps = [_unwait(s) for s in steps]
         if self.one_line:
@@ -79,6 +103,8 @@ class StubHints(Strict):
             update["bash_tool"] = self.bash_tool
         if self.bash_argument is not None:
             update["bash_argument"] = self.bash_argument
+        if self.bash_extra is not None:
+            update["bash_extra"] = self.bash_extra
         if self.one_answer:
             template = self.text_action or script.text_action
             update["steps"] = [Step(say=_one_answer(steps, template))] if steps else []

@@ -121,7 +121,8 @@ def render(
             block = script.text_action.format(command=action.bash)
             text = f"{text}\n\n{block}" if text else block
         else:
-            calls.append(Call(f"{key}{len(calls)}", target[0], {target[1]: action.bash}))
+            arguments = {**script.bash_extra, target[1]: action.bash}
+            calls.append(Call(f"{key}{len(calls)}", target[0], arguments))
     for tool in action.tools:
         calls.append(Call(f"{key}{len(calls)}", tool.name, dict(tool.arguments)))
     out = text + "".join(c.name + c.arguments_json for c in calls)

@@ -83,6 +83,9 @@ class Script(Strict):
     offers a single other tool, that one is called instead."""
     bash_argument: str = "command"
     """Argument of the bash tool that carries the command."""
+    bash_extra: dict[str, Any] = Field(default_factory=dict)
+    """Other arguments every bash call carries (a harness whose shell tool requires more than
+    the command, e.g. OpenHands' ``security_risk``)."""
     text_action: str = "```bash\n{command}\n```"
     """How a ``bash`` step is written into the text when the request offers no tools
     (harnesses that parse commands from the answer's text)."""
