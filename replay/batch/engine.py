@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, func, select, update
@@ -33,6 +33,9 @@ from replay.run.runner import RunOptions, RunResult, run_case
 DONE = "done"
 RUNNING = "running"
 INFRA = "infra_fail"
+CLAIM_LEASE = timedelta(hours=6)
+"""A running claim whose owner cannot be checked (another host, a Ray task) is taken over
+after this long: longer than any run's wall-time budget, so only an abandoned one."""
 
 
 class BatchError(ReplayError):
@@ -45,9 +48,12 @@ def owner_token() -> str:
 
 def owner_alive(owner: str | None) -> bool:
     """Whether the process holding a key still runs. Only this host's processes can be
-    checked; another host's are taken as alive (a scheduler that lost a node reschedules)."""
+    checked; another host's, or a Ray task's (``ray:<task id>``, which only its own retry
+    may take over), are taken as alive."""
     if not owner:
         return False
+    if owner.startswith("ray:"):
+        return True
     host, _, rest = owner.partition(":")
     pid = rest.partition(":")[0]
     if host != socket.gethostname() or not pid.isdigit():
@@ -113,7 +119,13 @@ def claim(store: Store, run: PlannedRun, batch: str, owner: str, retries: int) -
         row = s.get(BatchRunRow, run.key)
         if row is None or row.state == DONE:
             return False
-        if row.state == RUNNING and owner_alive(row.owner):
+        claimed = row.claimed_at if row.claimed_at.tzinfo else row.claimed_at.replace(tzinfo=UTC)
+        if (
+            row.state == RUNNING
+            and row.owner != owner
+            and owner_alive(row.owner)
+            and now - claimed < CLAIM_LEASE
+        ):
             return False
         if row.state == INFRA and row.tries > retries:
             return False

@@ -40,6 +40,12 @@ def batch_run(
     out_dir: Annotated[Path, typer.Option("--out", help="Where run directories go.")] = Path(
         ".replay/runs"
     ),
+    executor: Annotated[
+        str, typer.Option(help="local (this machine) or ray (the cluster at --address).")
+    ] = "local",
+    address: Annotated[
+        str | None, typer.Option(help="The Ray cluster's head, HOST:PORT (--executor ray).")
+    ] = None,
 ) -> None:
     """Run what the plan has not finished: finished runs are never redone, a dead process's
     runs are taken over, infrastructure failures are retried up to the plan's limit."""
@@ -66,14 +72,30 @@ def batch_run(
             def on_change(now: BatchProgress) -> None:
                 bar.update(task, completed=now.finished, outcomes=_counts(now.outcomes))
 
-            result = execute(
-                store,
-                plan,
-                RunOptions(out=out_dir, db=ctx.obj.db),
-                jobs=jobs or default_jobs(),
-                starts_per_second=starts,
-                on_change=on_change,
-            )
+            if executor == "ray":
+                from replay.batch.ray_executor import execute_ray
+
+                if address is None:
+                    raise typer.BadParameter("--executor ray needs --address")
+                result = execute_ray(
+                    store,
+                    plan,
+                    address=address,
+                    db=store.url,
+                    out=out_dir.resolve(),
+                    on_change=on_change,
+                )
+            elif executor == "local":
+                result = execute(
+                    store,
+                    plan,
+                    RunOptions(out=out_dir, db=ctx.obj.db),
+                    jobs=jobs or default_jobs(),
+                    starts_per_second=starts,
+                    on_change=on_change,
+                )
+            else:
+                raise typer.BadParameter("local or ray", param_hint="--executor")
         after = progress(store, plan)
     finally:
         store.close()

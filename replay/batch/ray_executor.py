@@ -1,0 +1,144 @@
+"""Running a batch's keys as Ray tasks on the nodes of a cluster.
+
+Each key is one task that asks for one ``docker`` resource: only nodes that advertise it
+(``ray start --resources '{"docker": N}'``, N runs at once) get runs. The task claims its key
+in the results store, runs it and completes it, like the local executor; the driver submits
+what is not finished, keeps as many tasks in flight as the cluster has ``docker`` slots, and
+stops submitting when the budget is spent.
+
+What the nodes share: the results store by URL (PostgreSQL for several machines), and the
+plan, cases, snapshots and blob store at the same path on every node (a shared mount). Images
+are built on each node the first time a run needs them (the runner's own caching). A node
+lost mid-run has its tasks retried by Ray elsewhere (``max_retries``); a retry of a task is
+the same Ray task id, which the claim recognises as the same owner, so the retry takes the
+key over and only one completion counts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from replay.batch.engine import (
+    DONE,
+    BatchResult,
+    Finished,
+    claim,
+    complete,
+    fix_batch,
+    over_budget,
+    progress,
+    release,
+)
+from replay.batch.plan import Plan, PlannedRun, load_plan
+from replay.results import Store
+from replay.results.models import BatchRunRow
+from replay.run.runner import RunOptions
+
+RAY_ENV = {
+    # Ray reports usage statistics to its vendor unless told not to: a batch sends nothing.
+    "RAY_USAGE_STATS_ENABLED": "0",
+}
+
+
+def _load_runner(spec: str | None) -> Callable[[PlannedRun, RunOptions], Finished] | None:
+    """``module:function`` returning a run callable (tests inject a fake run), or None."""
+    if spec is None:
+        return None
+    module, _, name = spec.partition(":")
+    factory: Callable[[], Callable[[PlannedRun, RunOptions], Finished]] = getattr(
+        importlib.import_module(module), name
+    )
+    return factory()
+
+
+def run_key_task(
+    plan_path: str, key: str, db: str, out: str, runner: str | None
+) -> tuple[str, str | None]:
+    """One key, on a node: claim, run, complete. (key, outcome or None when not taken)."""
+    import ray
+
+    from replay.batch.engine import _run_one
+
+    owner = f"ray:{ray.get_runtime_context().get_task_id()}"
+    plan = load_plan(Path(plan_path))
+    item = next(r for r in plan.runs if r.key == key)
+    store = Store(db)
+    try:
+        if not claim(store, item, plan.spec.name, owner, plan.spec.infra_retries):
+            return key, None
+        run = _load_runner(runner) or _run_one
+        try:
+            end = run(item, RunOptions(out=Path(out), db=db))
+        except Exception as exc:  # recorded, and retried per the plan
+            release(store, key, owner, f"{type(exc).__name__}: {exc}")
+            return key, "infra_fail"
+        complete(store, key, owner, end)
+        return key, end.outcome.value
+    finally:
+        store.close()
+
+
+def execute_ray(
+    store: Store,
+    plan: Plan,
+    *,
+    address: str,
+    db: str,
+    out: Path,
+    runner: str | None = None,
+    max_retries: int = 3,
+    on_change: Callable[[Any], None] | None = None,
+) -> BatchResult:
+    """Submit the plan's unfinished keys to the Ray cluster at ``address``."""
+    import ray
+
+    for name, value in RAY_ENV.items():
+        os.environ.setdefault(name, value)
+    fix_batch(store, plan)
+    ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": dict(RAY_ENV)})
+    try:
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        slots = int(resources.get("docker", 0))
+        if slots < 1:
+            raise RuntimeError(
+                f"the Ray cluster at {address} has no node with a 'docker' resource: start "
+                "nodes with ray start --resources '{\"docker\": N}'"
+            )
+        task = ray.remote(run_key_task).options(
+            resources={"docker": 1}, num_cpus=0, max_retries=max_retries, retry_exceptions=False
+        )
+        with store.session() as s:
+            done = {
+                row.run_key
+                for row in s.query(BatchRunRow).filter(BatchRunRow.batch == plan.spec.name)
+                if row.state == DONE
+            }
+        pending = [r.key for r in sorted(plan.runs, key=lambda r: r.index) if r.key not in done]
+        in_flight: list[Any] = []
+        ran = skipped = 0
+        stopped: str | None = None
+        while pending or in_flight:
+            while pending and len(in_flight) < slots and stopped is None:
+                if (reason := over_budget(store, plan)) is not None:
+                    stopped = reason
+                    break
+                key = pending.pop(0)
+                in_flight.append(task.remote(str(plan.path.resolve()), key, db, str(out), runner))
+            if not in_flight:
+                break
+            ready, in_flight = ray.wait(in_flight, num_returns=1)
+            for ref in ready:
+                _, outcome = ray.get(ref)
+                if outcome is None:
+                    skipped += 1
+                else:
+                    ran += 1
+            if on_change is not None:
+                on_change(progress(store, plan))
+        return BatchResult(ran, skipped, stopped)
+    finally:
+        ray.shutdown()
