@@ -16,6 +16,38 @@ ROOT_DIR = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
+class Goal:
+    """What a row must show (the issue's goal), checked on its two figures."""
+
+    text: str
+    met: Callable[[float, float], bool]
+    """(subject, baseline) seconds -> whether the goal is met."""
+    figure: Callable[[float, float], str] | None = None
+    """The figure the goal speaks of, when it is not the ratio (an overhead in ms...)."""
+
+
+def at_most(ratio: float) -> Goal:
+    return Goal(f"<= {ratio:g}x", lambda s, b: s <= ratio * b)
+
+
+def overhead_at_most(ms: float) -> Goal:
+    return Goal(
+        f"<= +{ms:g}ms",
+        lambda s, b: (s - b) * 1e3 <= ms,
+        lambda s, b: f"{(s - b) * 1e3:+.2f}ms",
+    )
+
+
+def throughput_at_least(ratio: float) -> Goal:
+    """For rows whose figures are seconds per request under load: 1 / throughput."""
+    return Goal(
+        f">= {ratio:g}x thru",
+        lambda s, b: b >= ratio * s,
+        lambda s, b: f"{b / s:.2f}x thru",
+    )
+
+
+@dataclass(frozen=True)
 class Pair:
     """Two ways of doing one thing; the ratio is ``subject / baseline``."""
 
@@ -24,6 +56,7 @@ class Pair:
     baseline: Callable[[], object]
     rounds: int | None = None
     """Override the runner's rounds for slow pairs."""
+    goal: Goal | None = None
 
 
 @dataclass(frozen=True)
@@ -35,6 +68,7 @@ class Measured:
     """Seconds."""
     baseline: float
     """Seconds."""
+    goal: Goal | None = None
 
 
 SUITES: dict[str, Callable[[], list[Pair | Measured]]] = {}

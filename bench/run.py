@@ -32,13 +32,21 @@ def main() -> None:
     unknown = set(args.suites) - set(SUITES)
     if unknown:
         parser.error(f"unknown suite(s) {sorted(unknown)}; known: {sorted(SUITES)}")
-    print(f"{'suite':<12} {'comparison':<58} {'subject':>11} {'baseline':>11} {'ratio':>7}")
+    print(
+        f"{'suite':<12} {'comparison':<58} {'subject':>11} {'baseline':>11} {'ratio':>7}"
+        f"   {'goal':<16} {'figure':>12}"
+    )
     for name in args.suites or sorted(SUITES):
         for pair in SUITES[name]():
             subject, baseline = measure(pair, args.rounds)
+            goal = ""
+            if pair.goal is not None:
+                shown = pair.goal.figure(subject, baseline) if pair.goal.figure else ""
+                verdict = "met" if pair.goal.met(subject, baseline) else "MISSED"
+                goal = f"   {pair.goal.text:<16} {shown:>12} {verdict}"
             print(
                 f"{name:<12} {pair.name:<58} {subject * 1e3:>9.2f}ms {baseline * 1e3:>9.2f}ms "
-                f"{subject / baseline:>6.1f}x",
+                f"{subject / baseline:>6.1f}x{goal}",
                 flush=True,
             )
 

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from bench.common import ROOT_DIR, Pair, suite
+from bench.common import ROOT_DIR, Pair, at_most, suite
 
 
 @suite
@@ -47,6 +47,7 @@ def snapshot() -> list[Pair]:
             "load_snapshot vs reading the same files",
             lambda: load_snapshot(snap),
             lambda: [f.read_bytes() for f in files],
+            goal=at_most(3),
         ),
         Pair(
             "restore: shared store, bundle cached vs own bundle",
