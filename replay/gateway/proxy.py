@@ -20,7 +20,18 @@ from typing import Any
 
 import uvicorn
 from mitmproxy import options
-from mitmproxy.tools.dump import DumpMaster
+from mitmproxy.addons import (
+    block,
+    core,
+    disable_h2c,
+    dns_resolver,
+    errorcheck,
+    next_layer,
+    proxyserver,
+    strip_dns_https_records,
+    tlsconfig,
+)
+from mitmproxy.master import Master
 
 from fakes.core import build_world
 from fakes.core.server import control_app
@@ -30,6 +41,7 @@ from replay.docs import DocsCache, docs_app
 from replay.gateway.addons import addons
 from replay.gateway.certs import backdate_minted_certificates, ensure_ca
 from replay.gateway.config import CREDENTIALS, GatewayConfig, Route, client_env
+from replay.gateway.dispatch import GatewayMaster
 from replay.gateway.gate import Gate
 from replay.gateway.unparsed import record_unparsed
 from replay.registry.serve import Registry, registry_app
@@ -93,14 +105,12 @@ async def serve_forever(config: GatewayConfig) -> None:
     opts = options.Options(
         listen_host=config.listen_host, listen_port=config.listen_port, confdir=str(config.confdir)
     )
-    master = DumpMaster(opts, with_termlog=False, with_dumper=False)
+    master = _master(opts)
     master.options.update(  # type: ignore[no-untyped-call]
         # No connection upstream unless a request really goes there (the model route), and
         # no peeking at upstream certificates to mint ours.
         connection_strategy="lazy",
         upstream_cert=False,
-        # mitmproxy's own pages at mitm.it are not part of the world.
-        onboarding=False,
         # No request body is ever streamed: mitmproxy connects upstream for a streamed body
         # before the `request` hook, so a body past this limit is refused (413) before any
         # connection, on every route. The model route streams its answers itself.
@@ -145,6 +155,32 @@ async def serve_forever(config: GatewayConfig) -> None:
         control_sock.unlink(missing_ok=True)
 
 
+def _master(opts: options.Options) -> Master:
+    """mitmproxy with only the addons the gateway runs on (in mitmdump's order).
+
+    mitmdump loads some thirty more (playback, map/modify, save, HAR, sticky cookies, proxy
+    auth, scripts, anticache, onboarding at mitm.it...), every one off with our options, yet
+    each is offered every event of every flow: on a request served in-process that walk was
+    the largest part of the gateway's own time. Kept: the core options and checks,
+    ``block`` (no clients from global addresses), DNS HTTPS-record stripping, the h2c
+    refusal, the proxy server, DNS resolution, protocol detection, TLS, and the startup error
+    check. (mitm.it's pages are gone with ``onboarding``: that host is denied like any other.)
+    """
+    master = GatewayMaster(opts)
+    master.addons.add(  # type: ignore[no-untyped-call]
+        core.Core(),
+        block.Block(),
+        strip_dns_https_records.StripDnsHttpsRecords(),
+        disable_h2c.DisableH2C(),
+        proxyserver.Proxyserver(),  # type: ignore[no-untyped-call]
+        dns_resolver.DnsResolver(),
+        next_layer.NextLayer(),
+        tlsconfig.TlsConfig(),
+        errorcheck.ErrorCheck(),
+    )
+    return master
+
+
 class _EmbeddedServer(uvicorn.Server):
     """uvicorn inside our loop: the gateway owns the signal handlers, not uvicorn."""
 
@@ -153,7 +189,7 @@ class _EmbeddedServer(uvicorn.Server):
         yield
 
 
-async def _listening(master: DumpMaster, runner: asyncio.Task[None]) -> tuple[str, int]:
+async def _listening(master: Master, runner: asyncio.Task[None]) -> tuple[str, int]:
     proxyserver: Any = master.addons.get("proxyserver")  # type: ignore[no-untyped-call]
     for _ in range(400):
         if runner.done():
