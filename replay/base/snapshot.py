@@ -225,8 +225,11 @@ def _unchanged(snapshot: Snapshot) -> bool:
 
 # ------------------------------------------------------------- parsed once per manifest
 
-_LOADED_MAX = 32
-_loaded: OrderedDict[tuple[str, str, str], Snapshot] = OrderedDict()
+_LOADED_MAX = 16
+_LOADED_BYTES = 64 << 20
+"""At most this many bytes of parsed JSON kept parsed (the least recently loaded go first);
+a snapshot larger than that alone is parsed on every load."""
+_loaded: OrderedDict[tuple[str, str, str], tuple[Snapshot, int]] = OrderedDict()
 _loaded_lock = threading.Lock()
 
 
@@ -264,7 +267,8 @@ def load_snapshot(path: Path | str, blobs: Path | str | None = None) -> Snapshot
     key = (str(root), hashlib.sha256(raw).hexdigest() if raw is not None else "", str(store_root))
     if raw is not None:
         with _loaded_lock:
-            hit = _loaded.get(key)
+            entry = _loaded.get(key)
+            hit = entry[0] if entry is not None else None
         if hit is not None and _unchanged(hit):
             _check_stores(root, hit.manifest, store_root)
             return hit
@@ -307,9 +311,9 @@ def load_snapshot(path: Path | str, blobs: Path | str | None = None) -> Snapshot
     )
     if raw is not None:  # the manifest and every part parsed from the very bytes hashed
         with _loaded_lock:
-            _loaded[key] = snapshot
+            _loaded[key] = (snapshot, len(raw) + sum(len(b) for b in data.values()))
             _loaded.move_to_end(key)
-            while len(_loaded) > _LOADED_MAX:
+            while len(_loaded) > _LOADED_MAX or sum(n for _, n in _loaded.values()) > _LOADED_BYTES:
                 _loaded.popitem(last=False)
     return snapshot
 

@@ -200,3 +200,20 @@ def test_list_files_is_what_rglob_lists(tmp_path: Path) -> None:
     )
     assert list_files(root) == expected
     assert "link-to-file" in expected and "a/manifest.json" in expected
+
+
+def test_the_parsed_cache_is_bounded(snap: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(loader, "_loaded", OrderedDict())
+    monkeypatch.setattr(loader, "_LOADED_BYTES", 1000)  # smaller than the demo's JSON
+    first = load_snapshot(snap)
+    second = load_snapshot(snap)
+    assert second is not first and second == first, "too big to keep: parsed again"
+    assert not loader._loaded
+    monkeypatch.setattr(loader, "_LOADED_BYTES", 64 << 20)
+    monkeypatch.setattr(loader, "_LOADED_MAX", 2)
+    copies = []
+    for i in range(3):
+        copies.append(tmp_path / f"copy{i}")
+        shutil.copytree(snap, copies[-1])
+        load_snapshot(copies[-1])
+    assert [Path(k[0]).name for k in loader._loaded] == ["copy1", "copy2"]
