@@ -24,8 +24,8 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def serve_in_subprocess(argv: list[str], port: int) -> None:
-    """Run a server command until the benchmark exits; return once ``port`` accepts.
+def serve_in_subprocess(argv: list[str], port: int) -> subprocess.Popen[bytes]:
+    """Run a server command until the benchmark exits; return it once ``port`` accepts.
 
     A server in its own process, like the gateway, so neither side of a comparison shares
     the benchmark's interpreter (and its GIL) with the client.
@@ -44,7 +44,7 @@ def serve_in_subprocess(argv: list[str], port: int) -> None:
             raise RuntimeError(f"{argv} exited with {process.returncode}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
+            return process
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"{argv} did not listen on {port}")
