@@ -57,7 +57,8 @@ def _aware(value: datetime) -> datetime:
 
 
 class EventLog:
-    """Appends events inside the caller's session, so an event lands with its mutation.
+    """Appends events inside the caller's session, so an event lands with its mutation (and
+    is numbered, ``seq``, when the session flushes).
 
     Only what :data:`replay.base.eventkinds.KINDS` lists is recorded: a kind, service or ``data``
     key it does not have raises :class:`replay.base.eventkinds.EventVocabularyError` (a bug in the
@@ -90,8 +91,10 @@ class EventLog:
             object_id=object_id,
             data=data or {},
         )
+        # Written by the session's next flush (at the latest its commit): rows of one table
+        # go in the order they were added, so ``seq`` follows the order of the calls, and a
+        # flush of its own per event would only cost the request another unit of work.
         session.add(row)
-        session.flush()
         return row
 
     @staticmethod

@@ -4,8 +4,9 @@ the ``Link`` header on the URL the request came in on.
 ``per_page`` is 30 by default and at most 100 (a larger one is served as 100, as GitHub does);
 both must be whole numbers of at least 1, else FastAPI's validation fails on the ``query``
 parameter and the app's own handler answers in its service's shape. A route takes
-``paging: Paged`` and pages with :meth:`Paging.slice`, or, where counting everything would
-cost a full walk (commit lists), asks :meth:`Paging.links` with whether there is a next page.
+``paging: Paged`` and pages with :meth:`Paging.slice` (or in SQL, with :meth:`Paging.window`),
+or, where counting everything would cost a full walk (commit lists), asks
+:meth:`Paging.links` with whether there is a next page.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ class Paging:
         chunk = list(items[self.offset : self.offset + self.per_page])
         return chunk, self.links(self.page < last, last)
 
+    def window(self, total: int) -> dict[str, str]:
+        """The ``Link`` header of this page of ``total`` items paged in SQL (``offset`` and
+        ``per_page`` as LIMIT): the same header :meth:`slice` gives for a list that long."""
+        last = max((total + self.per_page - 1) // self.per_page, 1)
+        return self.links(self.page < last, last)
+
     def links(self, has_next: bool, last: int | None = None) -> dict[str, str]:
         """The ``Link`` header; ``last`` is left out where counting would cost a full walk
         (GitHub leaves it out of commit lists too)."""
@@ -64,12 +71,13 @@ class Paging:
         return {"Link": ", ".join(rels)} if rels else {}
 
 
-def paging(
+async def paging(
     request: Request,
     per_page: Annotated[int, Query(ge=1)] = DEFAULT_PER_PAGE,
     page: Annotated[int, Query(ge=1)] = 1,
 ) -> Paging:
-    """The dependency: the query's paging, validated, with the size capped."""
+    """The dependency: the query's paging, validated, with the size capped (``async``: it
+    never blocks, so FastAPI runs it inline rather than in a worker thread)."""
     return Paging(
         per_page=min(per_page, MAX_PER_PAGE),
         page=page,

@@ -7,8 +7,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.orm import Session, contains_eager, defer, joinedload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from fakes.github.backend_repos import Repos
 from fakes.github.backend_state import GitHubState, split_query
@@ -26,6 +27,40 @@ from fakes.github.models import (
     User,
 )
 
+_THREAD = select(Issue).options(
+    joinedload(Issue.author),
+    joinedload(Issue.closed_by),
+    joinedload(Issue.pull),
+    joinedload(Issue.labels),
+    joinedload(Issue.assignees),
+)
+# One query for a thread and what every answer about it shows (repository, author, closer,
+# the pull request's own row, labels, assignees, the comment count); built once, so that each
+# request only binds its values.
+_BY_NAME = (
+    _THREAD.join(Issue.repo)
+    .options(contains_eager(Issue.repo))
+    .where(
+        func.lower(Repo.owner) == bindparam("owner"),
+        func.lower(Repo.name) == bindparam("name"),
+        Issue.number == bindparam("number"),
+    )
+)
+_BY_NAME_BARE = (
+    select(Issue)
+    .join(Issue.repo)
+    .options(contains_eager(Issue.repo), defer(Issue.comment_count))
+    .where(
+        func.lower(Repo.owner) == bindparam("owner"),
+        func.lower(Repo.name) == bindparam("name"),
+        Issue.number == bindparam("number"),
+    )
+)
+"""A thread and its repository only, for a change that shows nothing else of it."""
+_BY_REPO_ID = _THREAD.where(
+    Issue.repo_id == bindparam("repo_id"), Issue.number == bindparam("number")
+)
+
 
 class Issues:
     """Every thread by its number, and what changes one (an issue or a pull request)."""
@@ -37,9 +72,25 @@ class Issues:
     # ------------------------------------------------------------------ lookups
 
     def get(self, s: Session, repo: Repo | str, number: int) -> Issue:
-        """An issue *or* pull request by number (as ``/issues/N`` answers both)."""
-        r = self.repos.get(s, repo)
-        row = s.scalar(select(Issue).where(Issue.repo_id == r.id, Issue.number == number))
+        """An issue *or* pull request by number (as ``/issues/N`` answers both); 404 when
+        the repository or the number is unknown."""
+        if isinstance(repo, Repo):
+            found = s.execute(_BY_REPO_ID, {"repo_id": repo.id, "number": number})
+        else:
+            owner, _, name = repo.partition("/")
+            params = {"owner": owner.lower(), "name": name.lower(), "number": number}
+            found = s.execute(_BY_NAME, params)
+        row = found.unique().scalar_one_or_none()
+        if row is None:
+            raise NotFound()
+        return row
+
+    def bare(self, s: Session, repo: str, number: int) -> Issue:
+        """:meth:`get` without what only an answer about the thread itself shows (its other
+        relationships load when used): for adding to a thread."""
+        owner, _, name = repo.partition("/")
+        params = {"owner": owner.lower(), "name": name.lower(), "number": number}
+        row = s.scalar(_BY_NAME_BARE, params)
         if row is None:
             raise NotFound()
         return row
@@ -50,6 +101,18 @@ class Issues:
         if row is None or row.issue.repo_id != r.id:
             raise NotFound()
         return row
+
+    def comments_page(
+        self, s: Session, issue: Issue, since: datetime | None, offset: int, limit: int
+    ) -> tuple[list[Comment], int]:
+        """One page of a thread's comments, oldest first, and how many there are in all
+        (those updated at or after ``since``): paged in SQL, never the whole list."""
+        where = [Comment.issue_id == issue.id]
+        if since is not None:
+            where.append(Comment.updated_at >= since)
+        total = s.scalar(select(func.count(Comment.id)).where(*where)) or 0
+        q = select(Comment).where(*where).order_by(Comment.id).offset(offset).limit(limit)
+        return list(s.scalars(q.options(joinedload(Comment.author)))), int(total)
 
     def find(
         self,
@@ -89,7 +152,7 @@ class Issues:
         keys = {
             "created": lambda i: (i.created_at, i.id),
             "updated": lambda i: (i.updated_at, i.id),
-            "comments": lambda i: (len(i.comments), i.id),
+            "comments": lambda i: (i.comment_count, i.id),
         }
         rows.sort(key=keys.get(sort, keys["created"]), reverse=direction != "asc")
         return rows
@@ -297,6 +360,9 @@ class Issues:
         )
         s.add(issue)
         s.flush()
+        # Known without asking the database: a new issue has no pull request and no comments.
+        set_committed_value(issue, "pull", None)
+        set_committed_value(issue, "comment_count", 0)
         # GitHub records labels and assignees given at creation as events of their own.
         self._label_events(s, issue, author, [], list(issue.labels))
         self._assignee_events(s, issue, author, [], list(issue.assignees))
@@ -491,7 +557,7 @@ class Issues:
     def add_comment(
         self, s: Session, actor: str, repo: Repo | str, number: int, body: str
     ) -> Comment:
-        issue = self.get(s, repo, number)
+        issue = self.get(s, repo, number) if isinstance(repo, Repo) else self.bare(s, repo, number)
         if not body or not str(body).strip():
             raise ValidationFailed("IssueComment", "body", "missing_field")
         now = self.state.now()
@@ -505,6 +571,7 @@ class Issues:
         s.add(comment)
         issue.updated_at = now
         s.flush()
+        s.expire(issue, ["comment_count"])
         self.state.record(
             s,
             actor,
@@ -566,3 +633,4 @@ class Issues:
         )
         s.delete(comment)
         s.flush()
+        s.expire(issue, ["comment_count"])

@@ -4,13 +4,19 @@ rows through here."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from fakes.github.backend_state import GitHubState, split_query
 from fakes.github.errors import GitHubError, NotFound, ValidationFailed
 from fakes.github.gitstore import TreeEntry
 from fakes.github.models import Branch, CheckRun, CommitStatus, Label, Repo, User
+
+# Built once: every request looks these up, and only binds its values.
+_USER = select(User).where(func.lower(User.login) == bindparam("login"))
+_REPO = select(Repo).where(
+    func.lower(Repo.owner) == bindparam("owner"), func.lower(Repo.name) == bindparam("name")
+)
 
 
 class Repos:
@@ -20,7 +26,7 @@ class Repos:
         self.state = state
 
     def user(self, s: Session, login: str) -> User:
-        row = s.scalar(select(User).where(func.lower(User.login) == login.lower()))
+        row = s.scalar(_USER, {"login": login.lower()})
         if row is None:
             raise NotFound()
         return row
@@ -38,11 +44,7 @@ class Repos:
             return repo
         owner, _, rest = repo.partition("/")
         name = name if name is not None else rest
-        row = s.scalar(
-            select(Repo).where(
-                func.lower(Repo.owner) == owner.lower(), func.lower(Repo.name) == name.lower()
-            )
-        )
+        row = s.scalar(_REPO, {"owner": owner.lower(), "name": name.lower()})
         if row is None:
             raise NotFound()
         return row

@@ -22,8 +22,10 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
+    select,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
 
@@ -143,6 +145,25 @@ class Label(GitHubBase):
     repo: Mapped[Repo] = relationship(back_populates="labels")
 
 
+class Comment(GitHubBase):
+    """A comment on an issue or on a pull request's conversation."""
+
+    __tablename__ = "github_comments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    issue_id: Mapped[int] = mapped_column(
+        ForeignKey("github_issues.id", ondelete="CASCADE"), index=True
+    )
+    """Indexed: an issue's count and its pages of comments are read through it."""
+    author_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    issue: Mapped[Issue] = relationship(back_populates="comments")
+    author: Mapped[User] = relationship()
+
+
 class Issue(GitHubBase):
     """An issue or a pull request (``is_pull``); one number space per repository."""
 
@@ -170,6 +191,12 @@ class Issue(GitHubBase):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
     """Moved by every change and every comment, review or review comment."""
     closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    comment_count: Mapped[int] = column_property(
+        select(func.count(Comment.id)).where(Comment.issue_id == id).scalar_subquery()
+    )
+    """How many comments it has: one aggregate (over the index on ``Comment.issue_id``)
+    loaded with the row, so that reading an issue never loads its comments. Loaded once per
+    session: whatever adds or deletes a comment expires it (see :class:`Issues`)."""
 
     repo: Mapped[Repo] = relationship()
     author: Mapped[User] = relationship(foreign_keys=[author_id])
@@ -256,22 +283,6 @@ class Pull(GitHubBase):
     review_comments: Mapped[list[ReviewComment]] = relationship(
         back_populates="pull", order_by="ReviewComment.id"
     )
-
-
-class Comment(GitHubBase):
-    """A comment on an issue or on a pull request's conversation."""
-
-    __tablename__ = "github_comments"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    issue_id: Mapped[int] = mapped_column(ForeignKey("github_issues.id", ondelete="CASCADE"))
-    author_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
-    body: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
-
-    issue: Mapped[Issue] = relationship(back_populates="comments")
-    author: Mapped[User] = relationship()
 
 
 class Review(GitHubBase):

@@ -61,13 +61,15 @@ class Ctx:
             return fn(s)
 
 
-def get_backend(request: Request) -> GitHubBackend:
-    """The backend the REST app was made for (``app.state.backend``)."""
+async def get_backend(request: Request) -> GitHubBackend:
+    """The backend the REST app was made for (``app.state.backend``). Dependencies are
+    ``async`` (they never block) so that FastAPI calls them inline, not each in a worker
+    thread of its own: a request makes one thread hop, for its route, not three."""
     backend: GitHubBackend = request.app.state.backend
     return backend
 
 
-def get_ctx(request: Request, backend: Annotated[GitHubBackend, Depends(get_backend)]) -> Ctx:
+async def get_ctx(request: Request, backend: Annotated[GitHubBackend, Depends(get_backend)]) -> Ctx:
     """The request's login from its ``Authorization`` header; 401 without a token."""
     login = backend.authenticate(request.headers.get("authorization"))
     if login is None:

@@ -173,12 +173,14 @@ def list_comments(
 ) -> Response:
     when = parse_since(since)
 
-    def go(s: Session) -> list[w.IssueComment]:
+    def go(s: Session) -> tuple[list[w.IssueComment], dict[str, str]]:
         issue = ctx.backend.issues.get(s, f"{owner}/{repo}", number)
-        rows = [c for c in issue.comments if when is None or c.updated_at >= when]
-        return [render.comment(c) for c in rows]
+        rows, total = ctx.backend.issues.comments_page(
+            s, issue, when, paging.offset, paging.per_page
+        )
+        return [render.comment(c) for c in rows], paging.window(total)
 
-    items, headers = paging.slice(ctx.run(go))
+    items, headers = ctx.run(go)
     return wire(items, headers=headers)
 
 
