@@ -56,7 +56,9 @@ class Pair:
     baseline: Callable[[], object]
     rounds: int | None = None
     """Override the runner's rounds for slow pairs."""
-    goal: Goal | None = None
+    goal: Goal | str | None = None
+    """The goal for the ratio: a :class:`Goal` (checked, met or MISSED) or its text alone
+    (e.g. ``<= 1.3x``), printed beside it."""
 
 
 @dataclass(frozen=True)
@@ -65,10 +67,15 @@ class Measured:
 
     name: str
     subject: float
-    """Seconds."""
+    """Seconds (or, with ``unit="/s"``, a rate)."""
     baseline: float
-    """Seconds."""
-    goal: Goal | None = None
+    """Seconds (or, with ``unit="/s"``, a rate)."""
+    goal: Goal | str | None = None
+    """As :attr:`Pair.goal`."""
+    unit: str = "s"
+    """``s`` (printed as ms) or ``/s`` (a rate, e.g. requests per second)."""
+    spread: str = ""
+    """The ratio's spread over repeated rounds, printed after the goal."""
 
 
 SUITES: dict[str, Callable[[], list[Pair | Measured]]] = {}

@@ -1,94 +1,146 @@
-"""The GitHub fake's cost per request, against a bare FastAPI endpoint on the same server stack.
+"""The GitHub fake against its floor: a bare FastAPI + SQLAlchemy + SQLite (WAL) app doing the
+same reads and inserts (:mod:`bench.floor`), both served by uvicorn in processes of their own,
+measured interleaved in one run; and the fake's issue read at 2,000 comments against 0.
 
-Both are served by uvicorn in processes of their own and called over keep-alive HTTP, so the
-ratio is the fake's own work (auth, SQLAlchemy, rendering, the event log) per request.
+Rows (issue 19's goals beside each):
+- one client, keep-alive: p50 latency of an issue read and of an issue create;
+- 16 clients (:mod:`bench.load`): comment creates/s and issue reads/s;
+- the fake alone: an issue read with 2,000 comments against one with none, at one client
+  (latency) and at 16 (reads/s); the two issues are made alike by the benchmark.
+
+Each figure is the median over rounds that alternate which side goes first; the spread of
+the ratio over the rounds is printed after the goal.
 """
 
 from __future__ import annotations
 
 import itertools
+import statistics
 import sys
+from collections.abc import Callable
 
-import httpx
-from fastapi import FastAPI
-
-from bench.common import ROOT_DIR, Pair, suite
+from bench import load
+from bench.common import ROOT_DIR, Measured, suite
 from bench.servers import free_port, serve_in_subprocess
 
-HEADERS = {"host": "api.github.com", "authorization": "token bench"}
+HOST = "api.github.com"
+HEADERS = {"authorization": "token bench"}
+REPO = "/repos/acme/semverkit"
+ROUNDS = 7
+COMMENTS = 2000
+LOAD_REQUESTS = 400
+"""Requests per 16-client round (per side)."""
 
 
-def bare_app() -> FastAPI:
-    app = FastAPI()
-    issue = {"number": 7, "title": "^0.2.3 matches 0.3.0", "state": "open", "user": {"login": "x"}}
+def _get(path: str) -> load.Request:
+    data = load.request("GET", path, HOST, HEADERS)
+    return lambda i: data
 
-    @app.get("/repos/{owner}/{repo}/issues/{number}")
-    def get(owner: str, repo: str, number: int) -> dict[str, object]:
-        return issue
 
-    @app.post("/repos/{owner}/{repo}/issues", status_code=201)
-    def create(owner: str, repo: str, body: dict[str, object]) -> dict[str, object]:
-        return {**issue, "title": body.get("title")}
+def _post(path: str, body: Callable[[int], dict[str, str]]) -> load.Request:
+    return lambda i: load.request("POST", path, HOST, HEADERS, body(i))
 
-    return app
+
+def _interleaved(
+    fake: Callable[[], float], floor: Callable[[], float]
+) -> tuple[list[float], list[float]]:
+    """ROUNDS of each, alternating which goes first."""
+    a: list[float] = []
+    b: list[float] = []
+    for n in range(ROUNDS):
+        order = ((fake, a), (floor, b)) if n % 2 == 0 else ((floor, b), (fake, a))
+        for fn, sink in order:
+            sink.append(fn())
+    return a, b
+
+
+def _row(name: str, a: list[float], b: list[float], goal: str, unit: str = "s") -> Measured:
+    ratios = [x / y for x, y in zip(a, b, strict=True)]
+    return Measured(
+        name,
+        statistics.median(a),
+        statistics.median(b),
+        goal=goal,
+        unit=unit,
+        spread=f"rounds {min(ratios):.2f}-{max(ratios):.2f}x",
+    )
+
+
+def _p50(port: int, make: load.Request, expect: int = 200) -> float:
+    return statistics.median(load.run(port, make, 60, clients=1, expect=expect).latencies)
+
+
+def _rate(port: int, make: load.Request, expect: int = 200) -> float:
+    return load.run(port, make, LOAD_REQUESTS, clients=16, expect=expect).rate
+
+
+def _serve(argv: list[str]) -> int:
+    port = free_port()
+    serve_in_subprocess([sys.executable, *argv, "--port", str(port)], port)
+    return port
+
+
+def _new_issue(port: int, title: str) -> int:
+    import httpx
+
+    answer = httpx.post(
+        f"http://127.0.0.1:{port}{REPO}/issues",
+        headers={**HEADERS, "host": HOST},
+        json={"title": title, "body": "made by bench/fakes.py"},
+    )
+    assert answer.status_code == 201, answer.text
+    return int(answer.json()["number"])
 
 
 @suite
-def fakes() -> list[Pair]:
-    fake_port, bare_port = free_port(), free_port()
+def fakes() -> list[Measured]:
+    import httpx
+
     demo = ROOT_DIR / "snapshots" / "demo"
-    serve_in_subprocess(
-        [
-            sys.executable,
-            "-m",
-            "replay",
-            "fakes",
-            "serve",
-            str(demo),
-            "--port",
-            str(fake_port),
-            "--service",
-            "github",
-        ],
-        fake_port,
-    )
-    serve_in_subprocess(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "bench.fakes:bare_app",
-            "--port",
-            str(bare_port),
-            "--log-level",
-            "warning",
-        ],
-        bare_port,
-    )
-    fake = httpx.Client(base_url=f"http://127.0.0.1:{fake_port}", headers=HEADERS)
-    bare = httpx.Client(base_url=f"http://127.0.0.1:{bare_port}", headers=HEADERS)
+    fake = _serve(["-m", "replay", "fakes", "serve", str(demo), "--service", "github"])
+    floor = _serve(["-m", "uvicorn", "--factory", "bench.floor:app", "--log-level", "warning"])
     counter = itertools.count()
-    path = "/repos/acme/semverkit/issues"
 
-    def create(client: httpx.Client) -> None:
-        body = {"title": f"bench {next(counter)}", "body": "made by bench/fakes.py"}
-        assert client.post(path, json=body).status_code == 201
+    def title(i: int) -> dict[str, str]:
+        return {"title": f"bench {next(counter)}", "body": "made by bench/fakes.py"}
 
-    def read(client: httpx.Client) -> None:
-        assert client.get(f"{path}/7").status_code == 200
+    def comment(i: int) -> dict[str, str]:
+        return {"body": f"bench comment {next(counter)}"}
 
-    return [
-        Pair(
-            "github issue read: fake vs bare FastAPI",
-            lambda: read(fake),
-            lambda: read(bare),
-            rounds=200,
-        ),
-        Pair(
-            "github issue create: fake vs bare FastAPI",
-            lambda: create(fake),
-            lambda: create(bare),
-            rounds=200,
-        ),
-    ]
+    create = _post(f"{REPO}/issues", title)
+    # Two issues alike but for their comments (and like the floor's: no labels, assignees).
+    none = _new_issue(fake, "bench: no comments")
+    read, read_floor = _get(f"{REPO}/issues/{none}"), _get(f"{REPO}/issues/10")
+    many = _new_issue(fake, "bench: many comments")
+    on_many = _post(f"{REPO}/issues/{many}/comments", comment)
+    on_load = _post(f"{REPO}/issues/{_new_issue(fake, 'bench: load')}/comments", comment)
+    floor_comments = _post(f"{REPO}/issues/15/comments", comment)
+
+    rows: list[Measured] = []
+    a, b = _interleaved(lambda: _p50(fake, read), lambda: _p50(floor, read_floor))
+    rows.append(_row("github issue read, one client: fake vs floor (p50)", a, b, "<= 1.3x"))
+    a, b = _interleaved(lambda: _p50(fake, create, 201), lambda: _p50(floor, create, 201))
+    rows.append(_row("github issue create, one client: fake vs floor (p50)", a, b, "<= 1.3x"))
+    a, b = _interleaved(
+        lambda: _rate(fake, on_load, 201), lambda: _rate(floor, floor_comments, 201)
+    )
+    rows.append(_row("comment creates/s, 16 clients: fake vs floor", a, b, ">= 0.8x", "/s"))
+    a, b = _interleaved(lambda: _rate(fake, read), lambda: _rate(floor, read_floor))
+    rows.append(_row("issue reads/s, 16 clients: fake vs floor", a, b, ">= 0.8x", "/s"))
+
+    # Give the fake's "many" issue exactly COMMENTS comments, and check it says so.
+    url = f"http://127.0.0.1:{fake}{REPO}/issues/{many}"
+    have = int(httpx.get(url, headers={**HEADERS, "host": HOST}).json()["comments"])
+    if have < COMMENTS:
+        load.run(fake, on_many, COMMENTS - have, clients=16, expect=201)
+    have = int(httpx.get(url, headers={**HEADERS, "host": HOST}).json()["comments"])
+    assert have == COMMENTS, have
+    read_many = _get(f"{REPO}/issues/{many}")
+    read_none = _get(f"{REPO}/issues/{none}")
+    a, b = _interleaved(lambda: _p50(fake, read_many), lambda: _p50(fake, read_none))
+    rows.append(_row(f"fake issue read, one client: {have:,} comments vs 0 (p50)", a, b, "<= 1.1x"))
+    a, b = _interleaved(lambda: _rate(fake, read_many), lambda: _rate(fake, read_none))
+    rows.append(
+        _row(f"fake issue reads/s, 16 clients: {have:,} comments vs 0", a, b, ">= 0.9x", "/s")
+    )
+    return rows

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import SUITES, measure  # noqa: E402 - needs the path above
+from bench.common import SUITES, Goal, Measured, measure  # noqa: E402 - needs the path above
 
 
 def load_suites() -> None:
@@ -39,16 +39,24 @@ def main() -> None:
     for name in args.suites or sorted(SUITES):
         for pair in SUITES[name]():
             subject, baseline = measure(pair, args.rounds)
+            unit = pair.unit if isinstance(pair, Measured) else "s"
+            spread = pair.spread if isinstance(pair, Measured) else ""
             goal = ""
-            if pair.goal is not None:
+            if isinstance(pair.goal, Goal):
                 shown = pair.goal.figure(subject, baseline) if pair.goal.figure else ""
                 verdict = "met" if pair.goal.met(subject, baseline) else "MISSED"
                 goal = f"   {pair.goal.text:<16} {shown:>12} {verdict}"
+            elif pair.goal:
+                goal = f"   {pair.goal:<16}"
             print(
-                f"{name:<12} {pair.name:<58} {subject * 1e3:>9.2f}ms {baseline * 1e3:>9.2f}ms "
-                f"{subject / baseline:>6.1f}x{goal}",
+                f"{name:<12} {pair.name:<58} {_value(subject, unit)} {_value(baseline, unit)} "
+                f"{subject / baseline:>6.2f}x{goal}{'  ' + spread if spread else ''}",
                 flush=True,
             )
+
+
+def _value(value: float, unit: str) -> str:
+    return f"{value:>9.0f}/s" if unit == "/s" else f"{value * 1e3:>9.2f}ms"
 
 
 if __name__ == "__main__":
