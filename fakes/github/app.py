@@ -14,6 +14,7 @@ import importlib
 import json
 from typing import Any
 
+from fakes.core.gate import Gate
 from fakes.core.server import ASGIApp, Receive, Scope, Send, host_of
 from fakes.github.backend import GitHubBackend
 from fakes.github.git_http import GitHTTP, is_git_path
@@ -58,6 +59,9 @@ class GitHubApp:
         self.backend = backend
         self.git = GitHTTP(backend)
         self.rest = make_rest_app(backend)
+        # REST is served through a gate (see fakes.core.gate). Git's long transfers must not
+        # wait behind it; GraphQL is left as it was (not measured under load yet).
+        self.gated_rest = Gate(self.rest)
         self.graphql = _graphql_app(backend)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -75,7 +79,7 @@ class GitHubApp:
             scope = dict(scope)
             scope["path"] = "/raw" + path
             scope["raw_path"] = scope["path"].encode()
-        await self.rest(scope, receive, send)
+        await self.gated_rest(scope, receive, send)
 
 
 def make_app(backend: GitHubBackend) -> ASGIApp:
