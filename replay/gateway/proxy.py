@@ -34,7 +34,7 @@ from mitmproxy.addons import (
 from mitmproxy.master import Master
 
 from fakes.core import build_world
-from fakes.core.server import control_app
+from fakes.core.server import CONTROL_PREFIX, control_app
 from replay.base.case import load_case
 from replay.base.errors import ReplayError
 from replay.docs import DocsCache, docs_app
@@ -129,10 +129,17 @@ async def serve_forever(config: GatewayConfig) -> None:
     # beside the state file, never through the proxy.
     control_sock = config.state_file.with_name(config.state_file.stem + ".control.sock")
     control_sock.unlink(missing_ok=True)
+    app = control_app(gate.world)
+    proxyserver: Any = master.addons.get("proxyserver")  # type: ignore[no-untyped-call]
+
+    @app.get(f"{CONTROL_PREFIX}/connections")
+    def connections() -> dict[str, int]:
+        # Client connections still open: a connection leaves this map only once its hooks
+        # (a model call's record included) have run, so 0 means the traffic so far is logged.
+        return {"open": len(proxyserver.connections)}
+
     control = _EmbeddedServer(
-        uvicorn.Config(
-            control_app(gate.world), uds=str(control_sock), log_level="warning", lifespan="off"
-        )
+        uvicorn.Config(app, uds=str(control_sock), log_level="warning", lifespan="off")
     )
     control_task = asyncio.create_task(control.serve())
     runner = asyncio.create_task(master.run())

@@ -34,7 +34,7 @@ from replay.harness.spec import PREFIX, HarnessSpec, load_harness
 from replay.harness.transcript import write_uniform
 from replay.images.audit import image_leaks_cached
 from replay.images.base import ensure_case_base_image
-from replay.images.env import EnvImage, build_env_image
+from replay.images.env import EnvImage, build_env_image, cached_env_image
 from replay.results import GradeRow, RunRow, Store
 from replay.run.prices import load_prices
 from replay.run.task import render_task
@@ -51,6 +51,7 @@ from replay.runtime.sandbox import (
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit_cached
 from replay.world import World
+from replay.world.warm import WarmWorld
 
 RUN_FILES = "/tmp/replay-run"
 
@@ -143,6 +144,11 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
             upstream = options.model_upstream
             if options.stub is not None:
                 upstream = stack.enter_context(_stub_model(case, snapshot, spec, options))
+            # One world for the batch, reset between its runs (see replay.world.warm).
+            world_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-w-")))
+            world = stack.enter_context(
+                WarmWorld(case.snapshot, world_dir, *_world_args(loaded, options, upstream))
+            )
             ctx = RunContext(
                 case=loaded,
                 snapshot=snapshot,
@@ -154,6 +160,7 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
                 store=store,
                 options=options,
                 upstream=upstream,
+                world=world,
             )
             attempt = options.first_attempt - 1
             for _ in range(options.runs):
@@ -170,6 +177,9 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
 
 
 def _env_image(case: Case, runtime: Runtime, stack: ExitStack) -> EnvImage:
+    cached = cached_env_image(case, runtime)
+    if cached is not None:
+        return cached  # no world to start: nothing is built
     tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-env-world-")))
     # The image is built through a world of its own: its setup is not part of any run's log.
     with World(case.snapshot, tmp) as world:
@@ -248,6 +258,8 @@ class RunContext:
     provider's own API."""
     attempt: int = 1
     """1-based index of the run among the runs of this case and configuration."""
+    world: WarmWorld | None = None
+    """The batch's world, reset before each of its runs; None: a world for this run alone."""
 
     @property
     def limits(self) -> Limits:
@@ -286,24 +298,17 @@ def run_once(ctx: RunContext) -> RunResult:
     diff = ""
     clock = time.monotonic()
     harness_seconds = 0.0
-    world_args = [
-        "--case",
-        str(ctx.case.path),
-        "--events-db",
-        f"sqlite:///{run_dir / 'events.db'}",
-    ]
-    if upstream:
-        world_args += ["--model-upstream", upstream]
-    if options.stub is not None:
-        # The gateway gives up on the stub before any harness's client does (the reference
-        # harness waits 120 s, litellm and the SDKs 600 s), so a held call is the provider's
-        # timeout (transport), never a call the agent abandoned.
-        deadline = str(STUB_GATEWAY_DEADLINE)
-        world_args += ["--model-first-byte-timeout", deadline, "--model-idle-timeout", deadline]
     try:
         gateway_dir = run_dir / "gateway"
         gateway_dir.mkdir()
-        with World(case.snapshot, gateway_dir, *world_args) as world:
+        with ExitStack() as own:
+            warm = ctx.world
+            if warm is None:
+                world_dir = Path(own.enter_context(tempfile.TemporaryDirectory(prefix="replay-w-")))
+                warm = own.enter_context(
+                    WarmWorld(case.snapshot, world_dir, *_world_args(ctx.case, options, upstream))
+                )
+            world = own.enter_context(warm.run(gateway_dir, run_dir / "events.db"))
             config = SandboxConfig(
                 image=harness.id if harness else env.id,
                 run_id=run_id,
@@ -369,6 +374,20 @@ def run_once(ctx: RunContext) -> RunResult:
         store,
         options.prices,
     )
+
+
+def _world_args(case: LoadedCase, options: RunOptions, upstream: str | None) -> list[str]:
+    """The options of ``replay world up`` every run of a batch shares."""
+    args = ["--case", str(case.path)]
+    if upstream:
+        args += ["--model-upstream", upstream]
+    if options.stub is not None:
+        # The gateway gives up on the stub before any harness's client does (the reference
+        # harness waits 120 s, litellm and the SDKs 600 s), so a held call is the provider's
+        # timeout (transport), never a call the agent abandoned.
+        deadline = str(STUB_GATEWAY_DEADLINE)
+        args += ["--model-first-byte-timeout", deadline, "--model-idle-timeout", deadline]
+    return args
 
 
 def _prepare(box: Sandbox, case: Case, snapshot: Snapshot, run_dir: Path) -> None:

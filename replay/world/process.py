@@ -108,6 +108,39 @@ class World:
         if status != 200:
             raise ReplayError(f"the world did not reset ({status}): {body[-500:]!r}")
 
+    def running(self) -> bool:
+        """Whether the world's process is still alive."""
+        return self._process is not None and self._process.poll() is None
+
+    def connections(self) -> int:
+        """How many client connections the gateway holds open right now."""
+        from fakes.core.server import CONTROL_PREFIX
+
+        status, body = self._control("GET", f"{CONTROL_PREFIX}/connections")
+        if status != 200:
+            raise ReplayError(f"the world's connections could not be read ({status})")
+        return int(json.loads(body)["open"])
+
+    def quiet(self, timeout: float) -> bool:
+        """Wait until the gateway holds no client connection (every call of the last client
+        recorded); False if it still holds one after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self.connections():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    def dump(self) -> dict[str, Any]:
+        """Every fake's state, as the control plane dumps it."""
+        from fakes.core.server import CONTROL_PREFIX
+
+        status, body = self._control("GET", f"{CONTROL_PREFIX}/state")
+        if status != 200:
+            raise ReplayError(f"the world's state could not be read ({status})")
+        data: dict[str, Any] = json.loads(body)
+        return data
+
     def events(self) -> list[dict[str, Any]]:
         """The event log so far, as the control plane exports it (oldest first)."""
         from fakes.core.server import CONTROL_PREFIX

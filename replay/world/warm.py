@@ -1,0 +1,170 @@
+"""A world kept warm across the runs of a batch, reset through its control socket between them.
+
+Starting a world (mitmproxy, the fakes, the registry and docs, in a process of their own) and
+stopping it cost seconds, more than everything else a run adds to its harness (the profile in
+issue 19). A batch (the K runs of one case and configuration) therefore starts its world once,
+and before every run but the first takes it back to the snapshot at T over the control socket,
+after waiting until the gateway holds no connection of the previous run (a call still closing
+could otherwise land in the next run's log). A world that does not go quiet is stopped and a
+fresh one started: never a reused world that may hold a previous run's traffic.
+
+Each run still gets its own files, as a world of its own would leave them: the world's
+database (``events.db``: the fakes' tables and the event log, model calls included) copied
+with SQLite's backup API once the run's traffic is over, the part of the gateway's log written
+during the run (``gateway/gateway.log``), and the gateway's CA (``gateway/conf``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+
+from replay.base.errors import ReplayError
+from replay.world.process import World
+
+QUIET_TIMEOUT = 10.0
+"""Seconds a warm world may take to close the previous run's connections before it is
+replaced by a fresh one."""
+
+
+class WarmWorld:
+    """One snapshot's world, started once and handed to one run at a time.
+
+    ``args`` are further options of ``replay world up`` (``--case``, ``--model-upstream``...),
+    the same for every run; the event log's database is the world's own (``workdir/world.db``)
+    and is copied to each run's ``events.db``.
+    """
+
+    def __init__(
+        self,
+        snapshot: Path,
+        workdir: Path,
+        *args: str,
+        timeout: float = 60,
+        quiet_timeout: float = QUIET_TIMEOUT,
+    ) -> None:
+        self.snapshot = snapshot
+        self.quiet_timeout = quiet_timeout
+        self.workdir = workdir
+        self.db = workdir / "world.db"
+        self.args = args
+        self.timeout = timeout
+        self._world: World | None = None
+        self._used = False
+        self.starts = 0
+        """How many times a world process was started (for tests and the benchmark)."""
+        self.resets = 0
+
+    def _start(self) -> World:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.db.unlink(missing_ok=True)
+        world = World(
+            self.snapshot,
+            self.workdir,
+            *self.args,
+            "--events-db",
+            f"sqlite:///{self.db}",
+            timeout=self.timeout,
+        )
+        world.start()
+        self.starts += 1
+        self._world, self._used = world, False
+        return world
+
+    def _ready(self) -> World:
+        """A world at the snapshot's T with nothing of any earlier run in it."""
+        world = self._world
+        if world is None or not world.running():
+            self.stop()
+            return self._start()
+        if self._used:
+            try:
+                if not world.quiet(self.quiet_timeout):
+                    raise ReplayError("the gateway still holds the previous run's connections")
+                world.reset()
+            except ReplayError:
+                self.stop()
+                return self._start()
+            self.resets += 1
+            self._used = False
+        return world
+
+    @contextmanager
+    def run(self, gateway_dir: Path, events_db: Path) -> Iterator[World]:
+        """The world for one run; when the block ends, the run's files are written:
+        ``events_db`` and ``gateway_dir/gateway.log`` and ``gateway_dir/conf``."""
+        fresh = self._world is None or not self._world.running()
+        world = self._ready()
+        log = self.workdir / "gateway.log"
+        # A fresh world's run gets the whole log; a reused one's, the banner and its part.
+        offset = 0 if fresh or not log.exists() else log.stat().st_size
+        self._used = True
+        try:
+            yield world
+        finally:
+            self._export(world, gateway_dir, events_db, log, offset)
+
+    def _export(
+        self, world: World, gateway_dir: Path, events_db: Path, log: Path, offset: int
+    ) -> None:
+        gateway_dir.mkdir(parents=True, exist_ok=True)
+        # Every connection of the run closed (its last model call recorded) before the copy.
+        if not (world.running() and world.quiet(self.quiet_timeout)):
+            # Stopping flushes what the gateway still held; the next run gets a fresh world.
+            self.stop()
+        if self.db.exists():
+            _backup(self.db, events_db)
+        if log.exists():
+            with log.open("rb") as src, (gateway_dir / "gateway.log").open("wb") as dst:
+                if offset:
+                    dst.write(_banner(src))
+                src.seek(offset)
+                shutil.copyfileobj(src, dst)
+        conf = self.workdir / "conf"
+        if conf.is_dir():
+            shutil.copytree(conf, gateway_dir / "conf", dirs_exist_ok=True)
+
+    def stop(self) -> None:
+        world, self._world = self._world, None
+        if world is not None:
+            world.stop()
+
+    def __enter__(self) -> WarmWorld:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _backup(source: Path, dest: Path) -> None:
+    """A consistent copy of a live SQLite database (the gateway may still have it open)."""
+    dest.unlink(missing_ok=True)
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
+    try:
+        out = sqlite3.connect(dest)
+        try:
+            src.backup(out)
+        finally:
+            out.close()
+    finally:
+        src.close()
+
+
+def _banner(log: BinaryIO) -> bytes:
+    """What ``replay world up`` printed once it listened (``#`` and ``export`` lines)."""
+    lines = []
+    for line in log:
+        if not line.startswith((b"# ", b"export ")):
+            break
+        lines.append(line)
+    return b"".join(lines)
