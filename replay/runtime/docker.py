@@ -29,7 +29,7 @@ import tarfile
 import threading
 import time
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +94,7 @@ class DockerRuntime(Runtime):
         }
         scratch = _Scratches(self.client, spec, labels)
         try:
-            scratch.prepare()
+            scratch.create_volumes()
         except BaseException:
             scratch.remove()
             raise
@@ -124,14 +124,31 @@ class DockerRuntime(Runtime):
             kwargs["memswap_limit"] = limits.memory
         if limits.pids is not None:
             kwargs["pids_limit"] = limits.pids
+        # The keeper starts and seeds the volumes while the container itself starts: both
+        # mount the same volumes, and the container's command (the gateway forwarder, in a
+        # sandbox) reads nothing of them; create() returns once both are done.
+        seeding = threading.Thread(target=scratch.start_and_seed, daemon=True)
+        seeding.start()
+        sdk: SdkContainer | None = None
+        failure: BaseException | None = None
         try:
             sdk = self.client.containers.run(spec.image, **kwargs)
         except ImageNotFound as exc:
-            scratch.remove()
-            raise SandboxError(f"no image {spec.image!r} here (build it: replay image)") from exc
+            failure = SandboxError(f"no image {spec.image!r} here (build it: replay image)")
+            failure.__cause__ = exc
         except APIError as exc:
+            failure = SandboxError(f"docker could not start {spec.image!r}: {exc}")
+            failure.__cause__ = exc
+        except BaseException as exc:
+            failure = exc
+        seeding.join()
+        failure = failure or scratch.failure
+        if failure is not None:
+            if sdk is not None:
+                _quietly(lambda: sdk.remove(force=True, v=True))
             scratch.remove()
-            raise SandboxError(f"docker could not start {spec.image!r}: {exc}") from exc
+            raise failure
+        assert sdk is not None
         return DockerContainer(self.client, sdk, run_id, spec.limits.wall_time, scratch)
 
     def image_id(self, reference: str) -> str | None:
@@ -265,10 +282,10 @@ class _Scratches:
         self.names = [f"replay-scratch-{tag}-{i}" for i in range(len(spec.scratch))]
         self.paths: list[Path] = []
         self.keeper: SdkContainer | None = None
+        self.failure: BaseException | None = None
+        """Why :meth:`start_and_seed` failed, if it did (it runs in a thread of its own)."""
 
-    def prepare(self) -> None:
-        if not self.spec.scratch:
-            return
+    def create_volumes(self) -> None:
         try:
             for name, volume in zip(self.names, self.spec.scratch, strict=True):
                 uid, gid = volume.owner
@@ -283,6 +300,22 @@ class _Scratches:
                     labels={**self.labels, "replay.role": "scratch"},
                 )
                 self.paths.append(Path(str(created.attrs.get("Mountpoint", "/nonexistent"))))
+        except APIError as exc:
+            raise SandboxError(f"docker could not make the bounded volumes: {exc}") from exc
+
+    def start_and_seed(self) -> None:
+        """Start the keeper and copy the image's content in; a failure is kept in
+        :attr:`failure`, for the thread that waits on this one."""
+        if not self.spec.scratch:
+            return
+        try:
+            self._start_keeper()
+            self._seed()
+        except BaseException as exc:
+            self.failure = exc
+
+    def _start_keeper(self) -> None:
+        try:
             self.keeper = self.client.containers.run(
                 self.spec.image,
                 ["sleep", "infinity"],
@@ -303,7 +336,6 @@ class _Scratches:
             raise SandboxError(f"no image {image!r} here (build it: replay image)") from exc
         except APIError as exc:
             raise SandboxError(f"docker could not make the bounded volumes: {exc}") from exc
-        self._seed()
 
     def _seed(self) -> None:
         assert self.keeper is not None
@@ -351,7 +383,7 @@ class _Scratches:
             self.keeper = None
         for name in self.names:
             with contextlib.suppress(NotFound):
-                _quietly(lambda name=name: self.client.volumes.get(name).remove(force=True))
+                _quietly(lambda name=name: self.client.api.remove_volume(name, force=True))
 
 
 class DockerContainer(Container):
@@ -539,9 +571,19 @@ class DockerContainer(Container):
             pass  # already gone or already stopped
 
     def remove(self) -> None:
-        _quietly(lambda: self.sdk.remove(force=True, v=True))
-        if self._scratch is not None:
-            self._scratch.remove()
+        scratch = self._scratch
+        keeper = None if scratch is None else scratch.keeper
+        if scratch is None or keeper is None:
+            _quietly(lambda: self.sdk.remove(force=True, v=True))
+        else:
+            # The container and its keeper go at once; their volumes once both are gone.
+            _at_once(
+                lambda: _quietly(lambda: self.sdk.remove(force=True, v=True)),
+                lambda: _quietly(lambda: keeper.remove(force=True, v=True)),
+            )
+            scratch.keeper = None
+        if scratch is not None:
+            scratch.remove()
 
     def status(self) -> str:
         try:
@@ -556,6 +598,25 @@ class DockerContainer(Container):
         except APIError as exc:
             raise SandboxError(f"docker commit of {self.id[:12]} failed: {exc}") from exc
         return str(image.id)
+
+
+def _at_once(*steps: Callable[[], object]) -> None:
+    """Run ``steps`` in threads of their own; raise the first one's exception, if any."""
+    failures: list[BaseException] = []
+
+    def step(fn: Callable[[], object]) -> None:
+        try:
+            fn()
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=step, args=(fn,), daemon=True) for fn in steps]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
 
 
 def _drain(sock: Any, out: bytearray, err: bytearray) -> None:

@@ -5,7 +5,9 @@ stopping it cost seconds, more than everything else a run adds to its harness (t
 issue 19). A batch (the K runs of one case and configuration) therefore starts its world once,
 and before every run but the first takes it back to the snapshot at T over the control socket,
 after waiting until the gateway holds no connection of the previous run (a call still closing
-could otherwise land in the next run's log). A world that does not go quiet is stopped and a
+could otherwise land in the next run's log). The reset starts as soon as a run's files are
+copied out, in the background, so it overlaps with the run's grading; the next run waits
+for it. A world that does not go quiet is stopped and a
 fresh one started: never a reused world that may hold a previous run's traffic.
 
 Each run still gets its own files, as a world of its own would leave them: the world's
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,6 +59,10 @@ class WarmWorld:
         self.timeout = timeout
         self._world: World | None = None
         self._used = False
+        self._resetting: World | None = None
+        """The world a background reset works on (started when a run's files are out)."""
+        self._thread: threading.Thread | None = None
+        self._failed: ReplayError | None = None
         self.starts = 0
         """How many times a world process was started (for tests and the benchmark)."""
         self.resets = 0
@@ -83,16 +90,31 @@ class WarmWorld:
             self.stop()
             return self._start()
         if self._used:
-            try:
-                if not world.quiet(self.quiet_timeout):
-                    raise ReplayError("the gateway still holds the previous run's connections")
-                world.reset()
-            except ReplayError:
+            if self._resetting is None:
+                self._reset(world)
+            self._resetting, failed = None, self._join()
+            if failed is not None:
                 self.stop()
                 return self._start()
             self.resets += 1
             self._used = False
         return world
+
+    def _reset(self, world: World) -> None:
+        """Quiet, then back to T; run in the background while the last run is graded."""
+        self._failed = None
+        try:
+            if not world.quiet(self.quiet_timeout):
+                raise ReplayError("the gateway still holds the previous run's connections")
+            world.reset()
+        except ReplayError as exc:
+            self._failed = exc
+
+    def _join(self) -> ReplayError | None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join()
+        return self._failed
 
     @contextmanager
     def run(self, gateway_dir: Path, events_db: Path) -> Iterator[World]:
@@ -128,8 +150,15 @@ class WarmWorld:
         conf = self.workdir / "conf"
         if conf.is_dir():
             shutil.copytree(conf, gateway_dir / "conf", dirs_exist_ok=True)
+        if self._world is world:
+            # The reset needs nothing of the run: it overlaps with the run's grading.
+            self._resetting = world
+            self._thread = threading.Thread(target=self._reset, args=(world,), daemon=True)
+            self._thread.start()
 
     def stop(self) -> None:
+        self._join()
+        self._resetting = None
         world, self._world = self._world, None
         if world is not None:
             world.stop()
