@@ -48,5 +48,6 @@ def runtime() -> list[Pair]:
             sandbox_first_command,
             bare_docker_run,
             rounds=5,
+            goal="< 2.0x (the issue's figure)",
         )
     ]

@@ -60,6 +60,7 @@ def run(
     """Replay cases end to end: world, sandbox, harness, hidden tests, side effects, verdict."""
     from replay.run.runner import RunOptions, RunResult, run_case
     from replay.run.summary import case_summary, summary_table
+    from replay.world.warm import keep_warm
 
     pairs = [item.partition("=") for item in harness_env or []]
     if any(not sep for _, sep, _ in pairs):
@@ -67,28 +68,30 @@ def run(
     wanted = _expectations(expect or [])
     results: list[RunResult] = []
     trajectories: list[str | None] = list(stub) if stub else [None]
-    for case in cases:
-        for trajectory in trajectories:
-            options = RunOptions(
-                harness=harness,
-                model=model,
-                runs=runs,
-                model_upstream=model_upstream,
-                stub=trajectory,
-                stub_faults=tuple(fault or ()),
-                stub_seed=seed,
-                harness_env={k: v for k, _, v in pairs},
-                out=out_dir,
-                db=ctx.obj.db,
-                clock=clock,
-                wire_retries=wire_retries,
-                prices=prices,
-            )
-            done = run_case(case, options)
-            results += done
-            outcomes = [r.outcome for r in done]
-            for line in case_summary(done[0].case_id, done[0].grade.model, outcomes):
-                out.print(line, markup=False)
+    # The trajectories of one case share its world, reset between runs (replay.world.warm).
+    with keep_warm():
+        for case in cases:
+            for trajectory in trajectories:
+                options = RunOptions(
+                    harness=harness,
+                    model=model,
+                    runs=runs,
+                    model_upstream=model_upstream,
+                    stub=trajectory,
+                    stub_faults=tuple(fault or ()),
+                    stub_seed=seed,
+                    harness_env={k: v for k, _, v in pairs},
+                    out=out_dir,
+                    db=ctx.obj.db,
+                    clock=clock,
+                    wire_retries=wire_retries,
+                    prices=prices,
+                )
+                done = run_case(case, options)
+                results += done
+                outcomes = [r.outcome for r in done]
+                for line in case_summary(done[0].case_id, done[0].grade.model, outcomes):
+                    out.print(line, markup=False)
     # A wide table: give it room even when the output is not a terminal.
     Console(highlight=False, width=max(out.width, 220)).print(summary_table(results))
     for r in results:

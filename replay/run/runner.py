@@ -22,6 +22,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from replay.base.case import Case, LoadedCase, case_digest, read_case
 from replay.base.errors import ReplayError
@@ -51,7 +52,7 @@ from replay.runtime.sandbox import (
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit_cached
 from replay.world import World
-from replay.world.warm import WarmWorld
+from replay.world.warm import WarmWorld, warm_pool
 
 RUN_FILES = "/tmp/replay-run"
 
@@ -144,11 +145,15 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
             upstream = options.model_upstream
             if options.stub is not None:
                 upstream = stack.enter_context(_stub_model(case, snapshot, spec, options))
-            # One world for the batch, reset between its runs (see replay.world.warm).
-            world_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-w-")))
-            world = stack.enter_context(
-                WarmWorld(case.snapshot, world_dir, *_world_args(loaded, options, upstream))
-            )
+            # One world for the batch, reset between its runs (see replay.world.warm); within
+            # keep_warm(), the batches of one case share it too.
+            args = _world_args(loaded, options, upstream)
+            pool = warm_pool()
+            if pool is not None:
+                world = pool.world(case.snapshot, *args)
+            else:
+                tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="replay-w-")))
+                world = stack.enter_context(WarmWorld(case.snapshot, tmp, *args))
             ctx = RunContext(
                 case=loaded,
                 snapshot=snapshot,
@@ -195,10 +200,6 @@ runs: shorter than every harness's client timeout, longer than any answer of the
 def _stub_model(
     case: Case, snapshot: Snapshot, spec: HarnessSpec, options: RunOptions
 ) -> Iterator[str]:
-    import socket
-
-    import uvicorn
-
     from replay.harness.stub.app import StubConfig, make_stub_app
     from replay.harness.stub.faults import Fault
     from replay.run.trajectories import build_script
@@ -210,20 +211,61 @@ def _stub_model(
         seed=options.stub_seed,
         hold_seconds=2 * STUB_GATEWAY_DEADLINE,
     )
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(
-        uvicorn.Config(make_stub_app(config), log_level="warning", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    pool = warm_pool()
+    with ExitStack() as stack:
+        # Within keep_warm() one server (one address, so one warm world) serves every batch.
+        server = (
+            pool.shared("stub-model", _StubServer)
+            if pool is not None
+            else stack.enter_context(_StubServer())
+        )
+        server.app = make_stub_app(config)
+        try:
+            yield server.url
+        finally:
+            server.app = None
+
+
+class _StubServer:
+    """The stub model's server on loopback, serving the stub app of the current batch."""
+
+    def __init__(self) -> None:
+        self.app: Any = None
+        self.url = ""
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        app = self.app
+        if app is None:
+            raise RuntimeError("no stub model is being served")
+        await app(scope, receive, send)
+
+    def __enter__(self) -> _StubServer:
+        import socket
+
+        import uvicorn
+
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self._server = uvicorn.Server(uvicorn.Config(self, log_level="warning", lifespan="off"))
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 60
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RunError("the stub model's server did not start")
+            time.sleep(0.01)
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
 
 
 # ----------------------------------------------------------------------------- one run

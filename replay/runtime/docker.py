@@ -10,9 +10,10 @@ run stopped for memory is told apart from one that crashed.
 Disk: this engine's storage driver (fuse-overlayfs here; overlay2 needs xfs with pquota for
 ``--storage-opt size``) cannot bound a container's writable layer, so a bounded place is a
 :class:`~replay.runtime.base.Scratch`: a named volume of the ``local`` driver with
-``type=tmpfs,o=size=...,nr_inodes=...``, mounted by the engine on the host. Docker does not
-seed such a volume from the image (it stays empty), so a *keeper* container of the same image
-mounts the volumes first, copies the image's content in (``cp -a``, then owner and mtimes), and
+``type=tmpfs,o=size=...,nr_inodes=...``, mounted by the engine on the host. The container
+mounts them ``nocopy`` (the engine's own copy of the image's content would keep neither the
+owner nor the mtimes asked for), so a *keeper* container of the same image mounts the volumes
+too, copies the image's content in (``cp -a``, then owner and mtimes), and
 lives as long as the container: a tmpfs volume lives only while some container mounts it, so
 the keeper also keeps the files through a stop (a limit), for ``copy_out``. A volume filled up
 is read from the host (``statvfs`` of its mount point) while commands run.
@@ -99,7 +100,9 @@ class DockerRuntime(Runtime):
             scratch.remove()
             raise
         for name, volume in zip(scratch.names, spec.scratch, strict=True):
-            volumes[name] = {"bind": volume.target, "mode": "rw"}
+            # nocopy: the engine must not copy the image's content into a still empty volume
+            # while the keeper seeds it (the two start at once); the keeper's copy is the one.
+            volumes[name] = {"bind": volume.target, "mode": "rw,nocopy"}
         kwargs: dict[str, Any] = {
             "command": list(spec.command),
             "environment": dict(spec.env),

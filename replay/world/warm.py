@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import tempfile
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar, cast
 
 from replay.base.errors import ReplayError
 from replay.world.process import World
+
+T = TypeVar("T")
 
 QUIET_TIMEOUT = 10.0
 """Seconds a warm world may take to close the previous run's connections before it is
@@ -197,3 +200,78 @@ def _banner(log: BinaryIO) -> bytes:
             break
         lines.append(line)
     return b"".join(lines)
+
+
+class WarmPool:
+    """Worlds (and what they talk to) kept warm across the batches of one process.
+
+    ``replay run`` with several trajectories runs one batch per case and trajectory; with a
+    pool (:func:`keep_warm`) the batches of one case share its world, reset between runs as
+    within a batch. One world is kept at a time (batches come case by case): asking for
+    another stops it. :meth:`shared` keeps other resources of the same lifetime (the stub
+    model's server, whose address the world is started with).
+    """
+
+    def __init__(self) -> None:
+        self._stack = ExitStack()
+        self._shared: dict[str, object] = {}
+        self._key: tuple[str, ...] | None = None
+        self._world: WarmWorld | None = None
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+
+    def world(self, snapshot: Path, *args: str) -> WarmWorld:
+        """The warm world of ``snapshot`` started with ``args``; a new one if they differ."""
+        key = (str(snapshot), *args)
+        if self._world is None or key != self._key:
+            self._close_world()
+            self._dir = tempfile.TemporaryDirectory(prefix="replay-w-")
+            self._world, self._key = WarmWorld(snapshot, Path(self._dir.name), *args), key
+        return self._world
+
+    @property
+    def current(self) -> WarmWorld | None:
+        """The world kept now, if any."""
+        return self._world
+
+    def shared(self, name: str, make: Callable[[], AbstractContextManager[T]]) -> T:
+        """The pool's resource ``name``, entered once (from ``make()``) and kept until the
+        pool closes."""
+        if name not in self._shared:
+            self._shared[name] = self._stack.enter_context(make())
+        return cast(T, self._shared[name])
+
+    def _close_world(self) -> None:
+        world, self._world, self._key = self._world, None, None
+        if world is not None:
+            world.stop()
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+
+    def close(self) -> None:
+        try:
+            self._close_world()
+        finally:
+            self._shared.clear()
+            self._stack.close()
+
+
+_POOL: WarmPool | None = None
+
+
+@contextmanager
+def keep_warm() -> Iterator[WarmPool]:
+    """Share warm worlds between the batches run inside the block (in this process)."""
+    global _POOL
+    outer, pool = _POOL, WarmPool()
+    _POOL = pool
+    try:
+        yield pool
+    finally:
+        _POOL = outer
+        pool.close()
+
+
+def warm_pool() -> WarmPool | None:
+    """The pool of the enclosing :func:`keep_warm` block, if any."""
+    return _POOL

@@ -10,6 +10,7 @@ from typing import Any
 
 from replay.grade.model import load_grade
 from replay.run.runner import RunOptions, RunResult, run_case
+from replay.world.warm import keep_warm
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "cases" / "demo-build-metadata-sort" / "case.yaml"
@@ -240,3 +241,28 @@ def test_summary_table_and_expectations(tmp_path: Path, capsys) -> None:  # type
     for column in ("verdict", "side effects", "attempts", "cost", "wire"):
         assert column in result.out
     assert "F2P 6/6 P2P 16/16" in result.out and "$0.0000" in result.out
+
+
+def test_batches_share_a_warm_world_and_each_run_logs_only_its_own(tmp_path: Path) -> None:
+    """Two gold runs and a cheat run on one world, reset between them: every run's event log
+    and model calls are its own (a run that saw the previous one's would count two PRs)."""
+    with keep_warm() as pool:
+        gold = replay(tmp_path, CARET, stub="gold", runs=2)
+        cheat = replay(tmp_path, CARET, stub="cheat")
+        world = pool.current
+        assert world is not None and (world.starts, world.resets) == (1, 2)
+    assert [r.outcome for r in gold] == ["pass", "pass"], [r.reason for r in gold]
+    assert cheat[0].outcome == "model_fail", cheat[0].reason
+    logs = [_lines(r.run_dir / "events.jsonl") for r in (*gold, *cheat)]
+    calls = [_lines(r.run_dir / "model_calls.jsonl") for r in (*gold, *cheat)]
+    opened = [sum(e["kind"] == "github.pull_request.opened" for e in log) for log in logs]
+    assert opened[:2] == [1, 1]
+    assert len(calls[0]) == len(calls[1]) > 0
+    assert [sum(e["kind"] == "model.call" for e in log) for log in logs] == [len(c) for c in calls]
+    for r in (*gold, *cheat):
+        assert (r.run_dir / "events.db").exists()
+        assert (r.run_dir / "gateway" / "gateway.log").read_text().startswith("# world at T")
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line]

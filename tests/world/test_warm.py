@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import sqlite3
 import ssl
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from replay.world.warm import WarmWorld
+from replay.world.warm import WarmWorld, keep_warm, warm_pool
 
 DEMO = Path(__file__).resolve().parents[2] / "snapshots" / "demo"
 REPO = "https://api.github.com/repos/acme/semverkit"
@@ -152,3 +154,28 @@ def test_a_world_that_keeps_a_connection_is_replaced(tmp_path: Path) -> None:
             assert (warm.starts, warm.resets) == (2, 0)
             assert world.events() == []
         client.close()
+
+
+def test_a_pool_keeps_one_world_per_snapshot_and_arguments(tmp_path: Path) -> None:
+    entered: list[str] = []
+
+    @contextmanager
+    def resource() -> Iterator[str]:
+        entered.append("in")
+        yield "the resource"
+        entered.append("out")
+
+    with keep_warm() as pool:
+        assert warm_pool() is pool
+        first = pool.world(DEMO, "--service", "github")
+        assert pool.world(DEMO, "--service", "github") is first
+        with first.run(tmp_path / "g1", tmp_path / "e1.db") as world:
+            pid = int(world.state["pid"])
+        # Other arguments: another world, and the first one is stopped.
+        second = pool.world(DEMO, "--service", "slack")
+        assert second is not first
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+        assert pool.shared("r", resource) == pool.shared("r", resource) == "the resource"
+        assert entered == ["in"]
+    assert entered == ["in", "out"] and warm_pool() is None
