@@ -1,6 +1,7 @@
 """``replay run``: replay a case end to end, K times, and grade every run.
 
-One run: a fresh world (fakes, registry, docs, gateway) from the snapshot, the case's
+One run: the world (fakes, registry, docs, gateway) at the snapshot's T (one process per
+batch, reset between its runs: :mod:`replay.world.warm`), the case's
 environment image with the harness put in its own prefix, the harness run in a sandbox whose
 only way out is the gateway, the final diff taken, the hidden tests run in a fresh container
 without network, and the event log judged. Everything lands in the run's directory and in
@@ -310,7 +311,7 @@ class RunContext:
 
 
 def run_once(ctx: RunContext) -> RunResult:
-    """One run: a fresh world, the harness in a sandbox, its diff and events, the grade."""
+    """One run: the world at T, the harness in a sandbox, its diff and events, the grade."""
 
     case, snapshot, spec, spec_dir = ctx.case.case, ctx.snapshot, ctx.spec, ctx.spec_dir
     env, harness, runtime, store = ctx.env, ctx.harness, ctx.runtime, ctx.store
