@@ -85,6 +85,7 @@ def compare(
     )
     from replay.results import Store
     from replay.run.runner import RunOptions
+    from replay.world import keep_warm
 
     if expect is not None and expect not in DECISIONS:
         raise typer.BadParameter(f"one of {', '.join(DECISIONS)}", param_hint="--expect")
@@ -97,16 +98,18 @@ def compare(
         comparison = fix_comparison(
             store, name or f"{arms['A'].name}-vs-{arms['B'].name}", arms["A"], arms["B"], rule_text
         )
-        if calibrate_runs:
-            _calibrate_missing(store, loaded, base, calibrate_runs)
-        if run_missing:
-            plan = plan_missing(store, loaded, arms, runs)
-            for item in plan:
-                out.print(
-                    f"running {item.runs} more run(s) of {item.case_id} for arm {item.arm}",
-                    markup=False,
-                )
-            run_plan(plan, loaded, arms, base)
+        # The runs of one case share its world, reset between them (replay.world.warm).
+        with keep_warm():
+            if calibrate_runs:
+                _calibrate_missing(store, loaded, base, calibrate_runs)
+            if run_missing:
+                plan = plan_missing(store, loaded, arms, runs)
+                for item in plan:
+                    out.print(
+                        f"running {item.runs} more run(s) of {item.case_id} for arm {item.arm}",
+                        markup=False,
+                    )
+                run_plan(plan, loaded, arms, base)
         doc = build_document(store, loaded, arms, rule, comparison)
     finally:
         store.close()
