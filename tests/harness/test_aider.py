@@ -278,8 +278,9 @@ def test_the_spec_pins_todays_wheel_and_turns_its_traffic_off(
     asked: list[list[str]] = []
     monkeypatch.setattr(
         "replay.harness.install.download_wheels",
-        lambda reqs, root: asked.append(reqs) or root,
+        lambda reqs, root, *args, **kw: asked.append(reqs) or root,
     )
+    monkeypatch.setattr("replay.harness.install.download_python", lambda release, root: root)
     prefetch_builtin(Path("unused"))
     assert ["aider-chat==0.86.2"] in asked
 
