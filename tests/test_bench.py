@@ -23,7 +23,7 @@ def test_runner_prints_a_ratio_per_pair() -> None:
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("snapshot ")]
     assert len(lines) == 3  # the suite's three pairs
     for line in lines:
-        assert re.search(r"\d+\.\dx(   .* (met|MISSED))?$", line), line
+        assert re.search(r"\d+\.\d+x(   .* (met|MISSED))?$", line), line
 
 
 def test_unknown_suite_is_refused() -> None:
