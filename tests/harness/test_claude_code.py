@@ -279,7 +279,9 @@ def test_harness_check_and_matrix_print_what_was_reached_and_denied(
     lines = done.output.splitlines()
     assert lines[0] == "harness claude-code on demo-caret-zero [stub:gold]: pass"
     assert "api.anthropic.com (model) x5" in done.output and "git.push x1" in done.output
-    assert "  denied: 2" in lines
+    # Each of its own requests at least once (it repeats them on some runs: 2 or 4 seen).
+    denied = [line for line in lines if line.startswith("  denied: ")]
+    assert len(denied) == 1 and int(denied[0].split(": ")[1]) >= len(ALWAYS)
     for _, host, path in ALWAYS:
         assert f"    GET {host}{path}  [the harness's own (its spec declares it)]" in lines
     # A gold run that fails is a failed check.
