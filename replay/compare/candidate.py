@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +61,6 @@ class Candidate(Strict):
 
     def options(self, base: RunOptions, *, runs: int, first_attempt: int) -> RunOptions:
         """Run options for ``runs`` more runs of this candidate."""
-        from dataclasses import replace
-
         return replace(
             base,
             harness=self.harness,

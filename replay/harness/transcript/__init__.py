@@ -77,3 +77,20 @@ __all__ = [
     "to_uniform",
     "write_uniform",
 ]
+
+
+def openai_tool_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool calls of an OpenAI chat message as uniform ``tool_calls`` entries; arguments
+    that are not JSON are kept as the model sent them, under ``_raw``."""
+    out = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        raw = function.get("arguments")
+        try:
+            arguments = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            arguments = {"_raw": raw}
+        out.append({"name": str(function.get("name", "")), "arguments": arguments or {}})
+    return out

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from replay.harness.transcript import openai_tool_calls
+
 
 def _text(content: Any) -> str:
     if isinstance(content, str):
@@ -20,21 +22,6 @@ def _text(content: Any) -> str:
         parts = [p.get("text") for p in content if isinstance(p, dict)]
         return "\n".join(p for p in parts if isinstance(p, str))
     return ""
-
-
-def _calls(message: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict):
-            continue
-        raw = function.get("arguments")
-        try:
-            arguments = json.loads(raw) if isinstance(raw, str) else raw
-        except ValueError:
-            arguments = {"_raw": raw}  # what the model sent, unparsed, kept as it was
-        out.append({"name": str(function.get("name", "")), "arguments": arguments or {}})
-    return out
 
 
 def to_uniform(path: Path) -> list[dict[str, Any]]:
@@ -53,7 +40,7 @@ def to_uniform(path: Path) -> list[dict[str, Any]]:
             "tool",
         ):
             continue
-        calls = _calls(message) if message["role"] == "assistant" else []
+        calls = openai_tool_calls(message) if message["role"] == "assistant" else []
         out.append(
             {"role": message["role"], "text": _text(message.get("content")), "tool_calls": calls}
         )

@@ -12,20 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-
-def _calls(message: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict):
-            continue
-        raw = function.get("arguments")
-        try:
-            arguments = json.loads(raw) if isinstance(raw, str) else raw
-        except ValueError:
-            arguments = {"_raw": raw}  # what the model sent, unparsed, kept as it was
-        out.append({"name": str(function.get("name", "")), "arguments": arguments or {}})
-    return out
+from replay.harness.transcript import openai_tool_calls
 
 
 def to_uniform(path: Path) -> list[dict[str, Any]]:
@@ -46,7 +33,9 @@ def to_uniform(path: Path) -> list[dict[str, Any]]:
         elif kind == "assistant" and isinstance(record.get("message"), dict):
             message = record["message"]
             text = message.get("content") if isinstance(message.get("content"), str) else ""
-            out.append({"role": "assistant", "text": text, "tool_calls": _calls(message)})
+            out.append(
+                {"role": "assistant", "text": text, "tool_calls": openai_tool_calls(message)}
+            )
         elif kind == "tool":
             out.append({"role": "tool", "text": str(record.get("output", "")), "tool_calls": []})
         elif kind in ("model_error", "protocol_error"):
