@@ -56,9 +56,34 @@ def world_up(
         Path | None,
         typer.Option(help="PEM bundle to trust for an https --model-upstream."),
     ] = None,
+    parent_pid: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Stop when this process (the runner that started the world) is gone.",
+            hidden=True,
+        ),
+    ] = None,
+    parent_start: Annotated[
+        str | None,
+        typer.Option(help="The parent's start time (tells a reused pid apart).", hidden=True),
+    ] = None,
+    lifeline: Annotated[
+        int | None,
+        typer.Option(
+            min=0, help="A pipe's read end the parent holds open (--parent-pid).", hidden=True
+        ),
+    ] = None,
 ) -> None:
     """Start the world: fakes, registry and docs behind mitmproxy; only the model API is live."""
     import asyncio
+
+    if parent_pid is not None:
+        from replay.world.process import die_with_parent
+
+        die_with_parent(parent_pid, lifeline)
+    elif lifeline is not None:
+        raise typer.BadParameter("--lifeline needs --parent-pid", param_hint="--lifeline")
 
     try:
         from replay.gateway.proxy import serve_forever

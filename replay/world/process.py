@@ -3,10 +3,24 @@
 mitmproxy lives in its own environment (``.venv-gateway``, see pyproject), so the gateway runs
 as a subprocess: ``$REPLAY_GATEWAY_PYTHON``, else the checkout's ``.venv-gateway``, else this
 interpreter if it has mitmproxy.
+
+A world dies with the process that started it, however that process ends (SIGKILL included):
+otherwise it is re-parented to init and keeps its gateway, fakes and ports. The runner starts
+it as ``replay world up --parent-pid PID --parent-start TICKS --lifeline FD``, holding the
+write end of a pipe whose read end is FD; in the world, :func:`die_with_parent` watches that
+pipe (end of file once every copy of the write end is closed, which the kernel does when the
+parent exits) and, as a fallback, whether its parent is still PID. When either fails it sends
+SIGTERM to its own process group (itself and what it started), then SIGKILL after a grace.
+
+Not ``prctl(PR_SET_PDEATHSIG)``: Linux sends that signal when the *thread* that forked the
+child exits, not the process, and batches start worlds from pool worker threads. The pipe is
+bound to the process. The same options are the label :func:`orphan_worlds` finds world
+processes of dead runners by (``replay gc``, a resuming batch).
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import importlib.util
 import json
@@ -15,8 +29,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -58,6 +73,8 @@ class World:
         self.args = args
         self.timeout = timeout
         self._process: subprocess.Popen[bytes] | None = None
+        self._lifeline: int | None = None
+        """The write end of the pipe the world watches: closed when this process ends."""
         self._state: dict[str, Any] | None = None
 
     @property
@@ -69,8 +86,11 @@ class World:
 
     def start(self) -> dict[str, Any]:
         """Start the gateway and wait until it listens; returns :attr:`state`."""
+        from replay.runtime.base import process_start
+
         state = self.workdir / "world.json"
         log = self.workdir / "gateway.log"
+        read_end, self._lifeline = os.pipe()  # neither end is inherited unless passed
         cmd = [
             str(gateway_python()),
             "-m",
@@ -83,11 +103,29 @@ class World:
             str(state),
             "--confdir",
             str(self.workdir / "conf"),
+            "--parent-pid",
+            str(os.getpid()),
+            "--parent-start",
+            process_start(os.getpid()) or "",
+            "--lifeline",
+            str(read_end),
         ]
-        with log.open("wb") as out:
-            self._process = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir, start_new_session=True
-            )
+        try:
+            with log.open("wb") as out:
+                # A session of its own: stopping it stops its whole process group.
+                self._process = subprocess.Popen(
+                    cmd,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    cwd=self.workdir,
+                    start_new_session=True,
+                    pass_fds=(read_end,),
+                )
+        except BaseException:
+            self._close_lifeline()
+            raise
+        finally:
+            os.close(read_end)
         try:
             deadline = time.monotonic() + self.timeout
             while not state.exists():
@@ -153,14 +191,22 @@ class World:
     def stop(self) -> None:
         """Stop the gateway (SIGTERM, then SIGKILL after 15 s); a stopped world stays stopped."""
         process, self._process, self._state = self._process, None, None
-        if process is None or process.poll() is not None:
-            return
-        os.killpg(process.pid, signal.SIGTERM)
         try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            if process is None or process.poll() is not None:
+                return
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        finally:
+            self._close_lifeline()
+
+    def _close_lifeline(self) -> None:
+        fd, self._lifeline = self._lifeline, None
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self) -> World:
         self.start()
@@ -208,3 +254,119 @@ def running_world(
     """A :class:`World` until the block ends; yields its state (proxy, CA, env)."""
     with World(snapshot, workdir, *args, timeout=timeout) as world:
         yield world.state
+
+
+WORLD_ARGV = ("-m", "replay", "world", "up")
+"""How a world process's command line begins, after its interpreter."""
+PARENT_GRACE = 10.0
+"""Seconds a world whose parent is gone has to stop on SIGTERM before it is killed."""
+
+
+def die_with_parent(parent_pid: int, lifeline: int | None, poll: float = 1.0) -> None:
+    """In the world's process: end this process group when ``parent_pid`` is gone.
+
+    Watches, in a daemon thread, the ``lifeline`` pipe (end of file: the parent exited) and
+    whether the parent is still ``parent_pid`` (re-parented to init or a subreaper: it
+    exited; this also covers a parent that died before this call). Then SIGTERM to the
+    process group (the gateway stops as on ``World.stop``; what it started goes too), and
+    SIGKILL after :data:`PARENT_GRACE` seconds if it has not ended.
+    """
+    import select
+
+    if os.getpgrp() != os.getpid():
+        os.setpgid(0, 0)  # a group of its own, so that ending it ends nothing else
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            if lifeline is None:
+                time.sleep(poll)
+                continue
+            readable, _, _ = select.select([lifeline], [], [], poll)
+            if readable and not os.read(lifeline, 1):
+                break  # end of file: every write end is closed
+        print(f"replay world: parent {parent_pid} is gone; stopping", file=sys.stderr, flush=True)
+        os.killpg(0, signal.SIGTERM)
+        time.sleep(PARENT_GRACE)
+        os.killpg(0, signal.SIGKILL)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
+def orphan_worlds(owners: Collection[str] | None = None) -> dict[int, str]:
+    """This host's world processes whose parent is gone (pid: start time), among those
+    started by ``owners`` (``pid@host`` of the runners, as in the containers' owner label)
+    if given.
+
+    Only processes whose command line is ``replay world up`` with ``--parent-pid`` count;
+    a world whose parent still runs (same pid, same start time) never does.
+    """
+    from replay.runtime.base import Owner
+
+    host = socket.gethostname()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+        except OSError:
+            continue
+        parent = _option(argv, "--parent-pid")
+        if tuple(argv[1:5]) != WORLD_ARGV or parent is None or not parent.isdigit():
+            continue
+        if owners is not None and f"{parent}@{host}" not in owners:
+            continue
+        owner = Owner(int(parent), host, _option(argv, "--parent-start") or "")
+        start = _running(int(entry.name))
+        if start is not None and not owner.alive():
+            found[int(entry.name)] = start
+    return found
+
+
+def kill_worlds(worlds: dict[int, str], grace: float = PARENT_GRACE) -> list[int]:
+    """End these world processes (pid: start time, from :func:`orphan_worlds`) with their
+    process groups: SIGTERM, then SIGKILL after ``grace`` seconds. A pid that now names
+    another process (another start time) is left alone. Returns those signalled."""
+    ended = []
+    for pid, start in worlds.items():
+        if _running(pid) != start:
+            continue
+        try:
+            # A world leads its own group (a session of its own): its children go with it.
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            continue
+        ended.append(pid)
+    deadline = time.monotonic() + grace
+    for pid in ended:
+        while _running(pid) == worlds[pid] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _running(pid) == worlds[pid]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+    return ended
+
+
+def _running(pid: int) -> str | None:
+    """A live (not zombie) process's start time in clock ticks since boot, else None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
+    fields = stat.rpartition(")")[2].split()
+    if len(fields) <= 19 or fields[0] in ("Z", "X"):
+        return None
+    return fields[19]
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg.partition("=")[2]
+    return None
