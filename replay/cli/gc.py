@@ -1,4 +1,5 @@
-"""``replay gc``: remove what dead runs left behind (containers, networks, volumes, run dirs)."""
+"""``replay gc``: remove what dead runs left behind (containers, networks, volumes, run dirs,
+world processes)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import typer
 from replay.cli.common import out
 
 app = typer.Typer(
-    help="Remove what dead runs left behind: containers, networks, volumes, run directories.",
+    help="Remove what dead runs left behind: containers, networks, volumes, run directories, "
+    "world processes.",
     no_args_is_help=False,
 )
 
@@ -32,14 +34,21 @@ def gc(
     ] = False,
     runtime: Annotated[str, typer.Option(help="Runtime provider.")] = "docker",
 ) -> None:
-    """Remove the containers, networks, volumes and run directories of runs that are gone."""
+    """Remove the containers, networks, volumes and run directories of runs that are gone,
+    and end the world processes of runners that are gone (a world whose runner still runs is
+    never touched, even with --all; with --run, worlds are left alone: they name no run)."""
     from replay.runtime import get_runtime
+    from replay.world.process import kill_worlds, orphan_worlds
 
     rt = get_runtime(runtime)
     try:
         report = rt.gc(everything=everything, runs=set(run) if run else None, images=images)
     finally:
         rt.close()
+    worlds = [] if run else kill_worlds(orphan_worlds())
+    out.print(f"ended {len(worlds)} world process(es) of dead runners")
+    for pid in worlds:
+        out.print(f"  pid {pid}")
     kinds = ["containers", "networks", "volumes", "run_dirs"] + (["images"] if images else [])
     for kind in kinds:
         names = getattr(report, kind)

@@ -306,10 +306,13 @@ class Runtime(ABC):
         everything: bool = False,
         runs: Collection[str] | None = None,
         images: bool = False,
+        owners: Collection[str] | None = None,
     ) -> GcReport:
         """Remove the resources of runs whose owner is gone (all of them with ``everything``).
 
-        ``runs`` restricts the collection to these run IDs. With ``images``, also the
+        ``runs`` restricts the collection to these run IDs, ``owners`` to the runs of these
+        processes (``pid@host``, as in :data:`OWNER_LABEL`; a resuming batch names the dead
+        processes that held its runs). With ``images``, also the
         project's own images nothing can use any more: environment images a rebuild
         replaced, and harness images built on an environment image that is no longer current.
         """

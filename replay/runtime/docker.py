@@ -50,6 +50,7 @@ from replay.runtime import rundir
 from replay.runtime.base import (
     ENV_IMAGE_LABEL,
     IMAGE_KIND_LABEL,
+    OWNER_LABEL,
     RUN_LABEL,
     Container,
     ContainerSpec,
@@ -181,9 +182,10 @@ class DockerRuntime(Runtime):
         everything: bool = False,
         runs: Collection[str] | None = None,
         images: bool = False,
+        owners: Collection[str] | None = None,
     ) -> GcReport:
         try:
-            report = self._gc(everything, runs)
+            report = self._gc(everything, runs, owners)
             if images:
                 self._gc_images(report)
             return report
@@ -220,7 +222,9 @@ class DockerRuntime(Runtime):
                 raise
             report.images.append(name)
 
-    def _gc(self, everything: bool, runs: Collection[str] | None) -> GcReport:
+    def _gc(
+        self, everything: bool, runs: Collection[str] | None, owners: Collection[str] | None
+    ) -> GcReport:
         report = GcReport()
         dead: dict[str, bool] = {}
 
@@ -229,6 +233,8 @@ class DockerRuntime(Runtime):
             if not run:
                 return False  # from an image that kept an emptied label; no run of ours
             if runs is not None and run not in runs:
+                return False
+            if owners is not None and labels.get(OWNER_LABEL) not in owners:
                 return False
             if everything:
                 return True
@@ -251,7 +257,7 @@ class DockerRuntime(Runtime):
             if gone(v.attrs.get("Labels") or {}):
                 _quietly(lambda v=v: v.remove(force=True))
                 report.volumes.append(v.name)
-        for run, path in rundir.stale(everything, runs):
+        for run, path in rundir.stale(everything, runs, owners):
             shutil.rmtree(path, ignore_errors=True)
             report.run_dirs.append(run)
         report.kept_runs.extend(sorted(r for r, d in dead.items() if not d))

@@ -41,23 +41,29 @@ def remove(run_id: str) -> None:
 
 
 def stale(
-    everything: bool = False, runs: Collection[str] | None = None
+    everything: bool = False,
+    runs: Collection[str] | None = None,
+    owners: Collection[str] | None = None,
 ) -> Iterator[tuple[str, Path]]:
-    """Run directories whose owner is gone (all of them with ``everything``), among ``runs``."""
+    """Run directories whose owner is gone (all of them with ``everything``), among ``runs``
+    and among those of ``owners`` (``pid@host``)."""
     base = root()
     if not base.is_dir():
         return
     for path in sorted(base.iterdir()):
         if not path.is_dir() or (runs is not None and path.name not in runs):
             continue
-        if everything:
+        if everything and owners is None:
             yield path.name, path
             continue
         try:
             data = json.loads((path / OWNER_FILE).read_text())
             owner = Owner(int(data["pid"]), str(data["host"]), str(data["start"]))
         except (OSError, ValueError, KeyError, TypeError):
-            yield path.name, path  # half-made: its creator died before writing the owner
+            if owners is None:
+                yield path.name, path  # half-made: its creator died before writing the owner
             continue
-        if not owner.alive():
+        if owners is not None and f"{owner.pid}@{owner.host}" not in owners:
+            continue
+        if everything or not owner.alive():
             yield path.name, path
