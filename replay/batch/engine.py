@@ -180,6 +180,7 @@ def complete(store: Store, key: str, owner: str, end: Finished) -> bool:
                 outcome=end.outcome.value,
                 tokens=BatchRunRow.tokens + end.tokens,
                 cost_usd=end.cost_usd,
+                error=None,
             )
         )
         return bool(cast("CursorResult[Any]", done).rowcount)
@@ -214,21 +215,82 @@ class BatchProgress:
 
 
 def progress(store: Store, plan: Plan) -> BatchProgress:
-    keys = {r.key for r in plan.runs}
+    """One aggregate query (by state and outcome), not a row per key: it runs after every
+    completion. Every row of the batch is one of the plan's keys (:func:`fix_batch`)."""
+    exhausted = BatchRunRow.tries > plan.spec.infra_retries
     with store.session() as s:
-        rows = s.scalars(select(BatchRunRow).where(BatchRunRow.batch == plan.spec.name)).all()
-    prog = BatchProgress(total=len(keys))
-    for row in rows:
-        if row.run_key not in keys:
-            continue
-        prog.tokens += row.tokens
-        prog.cost_usd += row.cost_usd or 0.0
-        if row.state == RUNNING:
-            prog.running += 1
-        elif row.state == DONE or (row.state == INFRA and row.tries > plan.spec.infra_retries):
-            prog.outcomes[row.outcome or INFRA] += 1
-            prog.exhausted += row.state == INFRA
+        groups = s.execute(
+            select(
+                BatchRunRow.state,
+                BatchRunRow.outcome,
+                exhausted,
+                func.count(),
+                func.coalesce(func.sum(BatchRunRow.tokens), 0),
+                func.coalesce(func.sum(BatchRunRow.cost_usd), 0.0),
+            )
+            .where(BatchRunRow.batch == plan.spec.name)
+            .group_by(BatchRunRow.state, BatchRunRow.outcome, exhausted)
+        ).all()
+    prog = BatchProgress(total=len(plan.runs))
+    for state, outcome, past_retries, count, tokens, cost in groups:
+        prog.tokens += int(tokens)
+        prog.cost_usd += float(cost or 0.0)
+        if state == RUNNING:
+            prog.running += count
+        elif state == DONE or (state == INFRA and past_retries):
+            prog.outcomes[outcome or INFRA] += count
+            prog.exhausted += count if state == INFRA else 0
     return prog
+
+
+def failures(store: Store, plan: Plan, limit: int = 20) -> list[BatchRunRow]:
+    """The batch's keys whose last try failed before it was graded (with its error), the
+    most recently claimed first."""
+    with store.session() as s:
+        return list(
+            s.scalars(
+                select(BatchRunRow)
+                .where(BatchRunRow.batch == plan.spec.name, BatchRunRow.error.is_not(None))
+                .order_by(BatchRunRow.claimed_at.desc())
+                .limit(limit)
+            ).all()
+        )
+
+
+def dead_owners(store: Store, plan: Plan) -> set[str]:
+    """``pid@host`` (the runtime's owner label) of this host's processes that held running
+    keys of the batch and are gone: a batch killed mid-run, whose leftovers are collected."""
+    with store.session() as s:
+        held = s.scalars(
+            select(BatchRunRow.owner).where(
+                BatchRunRow.batch == plan.spec.name, BatchRunRow.state == RUNNING
+            )
+        ).all()
+    dead = set()
+    for owner in held:
+        if owner and not owner.startswith("ray:") and not owner_alive(owner):
+            host, _, rest = owner.partition(":")
+            dead.add(f"{rest.partition(':')[0]}@{host}")
+    return dead
+
+
+def collect(owners: set[str], runtime: str) -> int:
+    """Remove what the dead ``owners``' runs left: their world processes (if any survived
+    their parent) and their containers, networks, volumes and run directories. How many."""
+    if not owners:
+        return 0
+    from replay.runtime import get_runtime
+    from replay.world.process import kill_worlds, orphan_worlds
+
+    worlds = kill_worlds(orphan_worlds(owners))
+    rt = get_runtime(runtime)
+    try:
+        report = rt.gc(owners=owners)
+    finally:
+        rt.close()
+    return len(worlds) + sum(
+        len(x) for x in (report.containers, report.networks, report.volumes, report.run_dirs)
+    )
 
 
 def spent(store: Store, plan: Plan) -> tuple[int, float]:
@@ -260,6 +322,9 @@ class BatchResult:
     ran: int
     skipped: int
     stopped: str | None
+    collected: int = 0
+    """Leftovers of the batch's dead processes removed before it went on (resources and
+    world processes)."""
 
 
 def execute(
@@ -280,6 +345,8 @@ def execute(
     stop being submitted once the budget is spent; those running finish.
     """
     fix_batch(store, plan)
+    # A batch killed mid-run left its runs' containers (and worlds, if any outlived it).
+    collected = collect(dead_owners(store, plan), base.runtime)
     run = run or _run_one
     owner = owner_token()
     lock = threading.Lock()
@@ -348,7 +415,7 @@ def execute(
                 fut.result()
             if on_change is not None:
                 on_change(progress(store, plan))
-    return BatchResult(ran, skipped, stopped)
+    return BatchResult(ran, skipped, stopped, collected)
 
 
 def _order(runs: list[PlannedRun]) -> Iterator[PlannedRun]:

@@ -104,6 +104,12 @@ def batch_run(
         f"({_counts(after.outcomes)}); {after.tokens} tokens, ${after.cost_usd:.2f}",
         markup=False,
     )
+    if result.collected:
+        out.print(
+            f"removed {result.collected} leftover(s) of this batch's dead processes "
+            "(containers, networks, volumes, run directories, world processes)",
+            markup=False,
+        )
     if result.stopped:
         out.print(f"stopped submitting runs: {result.stopped}", markup=False)
     if after.finished < after.total and not result.stopped:
@@ -116,7 +122,7 @@ def batch_status(
     plan_file: Annotated[Path, typer.Argument(help="The batch plan (YAML).")],
 ) -> None:
     """Progress of a batch: finished runs by outcome, running, left, tokens and cost."""
-    from replay.batch.engine import progress
+    from replay.batch.engine import failures, progress
     from replay.batch.plan import load_plan
     from replay.results import Store
 
@@ -124,6 +130,7 @@ def batch_status(
     store = Store.open(ctx.obj.db)
     try:
         prog = progress(store, plan)
+        failed = failures(store, plan)
     finally:
         store.close()
     table = Table("batch", "planned", "finished", "running", "left", "outcomes", "tokens",
@@ -139,6 +146,15 @@ def batch_status(
         f"${prog.cost_usd:.2f}",
     )
     out.print(table)
+    if failed:
+        # Why runs failed before they could be graded: what to fix before a rerun retries.
+        errors = Table("case", "candidate", "run", "state", "tries", "error", box=None)
+        for row in failed:
+            last = (row.error or "").strip().splitlines()[-1:] or [""]
+            errors.add_row(
+                row.case_id, row.candidate, str(row.index), row.state, str(row.tries), last[0]
+            )
+        out.print(errors)
 
 
 def _counts(outcomes: Mapping[str, int]) -> str:
