@@ -29,6 +29,7 @@ from replay.batch.plan import Plan, PlannedRun
 from replay.results import Store
 from replay.results.models import BatchRow, BatchRunRow
 from replay.run.runner import RunOptions, RunResult, run_case
+from replay.runtime.base import process_start
 
 DONE = "done"
 RUNNING = "running"
@@ -58,13 +59,8 @@ def owner_alive(owner: str | None) -> bool:
     pid = rest.partition(":")[0]
     if host != socket.gethostname() or not pid.isdigit():
         return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    # Not os.kill(pid, 0): a SIGKILLed batch nobody has reaped yet is a zombie, and dead.
+    return process_start(int(pid)) is not None
 
 
 def fix_batch(store: Store, plan: Plan) -> None:

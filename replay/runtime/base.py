@@ -180,14 +180,17 @@ class Owner:
 
 
 def process_start(pid: int) -> str | None:
-    """A process's start time in clock ticks since boot, or ``None`` if it does not exist."""
+    """A process's start time in clock ticks since boot, or ``None`` if it does not exist or
+    has ended (a zombie nobody reaped yet: a SIGKILLed runner whose parent has not waited)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
     fields = stat.rpartition(")")[2].split()
-    return fields[19] if len(fields) > 19 else None
+    if len(fields) <= 19 or fields[0] in ("Z", "X"):
+        return None
+    return fields[19]
 
 
 def run_labels(run_id: str, owner: Owner | None = None) -> dict[str, str]:

@@ -300,7 +300,7 @@ def orphan_worlds(owners: Collection[str] | None = None) -> dict[int, str]:
     Only processes whose command line is ``replay world up`` with ``--parent-pid`` count;
     a world whose parent still runs (same pid, same start time) never does.
     """
-    from replay.runtime.base import Owner
+    from replay.runtime.base import Owner, process_start
 
     host = socket.gethostname()
     found = {}
@@ -317,7 +317,7 @@ def orphan_worlds(owners: Collection[str] | None = None) -> dict[int, str]:
         if owners is not None and f"{parent}@{host}" not in owners:
             continue
         owner = Owner(int(parent), host, _option(argv, "--parent-start") or "")
-        start = _running(int(entry.name))
+        start = process_start(int(entry.name))
         if start is not None and not owner.alive():
             found[int(entry.name)] = start
     return found
@@ -327,9 +327,11 @@ def kill_worlds(worlds: dict[int, str], grace: float = PARENT_GRACE) -> list[int
     """End these world processes (pid: start time, from :func:`orphan_worlds`) with their
     process groups: SIGTERM, then SIGKILL after ``grace`` seconds. A pid that now names
     another process (another start time) is left alone. Returns those signalled."""
+    from replay.runtime.base import process_start
+
     ended = []
     for pid, start in worlds.items():
-        if _running(pid) != start:
+        if process_start(pid) != start:
             continue
         try:
             # A world leads its own group (a session of its own): its children go with it.
@@ -342,25 +344,12 @@ def kill_worlds(worlds: dict[int, str], grace: float = PARENT_GRACE) -> list[int
         ended.append(pid)
     deadline = time.monotonic() + grace
     for pid in ended:
-        while _running(pid) == worlds[pid] and time.monotonic() < deadline:
+        while process_start(pid) == worlds[pid] and time.monotonic() < deadline:
             time.sleep(0.1)
-        if _running(pid) == worlds[pid]:
+        if process_start(pid) == worlds[pid]:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
     return ended
-
-
-def _running(pid: int) -> str | None:
-    """A live (not zombie) process's start time in clock ticks since boot, else None."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
-    fields = stat.rpartition(")")[2].split()
-    if len(fields) <= 19 or fields[0] in ("Z", "X"):
-        return None
-    return fields[19]
 
 
 def _option(argv: list[str], name: str) -> str | None:
