@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from replay.base.errors import InputError
+from replay.base.errors import InputError, ReplayError
 from replay.base.outcomes import Outcome
 from replay.batch.engine import (
     DONE,
@@ -26,15 +26,17 @@ from replay.batch.engine import (
     claim,
     complete,
     execute,
+    failures,
     fix_batch,
     owner_token,
     progress,
 )
-from replay.batch.plan import load_plan
+from replay.batch.plan import PlannedRun, load_plan
 from replay.results import Store
 from replay.results.models import BatchRunRow
 from replay.run.runner import RunOptions
 from tests.batch.fake import fake_run
+from tests.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,6 +117,35 @@ def test_infra_failures_are_retried_up_to_the_limit(tmp_path: Path, store: Store
     assert {calls[k] for k in calls.keys() - broken} == {1}
     prog = progress(store, plan)
     assert prog.finished == 6 and prog.outcomes == {"pass": 3, INFRA: 3}
+
+
+def test_status_shows_why_runs_failed_before_grading_and_progress_counts_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_plan(tmp_path, runs=1)
+    path.write_text(path.read_text().replace("{name: cheat, stub: cheat}", "{name: broken}")
+                    + "infra_retries: 0\n")  # fmt: skip
+    plan = load_plan(path)
+    db = f"sqlite:///{tmp_path}/r.db"
+    good = fake_run(tmp_path / "markers")
+
+    def run(item: PlannedRun, options: RunOptions) -> Finished:
+        if item.candidate.name == "broken":
+            raise ReplayError("the env image did not build:\nstep 3: exit 1")
+        return good(item, options)
+
+    store = Store(db)
+    try:
+        execute(store, plan, RunOptions(), starts_per_second=1000, run=run)
+        prog = progress(store, plan)
+        assert prog.outcomes == {"pass": 3, INFRA: 3} and prog.exhausted == 3
+        assert [r.case_id for r in failures(store, plan)] != []
+        assert {r.candidate.split(":")[0] for r in failures(store, plan)} == {"broken"}
+    finally:
+        store.close()
+    status = run_cli(capsys, "--db", db, "batch", "status", str(path))
+    assert status.code == 0, status.err
+    assert status.out.count("step 3: exit 1") == 3 and "demo-caret-zero" in status.out
 
 
 def test_the_budget_stops_new_runs(tmp_path: Path, store: Store) -> None:
