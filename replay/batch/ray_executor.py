@@ -11,12 +11,14 @@ plan, cases, snapshots and blob store at the same path on every node (a shared m
 are built on each node the first time a run needs them (the runner's own caching). A node
 lost mid-run has its tasks retried by Ray elsewhere (``max_retries``); a retry of a task is
 the same Ray task id, which the claim recognises as the same owner, so the retry takes the
-key over and only one completion counts.
+key over and only one completion counts. What the lost run leaves on a machine that stays up
+(a Ray node process killed, not the machine): its world ends with its worker process (see
+:mod:`replay.world.process`), and its containers, whose owner is now dead, are removed by the
+garbage collection the next run on that machine starts with (or by ``replay gc``).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +27,6 @@ from typing import Any
 from replay.batch.engine import (
     DONE,
     BatchResult,
-    Finished,
     claim,
     complete,
     fix_batch,
@@ -33,7 +34,7 @@ from replay.batch.engine import (
     progress,
     release,
 )
-from replay.batch.plan import Plan, PlannedRun, load_plan
+from replay.batch.plan import Plan, load_plan
 from replay.results import Store
 from replay.results.models import BatchRunRow
 from replay.run.runner import RunOptions
@@ -44,20 +45,7 @@ RAY_ENV = {
 }
 
 
-def _load_runner(spec: str | None) -> Callable[[PlannedRun, RunOptions], Finished] | None:
-    """``module:function`` returning a run callable (tests inject a fake run), or None."""
-    if spec is None:
-        return None
-    module, _, name = spec.partition(":")
-    factory: Callable[[], Callable[[PlannedRun, RunOptions], Finished]] = getattr(
-        importlib.import_module(module), name
-    )
-    return factory()
-
-
-def run_key_task(
-    plan_path: str, key: str, db: str, out: str, runner: str | None
-) -> tuple[str, str | None]:
+def run_key_task(plan_path: str, key: str, db: str, out: str) -> tuple[str, str | None]:
     """One key, on a node: claim, run, complete. (key, outcome or None when not taken)."""
     import ray
 
@@ -70,9 +58,8 @@ def run_key_task(
     try:
         if not claim(store, item, plan.spec.name, owner, plan.spec.infra_retries):
             return key, None
-        run = _load_runner(runner) or _run_one
         try:
-            end = run(item, RunOptions(out=Path(out), db=db))
+            end = _run_one(item, RunOptions(out=Path(out), db=db))
         except Exception as exc:  # recorded, and retried per the plan
             release(store, key, owner, f"{type(exc).__name__}: {exc}")
             return key, "infra_fail"
@@ -89,7 +76,6 @@ def execute_ray(
     address: str,
     db: str,
     out: Path,
-    runner: str | None = None,
     max_retries: int = 3,
     on_change: Callable[[Any], None] | None = None,
 ) -> BatchResult:
@@ -127,7 +113,7 @@ def execute_ray(
                     stopped = reason
                     break
                 key = pending.pop(0)
-                in_flight.append(task.remote(str(plan.path.resolve()), key, db, str(out), runner))
+                in_flight.append(task.remote(str(plan.path.resolve()), key, db, str(out)))
             if not in_flight:
                 break
             ready, in_flight = ray.wait(in_flight, num_returns=1)

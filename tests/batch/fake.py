@@ -46,10 +46,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-def ray_fake():  # type: ignore[no-untyped-def]
-    """The fake run for Ray workers: markers next to the plan, 1.5 s per run."""
-    import os
-
-    return fake_run(Path(os.environ["REPLAY_TEST_MARKERS"]), seconds=1.5)
