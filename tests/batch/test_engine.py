@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +26,7 @@ from replay.batch.engine import (
     Finished,
     claim,
     complete,
+    dead_owners,
     execute,
     failures,
     fix_batch,
@@ -35,6 +37,8 @@ from replay.batch.plan import PlannedRun, load_plan
 from replay.results import Store
 from replay.results.models import BatchRunRow
 from replay.run.runner import RunOptions
+from replay.runtime import rundir
+from replay.runtime.base import Owner
 from tests.batch.fake import fake_run
 from tests.cli_helpers import run_cli
 
@@ -101,6 +105,34 @@ def test_one_claim_wins_and_a_dead_owners_key_is_taken_over(tmp_path: Path, stor
     (row,) = rows(store)
     assert (row.state, row.run_id, row.tries) == (DONE, "y", 2)
     assert not claim(store, run, "b", me, retries=2), "finished keys are never redone"
+
+
+def test_a_resuming_batch_names_only_its_own_dead_processes_for_collection(
+    tmp_path: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = load_plan(write_plan(tmp_path))
+    host = socket.gethostname()
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])  # ends; not reaped yet
+    until_zombie = time.monotonic() + 30
+    while Path(f"/proc/{zombie.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+        assert time.monotonic() < until_zombie
+        time.sleep(0.05)
+    owners = [f"{host}:{zombie.pid}:dead", f"{host}:{os.getpid()}:live", "ray:abc", "far:1:x"]
+    for run, owner in zip(plan.runs, owners, strict=False):
+        assert claim(store, run, "b", owner, retries=2)
+    # A SIGKILLed batch its parent has not reaped yet (a zombie) is dead; a live process, a
+    # Ray task and another host's process are not this process's to collect.
+    assert dead_owners(store, plan) == {f"{zombie.pid}@{host}"}
+    zombie.wait()
+    # The run directories of those owners only, never another dead process's.
+    monkeypatch.setenv("REPLAY_RUN_ROOT", str(tmp_path / "runs"))
+    other = subprocess.Popen([sys.executable, "-c", "pass"])
+    other.wait()
+    for name, pid in (("mine", zombie.pid), ("theirs", other.pid), ("live", os.getpid())):
+        rundir.create(name, Owner(pid, host, "1" if pid != os.getpid() else Owner.current().start))
+    stale = [name for name, _ in rundir.stale(owners={f"{zombie.pid}@{host}"})]
+    assert stale == ["mine"]
+    assert sorted(name for name, _ in rundir.stale()) == ["mine", "theirs"]
 
 
 def test_infra_failures_are_retried_up_to_the_limit(tmp_path: Path, store: Store) -> None:
