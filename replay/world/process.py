@@ -90,9 +90,10 @@ class World:
 
         state = self.workdir / "world.json"
         log = self.workdir / "gateway.log"
+        python = gateway_python()
         read_end, self._lifeline = os.pipe()  # neither end is inherited unless passed
         cmd = [
-            str(gateway_python()),
+            str(python),
             "-m",
             "replay",
             "world",
