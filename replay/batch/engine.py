@@ -270,9 +270,10 @@ def dead_owners(store: Store, plan: Plan) -> set[str]:
     return dead
 
 
-def collect(owners: set[str], runtime: str) -> int:
+def collect(owners: set[str], runtime: str, store: Store | None = None) -> int:
     """Remove what the dead ``owners``' runs left: their world processes (if any survived
-    their parent) and their containers, networks, volumes and run directories. How many."""
+    their parent) and their containers, networks, volumes and run directories, and mark
+    their runs in ``store`` abandoned. How many things it removed."""
     if not owners:
         return 0
     from replay.runtime import get_runtime
@@ -284,6 +285,8 @@ def collect(owners: set[str], runtime: str) -> int:
         report = rt.gc(owners=owners)
     finally:
         rt.close()
+    if store is not None:
+        store.abandon_dead("its runner died mid-run (found by a resuming batch)", owners)
     return len(worlds) + sum(
         len(x) for x in (report.containers, report.networks, report.volumes, report.run_dirs)
     )
@@ -342,7 +345,7 @@ def execute(
     """
     fix_batch(store, plan)
     # A batch killed mid-run left its runs' containers (and worlds, if any outlived it).
-    collected = collect(dead_owners(store, plan), base.runtime)
+    collected = collect(dead_owners(store, plan), base.runtime, store)
     run = run or _run_one
     owner = owner_token()
     lock = threading.Lock()

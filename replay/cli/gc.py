@@ -18,6 +18,7 @@ app = typer.Typer(
 
 @app.callback(invoke_without_command=True)
 def gc(
+    ctx: typer.Context,
     everything: Annotated[
         bool, typer.Option("--all", help="Remove every run's resources, live runs' too.")
     ] = False,
@@ -45,6 +46,15 @@ def gc(
         report = rt.gc(everything=everything, runs=set(run) if run else None, images=images)
     finally:
         rt.close()
+    abandoned: list[str] = []
+    if not run:
+        from replay.results import Store
+
+        store = Store.open(ctx.obj.db if ctx.obj else None)
+        try:
+            abandoned = store.abandon_dead("its runner was gone (found by replay gc)")
+        finally:
+            store.close()
     worlds = [] if run else kill_worlds(orphan_worlds())
     out.print(f"ended {len(worlds)} world process(es) of dead runners")
     for pid in worlds:
@@ -55,6 +65,8 @@ def gc(
         out.print(f"removed {len(names)} {kind.replace('_', ' ')}")
         for name in names:
             out.print(f"  {name}")
+    if abandoned:
+        out.print(f"marked {len(abandoned)} run(s) abandoned in the results store")
     if report.kept_images:
         out.print(f"kept {len(report.kept_images)} stale image(s) still in use by a container")
     if report.kept_runs:

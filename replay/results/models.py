@@ -45,8 +45,14 @@ class RunRow(Base):
     started_at: Mapped[datetime]
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
     status: Mapped[str] = mapped_column(String(20), default="running")
-    """running, finished, or stopped (a budget or limit was hit; see ``stop_reason``)."""
+    """running, finished, stopped (a budget or limit was hit; see ``stop_reason``), or
+    abandoned (its runner died mid-run and ``replay gc`` or a resuming batch collected what it
+    left; never graded)."""
     stop_reason: Mapped[str | None] = mapped_column(String(200), default=None)
+    owner: Mapped[str | None] = mapped_column(String(200), default=None)
+    """The process that ran it, ``pid@host#start`` (:class:`replay.runtime.base.Owner`): a
+    run still ``running`` whose owner is gone is marked abandoned by ``replay gc`` or a
+    resuming batch. None in stores written before it was recorded."""
     outcome: Mapped[str | None] = mapped_column(String(20), default=None, index=True)
     """An :class:`~replay.base.outcomes.Outcome`'s value; None until graded."""
     run_dir: Mapped[str | None] = mapped_column(Text, default=None)

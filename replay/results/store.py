@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+import socket
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,6 +99,31 @@ class Store:
             run.model_calls = model_calls
             run.cost_usd = cost_usd
 
+    def abandon_dead(self, reason: str, owners: Collection[str] | None = None) -> list[str]:
+        """Mark the runs still ``running`` whose owner process is gone (among ``owners``,
+        ``pid@host``, if given) as ``abandoned`` with ``reason``; which ones it marked. Only
+        this host's processes can be checked: a run owned on another host is left alone."""
+        from replay.runtime.base import Owner
+
+        marked: list[str] = []
+        with self.session() as s:
+            rows = s.scalars(
+                select(RunRow).where(RunRow.status == "running", RunRow.owner.is_not(None))
+            ).all()
+            for run in rows:
+                pid_host, _, start = (run.owner or "").partition("#")
+                pid, _, host = pid_host.partition("@")
+                if not pid.isdigit() or (owners is not None and pid_host not in owners):
+                    continue
+                owner = Owner(int(pid), host, start)
+                if owner.host != socket.gethostname() or owner.alive():
+                    continue
+                run.status = "abandoned"
+                run.stop_reason = reason[:200]
+                run.finished_at = datetime.now(UTC)
+                marked.append(run.id)
+        return marked
+
     def record_calibration(self, row: CalibrationRow) -> None:
         with self.session() as s:
             s.add(row)
@@ -139,7 +165,9 @@ class Store:
         self.engine.dispose()
 
 
-_ADDED_COLUMNS = {"runs": {"case_digest": "VARCHAR(64)", "candidate": "VARCHAR(200)"}}
+_ADDED_COLUMNS = {
+    "runs": {"case_digest": "VARCHAR(64)", "candidate": "VARCHAR(200)", "owner": "VARCHAR(200)"}
+}
 """Columns added after a table was first released: ``create_all`` does not add them to a
 store that already has the table, so they are added here (nullable; old rows keep NULL)."""
 

@@ -41,7 +41,7 @@ from replay.results import GradeRow, RunRow, Store
 from replay.run.prices import load_prices
 from replay.run.task import render_task
 from replay.runtime import get_runtime
-from replay.runtime.base import Limits, Mount, Runtime
+from replay.runtime.base import Limits, Mount, Owner, Runtime
 from replay.runtime.sandbox import (
     AGENT_GID,
     AGENT_UID,
@@ -310,6 +310,12 @@ class RunContext:
         return Limits(wall_time=self.case.case.budgets.wall_time_s + 120)
 
 
+def _owner() -> str:
+    """This process as a run's owner, ``pid@host#start`` (see ``RunRow.owner``)."""
+    me = Owner.current()
+    return f"{me.pid}@{me.host}#{me.start}"
+
+
 def run_once(ctx: RunContext) -> RunResult:
     """One run: the world at T, the harness in a sandbox, its diff and events, the grade."""
 
@@ -333,6 +339,7 @@ def run_once(ctx: RunContext) -> RunResult:
             started_at=started,
             run_dir=str(run_dir),
             image_digest=env.id,
+            owner=_owner(),
         )
     )
     infra: list[str] = []

@@ -145,6 +145,11 @@ def test_a_real_batch_sigkilled_mid_run_leaves_nothing_once_resumed(
         ]
         # Exactly once: one graded run per key, the one the key names.
         assert sorted(r.id for r in graded) == sorted(k.run_id or "" for k in keys)
+        # The runs the kill cut short are not left "running": they are marked abandoned.
+        with store.session() as s:
+            rest = s.scalars(select(RunRow).where(RunRow.outcome.is_(None))).all()
+        assert rest, "the kill cut at least one run short"
+        assert {(r.status, r.finished_at is not None) for r in rest} == {("abandoned", True)}
     finally:
         store.close()
         shutil.rmtree(run_root, ignore_errors=True)

@@ -8,13 +8,24 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 from typer.testing import CliRunner
 
+from replay.cli import app as replay_app
 from replay.cli.gc import app
+from replay.results import Store
+from replay.results.models import RunRow
 from replay.runtime import Runtime
-from replay.runtime.base import ENV_IMAGE_LABEL, IMAGE_KIND_LABEL, RUN_LABEL, run_labels
+from replay.runtime.base import (
+    ENV_IMAGE_LABEL,
+    IMAGE_KIND_LABEL,
+    RUN_LABEL,
+    Owner,
+    process_start,
+    run_labels,
+)
 from replay.runtime.docker import DockerRuntime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,6 +74,7 @@ def test_gc_removes_what_a_killed_runner_left(
     assert line and line[0] == "started", line
     run_dir = Path(line[2])
     # Mid-run: the sandbox's command is still running when the runner dies.
+    dead_start = process_start(runner.pid)
     os.kill(runner.pid, signal.SIGKILL)
     runner.wait()
     runner.stdout.close()
@@ -78,12 +90,34 @@ def test_gc_removes_what_a_killed_runner_left(
     }
     assert run_dir.is_dir()
 
+    # The killed run's row in the results store still says it is running.
+    db = f"sqlite:///{tmp_path / 'results.db'}"
+    store = Store.open(db)
+    now = datetime.now(UTC)
+    me = Owner.current()
+    owners = {
+        "killed-run": f"{runner.pid}@{me.host}#{dead_start}",
+        "live-run": f"{me.pid}@{me.host}#{me.start}",  # this process: alive
+        "elsewhere-run": f"{runner.pid}@another-host#{dead_start}",  # cannot be checked
+    }
+    for run_id, owner in owners.items():
+        store.add_run(
+            RunRow(id=run_id, case_id="c", harness="h", model="m", started_at=now, owner=owner)
+        )
+
     # A live run (owned by this process) is kept by a plain gc.
     live = runtime.client.volumes.create("replay-vol-live-run", labels=run_labels("live-run"))
     try:
         # Other sessions may share this engine: look for our names, not for counts.
-        result = CliRunner().invoke(app, [])
+        result = CliRunner().invoke(replay_app, ["--db", db, "gc"])
         assert result.exit_code == 0, result.output
+        # Its row is marked abandoned; a run gc did not collect is left as it was.
+        status = {r.id: (r.status, r.stop_reason) for r in store.runs()}
+        store.close()
+        assert status["killed-run"][0] == "abandoned"
+        assert "replay gc" in (status["killed-run"][1] or "")
+        assert status["live-run"] == status["elsewhere-run"] == ("running", None)
+        assert "marked 1 run(s) abandoned in the results store" in result.output
         assert resources(runtime, "killed-run") == {"containers": [], "networks": [], "volumes": []}
         assert not run_dir.exists()
         for name in (*left["containers"], "replay-net-killed-run", *left["volumes"]):
