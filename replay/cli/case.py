@@ -242,11 +242,15 @@ def import_swebench(
 # Building cases drives the services' real clients, an extra that an environment such as the
 # gateway's cannot have (see pyproject): there these are stand-ins that say so.
 if (_missing := clients_missing("replay.casebuild")) is None:
+    from replay.cli.case_mine import mine
+
     app.command("create")(create)
     app.command("import-swebench")(import_swebench)
+    app.command("mine")(mine)
 else:
     app.command("create", context_settings=LOOSE)(needs_clients(_missing))
     app.command("import-swebench", context_settings=LOOSE)(needs_clients(_missing))
+    app.command("mine", context_settings=LOOSE)(needs_clients(_missing))
 
 
 @app.command("validate")
