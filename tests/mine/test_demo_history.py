@@ -143,3 +143,10 @@ def test_build_turns_each_candidate_into_a_calibrated_case_or_sets_it_aside(
         "test-weakened"
     )
     assert "calibrated  plain-22" in result.out and "rejected    reverted-36 (kind)" in result.out
+
+
+def test_mine_needs_a_github_token(
+    capsys: pytest.CaptureFixture[str], demo_history: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_TOKEN")
+    assert_one_line_error(run_cli(capsys, *_args(demo_history)), "set GITHUB_TOKEN")
