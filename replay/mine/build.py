@@ -117,6 +117,7 @@ def build_candidates(
                 rejected.append(result)
     finally:
         runtime.close()
+        shutil.rmtree(config.out / ".building", ignore_errors=True)  # each moved on, or failed
     (config.out / "mined.json").write_text(
         json.dumps(
             {
