@@ -172,6 +172,14 @@ BAD_CASES = {
         ),
         ["gold.patch", "does not apply"],
     ),
+    "fix before T": (
+        lambda p: edit(p, lambda d: d.update(fixed_at="2000-01-01T00:00:00Z")),
+        ["fixed_at", "the fix is before T"],
+    ),
+    "fix date without a time zone": (
+        lambda p: edit(p, lambda d: d.update(fixed_at="2030-01-01T00:00:00")),
+        ["fixed_at", "timezone"],
+    ),
     "test id not in hidden tests": (
         lambda p: edit(
             p, lambda d: d["hidden_tests"]["fail_to_pass"].append("test_lib.py::test_nope")
@@ -277,3 +285,40 @@ def test_case_schema_documents_every_field() -> None:
         "gold",
         "humans",
     } <= set(Case.model_fields)
+
+
+def test_fix_date_is_the_case_s_own_or_its_provenance_s(tiny_case: Path) -> None:
+    """``fixed_at`` is optional (older case files stay valid), taken from the provenance of a
+    public case that predates it, and may not disagree with it."""
+    data = yaml.safe_load(tiny_case.read_text())
+    data.pop("fixed_at", None)
+    tiny_case.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert load_case(tiny_case).fixed_at is None
+    at = load_case(tiny_case).at
+    (tiny_case.parent / "LICENSE").write_text("MIT")
+    provenance = {
+        "repository": "https://example.org/x",
+        "fix_commit": "a" * 40,
+        "fixed_at": "2031-05-06T07:08:09Z",
+        "license": "MIT",
+        "license_file": "LICENSE",
+        "ticket": "the issue",
+    }
+    edit(tiny_case, lambda d: d.update(provenance=provenance))
+    case = load_case(tiny_case)
+    assert case.fixed_at is not None and case.fixed_at.isoformat() == "2031-05-06T07:08:09+00:00"
+    assert case.fixed_at > at
+    edit(tiny_case, lambda d: d.update(fixed_at="2031-05-06T07:08:10Z"))
+    with pytest.raises(CaseError) as exc:
+        load_case(tiny_case)
+    assert exc.value.field == "fixed_at" and "differs from provenance.fixed_at" in exc.value.problem
+
+
+def test_every_shipped_case_has_its_fix_date_after_t() -> None:
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root / "cases").glob("*/case.yaml"))
+    assert len(files) >= 7
+    for path in files:
+        assert "fixed_at:" in path.read_text().partition("hidden_tests:")[0], path
+        case = load_case(path)
+        assert case.fixed_at is not None and case.fixed_at > case.at, path

@@ -402,8 +402,53 @@ class Case(Strict):
     """What the image audit accepts (``replay case audit``)."""
     provenance: Provenance | None = None
     """For a real historical fix: the repository, the fix and the license."""
+    fixed_at: AwareDatetime | None = None
+    """When the real fix landed (its commit's date, after T): how old the case is, and whether
+    a model whose training cutoff came later may have seen the public fix. Optional in
+    schema 1 so older case files stay valid: without it, ``provenance.fixed_at`` is taken;
+    a case with neither has no age (reports group it as ``no fix date``). ``replay case
+    create`` always writes it."""
 
     model_config = Strict.model_config | {"populate_by_name": True}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fix_date_from_provenance(cls, data: Any) -> Any:
+        # The case-level field is the one every report reads; a public case that predates it
+        # names its fix date once, in its provenance.
+        if isinstance(data, dict) and data.get("fixed_at") is None:
+            provenance = data.get("provenance")
+            if isinstance(provenance, dict) and provenance.get("fixed_at") is not None:
+                return {**data, "fixed_at": provenance["fixed_at"]}
+        return data
+
+    @model_validator(mode="after")
+    def _fix_date_holds(self) -> Case:
+        if self.fixed_at is None:
+            return self
+        if self.provenance is not None and self.provenance.fixed_at != self.fixed_at:
+            _raise_at(
+                "Case",
+                [
+                    (
+                        ("fixed_at",),
+                        f"differs from provenance.fixed_at ({self.provenance.fixed_at})",
+                        str(self.fixed_at),
+                    )
+                ],
+            )
+        if self.fixed_at < self.at:
+            _raise_at(
+                "Case",
+                [
+                    (
+                        ("fixed_at",),
+                        f"the fix is before T ({self.at.isoformat()})",
+                        str(self.fixed_at),
+                    )
+                ],
+            )
+        return self
 
     @field_validator("side_effects")
     @classmethod

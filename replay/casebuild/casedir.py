@@ -141,6 +141,8 @@ class CaseSpec:
     """Service states captured at T (``linear``, ``slack``) that replace the generated ones."""
     default_branch: str | None = None
     """The repository's default branch; default: :func:`default_branch` of the clone."""
+    fixed_at: datetime | None = None
+    """When the fix landed (its commit's date): written as the case's ``fixed_at``."""
 
 
 def _iso(value: datetime) -> str:
@@ -307,9 +309,14 @@ def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tupl
             "ticket": origin.ticket,
         }
     path = out / "case.yaml"
-    content = case_data(spec, at, base, branch)
     path.write_text(yaml.safe_dump(content, sort_keys=False, width=100))
     return path, manifest
+
+
+def _fix_date(spec: CaseSpec) -> dict[str, str]:
+    """The case's ``fixed_at``: the fix commit's date (the provenance's for a public fix)."""
+    fixed = spec.fixed_at or (spec.provenance.fixed_at if spec.provenance else None)
+    return {} if fixed is None else {"fixed_at": _iso(fixed)}
 
 
 def case_data(spec: CaseSpec, at: datetime, base: str, default: str = "main") -> dict[str, Any]:
@@ -330,6 +337,7 @@ def case_data(spec: CaseSpec, at: datetime, base: str, default: str = "main") ->
         "ticket": {"service": spec.ticket.service, "ref": ref},
         "snapshot": "snapshot",
         "at": _iso(at),
+        **_fix_date(spec),
         "repository": {"name": spec.repo_name, "base_commit": base},
         "environment": {"base_image": spec.base_image, "setup": spec.setup},
         "hidden_tests": {

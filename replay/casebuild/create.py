@@ -167,6 +167,7 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         docs_index=src.docs_index,
         effects=list(src.effects),
         states=dict(src.states),
+        fixed_at=datetime.fromisoformat(gitrepo.run(repo, "log", "-1", "--format=%cI", fix)),
     )
 
 
