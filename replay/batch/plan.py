@@ -20,7 +20,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +29,7 @@ from pydantic import Field
 from replay.base.case import LoadedCase, case_digest, read_case
 from replay.base.errors import InputError
 from replay.base.formats import Strict, load_model
+from replay.cases.retired import active_case_files
 from replay.compare.candidate import Candidate
 
 
@@ -48,6 +49,9 @@ class BatchPlan(Strict):
     runs: int = Field(default=1, ge=1)
     infra_retries: int = Field(default=2, ge=0)
     budget: Budget = Field(default_factory=Budget)
+    include_retired: bool = False
+    """Run retired cases too (``replay case retire``); by default they are left out of the
+    plan, each named in :attr:`Plan.skipped`."""
 
     model_config = Strict.model_config | {"populate_by_name": True}
 
@@ -66,6 +70,8 @@ class Plan:
     spec: BatchPlan
     path: Path
     runs: list[PlannedRun]
+    skipped: list[str] = field(default_factory=list)
+    """Retired cases the plan leaves out, why, one line each."""
 
     @property
     def digest(self) -> str:
@@ -85,6 +91,8 @@ def load_plan(path: Path) -> Plan:
         if not matches or not all(m.is_file() for m in matches):
             raise InputError(path, f"{pattern!r} names no case file", f"cases.{i}")
         files += [m for m in matches if m not in files]
+    skipped: list[str] = []
+    files = active_case_files(files, include_retired=spec.include_retired, notice=skipped.append)
     runs = []
     for file in files:
         loaded = read_case(file)
@@ -93,4 +101,4 @@ def load_plan(path: Path) -> Plan:
             for index in range(1, spec.runs + 1):
                 key = f"{digest}:{cand.key}:{index}"
                 runs.append(PlannedRun(key, loaded, digest, cand, index))
-    return Plan(spec, path, runs)
+    return Plan(spec, path, runs, skipped)

@@ -55,6 +55,8 @@ def batch_run(
     from replay.run.runner import RunOptions
 
     plan = load_plan(plan_file)
+    for line in plan.skipped:  # retired cases (the plan's include_retired runs them)
+        out.print(line, markup=False)
     store = Store.open(ctx.obj.db)
     try:
         before = progress(store, plan)

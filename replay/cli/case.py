@@ -377,3 +377,63 @@ def case_audit(
             rt.close()
     if failed:
         raise typer.Exit(1)
+
+
+# ----------------------------------------------------------------------------- the set alive
+
+
+@app.command("retire")
+def case_retire(
+    case: Annotated[Path, typer.Argument(help="The case file (case.yaml).")],
+    reason: Annotated[str, typer.Option(help="Why the case no longer counts (required).")],
+) -> None:
+    """Retire a case: run, compare and batch skip it (saying why), reports list it as left
+    out. Recorded in retired.yaml beside the case directories, not in the case file (its
+    digest, calibrations and runs stay as they were)."""
+    from replay.cases.retired import retire
+
+    case_id, registry = retire(case, reason)
+    out.print(
+        f"retired {case_id}: {' '.join(reason.split())} (recorded in {registry})", markup=False
+    )
+
+
+@app.command("stale")
+def case_stale(
+    cases: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Case files (default: cases/*/case.yaml).", show_default=False),
+    ] = None,
+    retire_them: Annotated[
+        bool, typer.Option("--retire", help="Retire each stale case, its reasons as the reason.")
+    ] = False,
+    blobs: Annotated[
+        Path | None,
+        typer.Option(help="Blob store root (default: $REPLAY_BLOBS or snapshots/blobs)."),
+    ] = None,
+) -> None:
+    """The staleness rule: is each case's base image still buildable, is every file its
+    snapshot froze still in the blob store, does the event log still record every kind its
+    rules name? Prints the stale cases with their reasons; exit 1 if one is left unretired."""
+    from replay.cases.retired import retire
+    from replay.cases.stale import check_case
+
+    files = cases or sorted(Path("cases").glob("*/case.yaml"))
+    if not files:
+        raise InputError(Path("cases"), "no case files given and none under ./cases")
+    left = 0
+    for path in files:
+        found = check_case(path, blobs)
+        if not found.stale:
+            out.print(f"ok     {found.case_id} ({path})", markup=False)
+            continue
+        out.print(f"STALE  {found.case_id} ({path})", markup=False)
+        for reason in found.reasons:
+            out.print(f"  {reason}", markup=False)
+        if retire_them:
+            _, registry = retire(path, "stale: " + "; ".join(found.reasons))
+            out.print(f"  retired (recorded in {registry})", markup=False)
+        else:
+            left += 1
+    if left:
+        raise typer.Exit(1)

@@ -65,10 +65,14 @@ def compare(
         str | None,
         typer.Option(help="Exit 1 unless the verdict is this: ship, dont_ship, inconclusive."),
     ] = None,
+    include_retired: Annotated[
+        bool, typer.Option(help="Compare on retired cases too (replay case retire).")
+    ] = False,
 ) -> None:
     """Compare two candidates on the same calibrated cases, against the noise floor, under a
     decision rule fixed before the runs: ship, don't ship, or inconclusive."""
     from replay.base.case import read_case
+    from replay.cases.retired import active_cases
     from replay.compare.candidate import parse_candidate
     from replay.compare.engine import build_document, fix_comparison, plan_missing
     from replay.compare.engine import run_missing as run_plan
@@ -91,7 +95,11 @@ def compare(
         raise typer.BadParameter(f"one of {', '.join(DECISIONS)}", param_hint="--expect")
     arms = {"A": parse_candidate(a), "B": parse_candidate(b)}
     rule, rule_text = load_rule(rule_file)
-    loaded = [read_case(path) for path in cases]
+    loaded = active_cases(
+        [read_case(path) for path in cases],
+        include_retired=include_retired,
+        notice=lambda line: out.print(line, markup=False),
+    )
     base = RunOptions(out=out_dir, db=ctx.obj.db)
     store = Store.open(ctx.obj.db)
     try:

@@ -56,8 +56,12 @@ def run(
             "(repeatable)."
         ),
     ] = None,
+    include_retired: Annotated[
+        bool, typer.Option(help="Run retired cases too (replay case retire).")
+    ] = False,
 ) -> None:
     """Replay cases end to end: world, sandbox, harness, hidden tests, side effects, verdict."""
+    from replay.cases.retired import active_case_files
     from replay.run.runner import RunOptions, RunResult, run_case
     from replay.run.summary import case_summary, summary_table
     from replay.world.warm import keep_warm
@@ -66,6 +70,7 @@ def run(
     if any(not sep for _, sep, _ in pairs):
         raise typer.BadParameter("expected NAME=VALUE", param_hint="--harness-env")
     wanted = _expectations(expect or [])
+    cases = active_case_files(cases, include_retired=include_retired, notice=_say)
     results: list[RunResult] = []
     trajectories: list[str | None] = list(stub) if stub else [None]
     # The trajectories of one case share its world, reset between runs (replay.world.warm).
@@ -110,6 +115,10 @@ def run(
                 markup=False,
             )
         raise typer.Exit(1)
+
+
+def _say(line: str) -> None:
+    out.print(line, markup=False)
 
 
 def _expectations(items: list[str]) -> dict[str, Outcome]:
