@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -11,19 +13,82 @@ from rich.table import Table
 
 from replay.cli.common import out
 
+if TYPE_CHECKING:
+    from replay.base.case import LoadedCase
+    from replay.results.report import Report
+
 app = typer.Typer(help="The results store.", no_args_is_help=True)
 
 
+def _date(value: str | None, option: str) -> datetime | None:
+    from replay.cases.age import parse_date
+
+    if value is None:
+        return None
+    try:
+        return parse_date(value)
+    except ValueError:
+        raise typer.BadParameter(
+            f"{value!r} is not a date (YYYY-MM-DD) or an ISO 8601 time", param_hint=option
+        ) from None
+
+
+def _case_files(cases: list[Path] | None) -> tuple[list[Path], str]:
+    """The case files the report reads tags and fix dates from, and where they came from:
+    the files and directories given (a directory: its ``case.yaml``, else its
+    ``*/case.yaml``), else ``./cases`` when there is one."""
+    sources = cases or ([Path("cases")] if Path("cases").is_dir() else [])
+    files: list[Path] = []
+    for source in sources:
+        if source.is_dir():
+            own = source / "case.yaml"
+            files += [own] if own.is_file() else sorted(source.glob("*/case.yaml"))
+        elif source.is_file():
+            files.append(source)
+        else:
+            raise typer.BadParameter(f"{source}: no such case file or directory")
+    shown = ", ".join(str(s) for s in sources) or "none given, and no ./cases"
+    return files, shown
+
+
 @app.command("report")
-def results_report(ctx: typer.Context) -> None:
-    """Quality over healthy runs of calibrated cases, with reliability and cost beside it."""
+def results_report(
+    ctx: typer.Context,
+    cases: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Case files or directories the tags, fix dates and retirements come from "
+            "(default: ./cases).",
+            show_default=False,
+        ),
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            help="Measure case age at this date (YYYY-MM-DD) instead of at each run's start."
+        ),
+    ] = None,
+    training_cutoff: Annotated[
+        str | None,
+        typer.Option(
+            help="The model's training cutoff (YYYY-MM-DD): split results by whether each "
+            "case's fix came after it (clean) or before it (may be in its training data)."
+        ),
+    ] = None,
+) -> None:
+    """Quality over healthy runs of calibrated cases, with reliability and cost beside it,
+    then by tag, by case age and (given a cutoff) by the side of the training cutoff."""
+    from replay.base.case import read_case
     from replay.results import Store
     from replay.results.report import build_report
     from replay.results.stats import format_pass_k
 
+    at, cutoff = _date(as_of, "--as-of"), _date(training_cutoff, "--training-cutoff")
+    files, shown = _case_files(cases)
+    loaded = [read_case(f) for f in files]
     store = Store.open(ctx.obj.db)
     try:
-        report = build_report(store)
+        report = build_report(store, loaded, as_of=at, training_cutoff=cutoff)
     finally:
         store.close()
     table = Table(
@@ -71,8 +136,53 @@ def results_report(ctx: typer.Context) -> None:
             f"({se}; clustered by case)",
             markup=False,
         )
+    _print_breakdown(report, loaded, shown, at, cutoff)
     for case_id, why in sorted(report.left_out.items()):
-        out.print(f"left out: {case_id}: {why}")
+        out.print(f"left out: {case_id}: {why}", markup=False)
+
+
+def _print_breakdown(
+    report: Report,
+    loaded: list[LoadedCase],
+    shown: str,
+    at: datetime | None,
+    cutoff: datetime | None,
+) -> None:
+    if not report.breakdown:
+        return
+    out.print(f"tags and fix dates from {len(loaded)} case file(s): {shown}", markup=False)
+    seen_at = f"{at:%Y-%m-%d}" if at else "each run's start"
+    titles = {
+        "tag": "by tag (a case counts under each of its tags)",
+        "age": f"by case age (fix to {seen_at})",
+        "training cutoff": f"by training cutoff {cutoff:%Y-%m-%d}" if cutoff else "",
+    }
+    notes = {
+        "training cutoff": "  after-cutoff: fixed after it, not in the model's training data "
+        "(clean); before-cutoff: the public fix may be in it",
+    }
+    wide = Console(highlight=False, width=max(out.width, 160))
+    for dimension, title in titles.items():
+        rows = [g for g in report.breakdown if g.dimension == dimension]
+        if not rows:
+            continue
+        table = Table(
+            dimension, "harness", "model", "cases", "pass rate (healthy)", "95% CI", box=None
+        )
+        for g in rows:
+            table.add_row(
+                g.group,
+                g.harness,
+                g.model,
+                str(g.cases),
+                f"{g.passes}/{g.healthy} = {g.pass_rate:.2f}",
+                f"{g.interval[0]:.2f}-{g.interval[1]:.2f} ({g.method})",
+            )
+        out.print(title, markup=False)
+        if dimension in notes:
+            out.print(notes[dimension], markup=False)
+        wide.print(table)
+    out.print("each group stands alone: groups overlap and are never added up", markup=False)
 
 
 @app.command("list")
