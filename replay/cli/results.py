@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import UTC, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,6 +31,11 @@ def _date(value: str | None, option: str) -> datetime | None:
         raise typer.BadParameter(
             f"{value!r} is not a date (YYYY-MM-DD) or an ISO 8601 time", param_hint=option
         ) from None
+
+
+def _when(at: datetime) -> str:
+    """A date, with its time when it is not midnight UTC."""
+    return f"{at:%Y-%m-%d}" if at.timetz() == time(0, tzinfo=UTC) else at.isoformat()
 
 
 def _case_files(cases: list[Path] | None) -> tuple[list[Path], str]:
@@ -155,7 +160,7 @@ def _print_breakdown(
     titles = {
         "tag": "by tag (a case counts under each of its tags)",
         "age": f"by case age (fix to {seen_at})",
-        "training cutoff": f"by training cutoff {cutoff:%Y-%m-%d}" if cutoff else "",
+        "training cutoff": f"by training cutoff {_when(cutoff)}" if cutoff else "",
     }
     notes = {
         "training cutoff": "  after-cutoff: fixed after it, not in the model's training data "

@@ -67,7 +67,8 @@ class GroupRow:
     """Passes over healthy runs."""
     interval: tuple[float, float]
     """95% interval of the pass rate: normal, with a standard error clustered by case, for
-    two cases or more; Wilson's over the runs for one case (see :attr:`method`)."""
+    two cases or more; Wilson's over the runs for one case, or when every run agrees (the
+    clustered one is then a point); see :attr:`method`."""
     method: str
     """How :attr:`interval` was computed."""
 
@@ -214,6 +215,9 @@ def _breakdown(
         est = clustered_mean(per_case)
         if math.isnan(est.se):
             interval, method = wilson(passes, healthy), "Wilson, one case"
+        elif est.se == 0:
+            # Every run agrees: the clustered SE is 0 and its interval a point; Wilson's is not.
+            interval, method = wilson(passes, healthy), "Wilson, all runs agree"
         else:
             interval = (max(0.0, est.interval[0]), min(1.0, est.interval[1]))
             method = "clustered by case"

@@ -96,6 +96,8 @@ def test_each_tag_and_age_group_has_its_own_rate_interval_and_case_count(three) 
     assert 0.0 <= lo < 0.5 < hi <= 1.0
     feature = next(g for g in report.breakdown if g.group == "feature")
     assert feature.method == "Wilson, one case" and feature.interval[1] == 1.0
+    young = next(g for g in report.breakdown if g.group == "<3 months")
+    assert young.method == "Wilson, one case"
     assert feature.interval[0] == pytest.approx(0.4385, abs=1e-3)  # Wilson 3/3
     # Ordered: tags, then ages youngest first; no cutoff split unless a cutoff is given.
     assert [g.dimension for g in report.breakdown] == ["tag"] * 3 + ["age"] * 3
@@ -192,3 +194,15 @@ def test_the_cli_prints_each_breakdown_and_refuses_a_bad_date(
     assert "by case age (fix to 2027-06-01)" in later.out and ">1 year" in later.out
     bad = run_cli(capsys, *common, "--training-cutoff", "last spring")
     assert bad.code == 2 and "is not a date" in bad.err
+
+
+def test_a_group_whose_runs_all_agree_gets_wilson_s_interval_not_a_point(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    cases = [_case(tmp_path, n, ["refactor"], "2026-10-01T00:00:00Z") for n in ("p", "q")]
+    _runs(store, "p", "2026-11-15T12:00:00+00:00", ["pass", "pass"])
+    _runs(store, "q", "2026-11-15T12:00:00+00:00", ["pass"])
+    (group,) = [g for g in build_report(store, cases).breakdown if g.dimension == "tag"]
+    assert (group.cases, group.passes, group.healthy) == (2, 3, 3)
+    assert group.method == "Wilson, all runs agree"
+    assert group.interval[0] == pytest.approx(0.4385, abs=1e-3) and group.interval[1] == 1.0
+    store.close()
