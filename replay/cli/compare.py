@@ -81,6 +81,7 @@ def compare(
         DECISIONS,
         arms_table,
         cases_table,
+        cutoff_table,
         lines,
         run_links,
         tags_table,
@@ -128,6 +129,13 @@ def compare(
     if doc["cases"]:
         wide.print(cases_table(doc))
         wide.print(tags_table(doc))
+        if doc["by_cutoff"]:
+            out.print(
+                "by training cutoff (after-cutoff: fixed after the model's stated cutoff, "
+                "clean; before-cutoff: the public fix may be in its training data)",
+                markup=False,
+            )
+            wide.print(cutoff_table(doc))
     for line in [*run_links(doc), *unhealthy(doc)]:
         out.print(line, markup=False)
     for item in doc["left_out"]:

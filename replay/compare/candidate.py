@@ -10,17 +10,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import replace
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, Field, field_validator
 
 from replay.base.errors import InputError
 from replay.base.formats import Strict, load_model, validate_data
 from replay.run.runner import RunOptions
 
-INLINE_KEYS = ("name", "harness", "model", "stub", "model_upstream", "seed", "wire_retries")
+INLINE_KEYS = (
+    "name",
+    "harness",
+    "model",
+    "stub",
+    "model_upstream",
+    "seed",
+    "wire_retries",
+    "training_cutoff",
+)
 
 
 class Candidate(Strict):
@@ -43,7 +54,19 @@ class Candidate(Strict):
     """Replay a run the wire spoiled up to this many more times (spoiled runs are listed,
     never counted in quality)."""
     training_cutoff: AwareDatetime | None = None
-    """The model's stated training cutoff, set against each case's fix date."""
+    """The model's stated training cutoff (``2025-04-01``: midnight UTC), set against each
+    case's fix date: a case fixed after it is ``after-cutoff`` (clean), one fixed before it
+    ``before-cutoff`` (the public fix may be in the model's training data). Part of the
+    candidate's settings, like everything but its name."""
+
+    @field_validator("training_cutoff", mode="before")
+    @classmethod
+    def _date_is_midnight_utc(cls, value: Any) -> Any:
+        if isinstance(value, date) and not isinstance(value, datetime):
+            return datetime.combine(value, time(0), tzinfo=UTC)
+        if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
+            return f"{value.strip()}T00:00:00Z"
+        return value
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -79,7 +102,7 @@ class Candidate(Strict):
 
 def parse_candidate(value: str) -> Candidate:
     """A candidate from a YAML file, or from ``key=value,key=value`` (keys: name, harness,
-    model, stub, model_upstream, seed, wire_retries)."""
+    model, stub, model_upstream, seed, wire_retries, training_cutoff)."""
     path = Path(value)
     if path.suffix in (".yaml", ".yml") or path.is_file():
         if not path.is_file():

@@ -23,6 +23,7 @@ from typing import Any
 from replay.base.case import LoadedCase, case_digest
 from replay.base.errors import ReplayError
 from replay.base.outcomes import HEALTHY, OUTCOMES, SPOILED, Outcome
+from replay.cases.age import cutoff_side
 from replay.compare.candidate import Candidate
 from replay.compare.rule import DecisionRule, rule_digest
 from replay.results import Store
@@ -262,9 +263,10 @@ def build_document(
             "case_id": loaded.id,
             "case_digest": digest,
             "tags": list(loaded.case.tags),
-            "fix_date": _iso(loaded.case.provenance.fixed_at)
-            if loaded.case.provenance is not None
-            else None,
+            "fix_date": _iso(loaded.case.fixed_at) if loaded.case.fixed_at else None,
+            "contamination": {
+                label: _side(loaded.case.fixed_at, arms[label].training_cutoff) for label in ARMS
+            },
         }
         arm_cases = {}
         for label in ARMS:
@@ -316,6 +318,7 @@ def build_document(
     }
     _judge(doc, paired, ordered_a, violations, rule)
     doc["by_tag"] = _by_tag(rows, rule)
+    doc["by_cutoff"] = _by_cutoff(rows, arms, rule)
     return doc
 
 
@@ -359,6 +362,7 @@ def _arm_doc(
         "key": cand.key,
         "harness": cand.harness,
         "model": cand.model_label,
+        "training_cutoff": _iso(cand.training_cutoff) if cand.training_cutoff else None,
         "settings": cand.settings,
         "runs": len(runs),
         "healthy_runs": len(healthy),
@@ -583,20 +587,43 @@ def _by_tag(rows: Sequence[dict[str, Any]], rule: DecisionRule) -> list[dict[str
     for row in rows:
         for tag in row["tags"] or ["(untagged)"]:
             tags[tag].append(row)
-    out = []
-    for tag, group in sorted(tags.items()):
-        a = [ArmCase(r["A"]["passes"], r["A"]["healthy"]) for r in group]
-        b = [ArmCase(r["B"]["passes"], r["B"]["healthy"]) for r in group]
-        entry: dict[str, Any] = {
-            "tag": tag,
-            "cases": len(group),
-            "A": {"rate": sum(x.rate for x in a) / len(a)},
-            "B": {"rate": sum(y.rate for y in b) / len(b)},
-        }
-        if len(group) >= 2:
-            cmp = compare_arms(a, b, confidence=rule.confidence)
-            entry["difference"] = {"estimate": cmp.estimate, "interval": list(cmp.interval)}
-        else:
-            entry["difference"] = {"estimate": b[0].rate - a[0].rate, "interval": None}
-        out.append(entry)
-    return out
+    return [{"tag": tag, **_group(group, rule)} for tag, group in sorted(tags.items())]
+
+
+def _side(fixed_at: datetime | None, cutoff: datetime | None) -> str | None:
+    """The case's side of an arm's stated training cutoff; None when it states none."""
+    return None if cutoff is None else cutoff_side(fixed_at, cutoff)
+
+
+def _by_cutoff(
+    rows: Sequence[dict[str, Any]], arms: dict[str, Candidate], rule: DecisionRule
+) -> list[dict[str, Any]]:
+    """The comparison per contamination group: the cases whose fixes lie on the same side of
+    each arm's stated training cutoff; nothing when neither arm states one."""
+    if all(arms[label].training_cutoff is None for label in ARMS):
+        return []
+    order = {None: 0, "after-cutoff": 1, "before-cutoff": 2, "no fix date": 3}
+    groups: dict[tuple[str | None, ...], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[tuple(row["contamination"][label] for label in ARMS)].append(row)
+    return [
+        {"contamination": dict(zip(ARMS, sides, strict=True)), **_group(group, rule)}
+        for sides, group in sorted(groups.items(), key=lambda i: [order[s] for s in i[0]])
+    ]
+
+
+def _group(group: Sequence[dict[str, Any]], rule: DecisionRule) -> dict[str, Any]:
+    """Both arms and B - A over a group of paired cases (a tag, a contamination group)."""
+    a = [ArmCase(r["A"]["passes"], r["A"]["healthy"]) for r in group]
+    b = [ArmCase(r["B"]["passes"], r["B"]["healthy"]) for r in group]
+    entry: dict[str, Any] = {
+        "cases": len(group),
+        "A": {"rate": sum(x.rate for x in a) / len(a)},
+        "B": {"rate": sum(y.rate for y in b) / len(b)},
+    }
+    if len(group) >= 2:
+        cmp = compare_arms(a, b, confidence=rule.confidence)
+        entry["difference"] = {"estimate": cmp.estimate, "interval": list(cmp.interval)}
+    else:
+        entry["difference"] = {"estimate": b[0].rate - a[0].rate, "interval": None}
+    return entry

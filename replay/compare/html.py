@@ -330,6 +330,28 @@ def _by_tag(doc: Doc) -> str:
     )
 
 
+def _by_cutoff(doc: Doc) -> str:
+    if not doc.get("by_cutoff"):
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(row['contamination']['A'] or 'none stated')}</td>"
+        f"<td>{_e(row['contamination']['B'] or 'none stated')}</td>"
+        f"<td class='num'>{_e(row['cases'])}</td>"
+        f"<td class='num'>{num(row['A']['rate'])}</td><td class='num'>{num(row['B']['rate'])}</td>"
+        f"<td class='num'>{signed(row['difference']['estimate'])}</td>"
+        f"<td>{interval(row['difference']['interval'])}</td></tr>"
+        for row in doc["by_cutoff"]
+    )
+    return (
+        "<section id='by-cutoff'><h2>By training cutoff</h2><p class='meta'>after-cutoff: the "
+        "case was fixed after the arm's stated training cutoff (clean); before-cutoff: the "
+        "public fix may be in its training data.</p><table><thead><tr><th>A's cutoff</th>"
+        "<th>B's cutoff</th><th>cases</th><th>A rate</th><th>B rate</th><th>B &minus; A</th>"
+        f"<th>{confidence(doc)} CI</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
 def _left_out(doc: Doc) -> str:
     items = "".join(
         f"<li data-case-id='{_e(item['case_id'])}'><b>{_e(item['case_id'])}</b>: "
@@ -405,6 +427,7 @@ rates over healthy runs only</p>
 {_arms(doc)}
 {_case_grid(doc)}
 {_by_tag(doc)}
+{_by_cutoff(doc)}
 {_unhealthy(doc)}
 {_left_out(doc)}
 </main>

@@ -86,6 +86,28 @@ def tags_table(doc: dict[str, Any]) -> Table:
     return table
 
 
+def cutoff_table(doc: dict[str, Any]) -> Table:
+    """The comparison per contamination group (``by_cutoff``): each arm's side of its own
+    stated training cutoff, never pooled."""
+    table = Table(
+        "A's cutoff", "B's cutoff", "cases", "A", "B", "B - A (95% CI)", box=None, pad_edge=False
+    )
+    for entry in doc["by_cutoff"]:
+        d = entry["difference"]
+        sides = entry["contamination"]
+        table.add_row(
+            sides["A"] or "none stated",
+            sides["B"] or "none stated",
+            str(entry["cases"]),
+            f"{entry['A']['rate']:.2f}",
+            f"{entry['B']['rate']:.2f}",
+            f"{d['estimate']:+.2f} ({_ci(d['interval'], signed=True)})"
+            if d["interval"] is not None
+            else f"{d['estimate']:+.2f} (one case)",
+        )
+    return table
+
+
 def lines(doc: dict[str, Any]) -> Iterator[str]:
     """Everything but the tables, in reading order."""
     rule = doc["rule"]

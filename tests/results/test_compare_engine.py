@@ -360,3 +360,60 @@ def test_every_key_the_engine_writes_is_documented(store: Store, cases: list[Loa
     fields = DOC.read_text().split("## Fields", 1)[1].split("\n## ", 1)[0]
     documented = set(re.findall(r"^- `([^`]+)`: \S", fields, re.MULTILINE))
     assert set(keys(doc, "", "")) - documented == set()
+
+
+def test_cases_are_split_by_each_arm_s_training_cutoff_never_pooled(
+    tmp_path: Path, store: Store, cases: list[LoadedCase], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo fixes landed on 2026-03-12 (prerelease order), 03-13 (caret) and 03-17 (build
+    metadata). B states a cutoff of 2026-03-13: the prerelease fix may be in its training
+    data, the other two cannot; A states none."""
+    a = parse_candidate("name=cheat,stub=cheat")
+    b = parse_candidate("name=gold,stub=gold,training_cutoff=2026-03-13")
+    assert b.training_cutoff == datetime(2026, 3, 13, tzinfo=UTC)
+    for case in cases:
+        calibrate(store, case)
+        runs(store, case, a, "mmm")
+        runs(store, case, b, "ppm" if case.id == "demo-prerelease-order" else "ppp")
+    doc = judge(store, cases, a, b)
+    sides = {row["case_id"]: row["contamination"] for row in doc["cases"]}
+    assert sides == {
+        "demo-build-metadata-sort": {"A": None, "B": "after-cutoff"},
+        "demo-caret-zero": {"A": None, "B": "after-cutoff"},
+        "demo-prerelease-order": {"A": None, "B": "before-cutoff"},
+    }
+    assert doc["arms"]["B"]["training_cutoff"] == "2026-03-13T00:00:00+00:00"
+    assert doc["arms"]["A"]["training_cutoff"] is None
+    groups = [(g["contamination"]["B"], g["cases"], g["B"]["rate"]) for g in doc["by_cutoff"]]
+    assert groups == [("after-cutoff", 2, 1.0), ("before-cutoff", 1, pytest.approx(2 / 3))]
+    assert doc["by_cutoff"][1]["difference"]["interval"] is None  # one case
+    # Every key of a document with cutoffs is documented too.
+    from tests.compare.test_docs import DOC, keys
+
+    fields = DOC.read_text().split("## Fields", 1)[1].split("\n## ", 1)[0]
+    import re
+
+    documented = set(re.findall(r"^- `([^`]+)`: \S", fields, re.MULTILINE))
+    assert {k for k in keys(doc, "", "") if k.startswith(("by_cutoff", "CaseRow.cont"))} <= (
+        documented
+    )
+    # The HTML report and the terminal report show the split.
+    from replay.compare.html import render_html
+
+    html = render_html(doc)
+    section = html.partition("<section id='by-cutoff'>")[2].partition("</section>")[0]
+    assert "<td>none stated</td><td>before-cutoff</td><td class='num'>1</td>" in section
+    fix_comparison(store, "cut", a, b, DEFAULT_RULE)
+    db = store.url
+    store.close()
+    result = run_cli(
+        capsys, "--db", db, "compare", *map(str, DEMO), "--a", "name=cheat,stub=cheat",
+        "--b", "name=gold,stub=gold,training_cutoff=2026-03-13", "--name", "cut", "--no-run",
+    )  # fmt: skip
+    assert result.code == 0, result.out + result.err
+    assert "by training cutoff (after-cutoff: fixed after the model's stated cutoff" in result.out
+    assert re.search(r"none stated\s+after-cutoff\s+2\s+0\.00\s+1\.00", result.out), result.out
+    assert re.search(r"none stated\s+before-cutoff\s+1\s+0\.00\s+0\.67", result.out), result.out
+    # A cutoff that is no date is the candidate's error.
+    with pytest.raises(Exception, match="training_cutoff"):
+        parse_candidate("name=x,stub=gold,training_cutoff=last spring")
