@@ -5,8 +5,8 @@ Checked per case, from its files and this machine alone (no network):
 
 - **its base image can still be built**: ``replay-base:<release>`` names a Debian release
   ``replay image base`` builds (:data:`replay.images.base.RELEASES`: bullseye, bookworm,
-  trixie). An older suite (buster) has left the Debian mirror for archive.debian.org, which
-  the base image recipe does not fetch from.
+  trixie); an older release such as buster is not among them, so its image cannot be
+  rebuilt here.
 - **its dependencies are still there**: every package file and documentation page its
   snapshot froze at T (the registry's wheels and their PEP 658 metadata, npm tarballs, docs
   pages) is in the blob store, and the snapshot's parts and shared git history still verify.
