@@ -5,6 +5,7 @@ the reason (issue 21)."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,9 @@ def test_build_turns_each_candidate_into_a_calibrated_case_or_sets_it_aside(
     cases = {k: load_case(out / k / "case.yaml") for k in built}
     for case_id, case in cases.items():
         assert "mined" in case.tags, case_id
+        # Each built case records when its fix landed (its age beside a model's cutoff).
+        assert case.fixed_at == datetime.fromisoformat(built[case_id]["fixed_at"]), case_id
+        assert case.fixed_at > case.at, case_id
     # The loop's case forbids a second pull request; the gold opens one.
     rules = {r.id: r for r in cases["loop-27"].side_effects}
     assert rules["one-pull-request"].at_most == 1
