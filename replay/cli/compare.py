@@ -72,7 +72,7 @@ def compare(
     """Compare two candidates on the same calibrated cases, against the noise floor, under a
     decision rule fixed before the runs: ship, don't ship, or inconclusive."""
     from replay.base.case import read_case
-    from replay.cases.retired import active_cases
+    from replay.cases.retired import partition_retired, skip_line
     from replay.compare.candidate import parse_candidate
     from replay.compare.engine import build_document, fix_comparison, plan_missing
     from replay.compare.engine import run_missing as run_plan
@@ -96,11 +96,14 @@ def compare(
         raise typer.BadParameter(f"one of {', '.join(DECISIONS)}", param_hint="--expect")
     arms = {"A": parse_candidate(a), "B": parse_candidate(b)}
     rule, rule_text = load_rule(rule_file)
-    loaded = active_cases(
-        [read_case(path) for path in cases],
-        include_retired=include_retired,
-        notice=lambda line: out.print(line, markup=False),
-    )
+    loaded = [read_case(path) for path in cases]
+    retired: list[dict[str, str]] = []
+    if not include_retired:
+        loaded, gone = partition_retired(loaded)
+        for case, retirement in gone:
+            out.print(skip_line(case.id, retirement), markup=False)
+            why = f"retired {retirement.at:%Y-%m-%d}: {retirement.reason}"
+            retired.append({"case_id": case.id, "why": why})
     base = RunOptions(out=out_dir, db=ctx.obj.db)
     store = Store.open(ctx.obj.db)
     try:
@@ -120,6 +123,8 @@ def compare(
                     )
                 run_plan(plan, loaded, arms, base)
         doc = build_document(store, loaded, arms, rule, comparison)
+        # Retired cases are left out of both arms alike, and said so in every report.
+        doc["left_out"] = sorted([*doc["left_out"], *retired], key=lambda x: x["case_id"])
     finally:
         store.close()
     wide = Console(highlight=False, width=max(out.width, 220))

@@ -4,6 +4,7 @@ out. No Docker: every command here stops before a world would start."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -62,13 +63,19 @@ def test_run_and_compare_skip_a_retired_case_and_say_why(
     assert ran.code == 0, ran.out + ran.err
     assert "skipping demo-caret-zero: retired" in ran.out and "buster is gone" in ran.out
     assert "run 1:" not in ran.out
+    report = tmp_path / "compare.json"
     compared = run_cli(
         capsys, "--db", db, "compare", str(case_file), "--a", "name=a,stub=cheat",
-        "--b", "name=b,stub=gold", "--no-run",
+        "--b", "name=b,stub=gold", "--no-run", "--json", str(report),
     )  # fmt: skip
     assert compared.code == 0, compared.out + compared.err
     assert "skipping demo-caret-zero: retired" in compared.out
-    assert "left out: demo-caret-zero" not in compared.out, "not compared at all"
+    # Not compared at all, and every report says why: left out of both arms, as retired.
+    doc = json.loads(report.read_text())
+    assert doc["cases"] == []
+    (left,) = doc["left_out"]
+    assert left["case_id"] == "demo-caret-zero"
+    assert left["why"].startswith("retired ") and left["why"].endswith(": buster is gone")
 
 
 def test_a_batch_plan_leaves_retired_cases_out_unless_it_includes_them(tmp_path: Path) -> None:
