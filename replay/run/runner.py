@@ -74,6 +74,8 @@ class RunOptions:
     stub_faults: tuple[str, ...] = ()
     """Wire faults for the stub, as ``KIND=RATE`` or ``KIND=every:N``."""
     stub_seed: int = 0
+    stub_think_seconds: float = 0.0
+    """Seconds the stub waits before each answer (a model that thinks: I/O-bound runs)."""
     harness_env: dict[str, str] = field(default_factory=dict)
     """Extra variables for the harness (e.g. REPLAY_MODEL_RETRIES=0)."""
     out: Path = Path(".replay") / "runs"
@@ -210,6 +212,7 @@ def _stub_model(
         script=script,
         faults=[Fault.parse(f) for f in options.stub_faults],
         seed=options.stub_seed,
+        think_seconds=options.stub_think_seconds,
         hold_seconds=2 * STUB_GATEWAY_DEADLINE,
     )
     pool = warm_pool()
