@@ -73,7 +73,8 @@ class Measured:
     goal: Goal | str | None = None
     """As :attr:`Pair.goal`."""
     unit: str = "s"
-    """``s`` (printed as ms) or ``/s`` (a rate, e.g. requests per second)."""
+    """``s`` (printed as ms), ``/s`` or ``/min`` (a rate, e.g. requests per second), or
+    ``cores`` (CPU cores busy)."""
     spread: str = ""
     """The ratio's spread over repeated rounds, printed after the goal."""
 

@@ -56,6 +56,10 @@ def main() -> None:
 
 
 def _value(value: float, unit: str) -> str:
+    if unit == "/min":
+        return f"{value:>7.1f}/min"
+    if unit == "cores":
+        return f"{value:>5.2f} cores"
     return f"{value:>9.0f}/s" if unit == "/s" else f"{value * 1e3:>9.2f}ms"
 
 
