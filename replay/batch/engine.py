@@ -340,12 +340,15 @@ def execute(
 
     Starts are spaced (``starts_per_second``, halved after each infrastructure failure and
     restored after a healthy run) so a batch does not flood the Docker daemon. The first run
-    of each case and candidate runs alone: it builds the images the others reuse. New runs
-    stop being submitted once the budget is spent; those running finish.
+    of each case runs alone when it has images to build that the others reuse (see
+    :func:`_prepared`). New runs stop being submitted once the budget is spent; those
+    running finish.
     """
     fix_batch(store, plan)
     # A batch killed mid-run left its runs' containers (and worlds, if any outlived it).
     collected = collect(dead_owners(store, plan), base.runtime, store)
+    # A fake ``run`` (tests) builds nothing: every case's first run runs alone, as if cold.
+    warmed = _prepared(plan, base) if run is None else set()
     run = run or _run_one
     owner = owner_token()
     lock = threading.Lock()
@@ -379,7 +382,6 @@ def execute(
 
     pending = list(_order(plan.runs))
     skipped = 0
-    warmed: set[str] = set()
     building: set[str] = set()
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         running: dict[Future[None], PlannedRun] = {}
@@ -415,6 +417,37 @@ def execute(
             if on_change is not None:
                 on_change(progress(store, plan))
     return BatchResult(ran, skipped, stopped, collected)
+
+
+def _prepared(plan: Plan, base: RunOptions) -> set[str]:
+    """The case versions whose first run would build nothing, so need not run alone: the
+    environment image exists (its audits, cached, are made here once if they are not) and no
+    candidate's harness has an image of its own."""
+    from replay.harness.install import needs_image
+    from replay.harness.spec import load_harness
+    from replay.images.audit import image_leaks_cached
+    from replay.images.env import cached_env_image
+    from replay.runtime import get_runtime
+    from replay.snapshot.audit import audit_cached
+
+    if any(needs_image(load_harness(c.harness)[0]) for c in plan.spec.candidates):
+        return set()
+    ready: set[str] = set()
+    runtime = get_runtime(base.runtime)
+    try:
+        for item in {r.digest: r for r in plan.runs}.values():
+            case = item.case.case
+            try:
+                env = cached_env_image(case, runtime)
+            except ReplayError:
+                continue  # no base image yet: the first run makes it
+            if env is not None:
+                audit_cached(case.snapshot, case)
+                image_leaks_cached(case, runtime, [env.id])
+                ready.add(item.digest)
+    finally:
+        runtime.close()
+    return ready
 
 
 def _order(runs: list[PlannedRun]) -> Iterator[PlannedRun]:

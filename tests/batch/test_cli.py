@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from replay.batch.engine import _prepared
+from replay.batch.plan import load_plan
+from replay.run.runner import RunOptions
 from tests.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +29,13 @@ def test_a_batch_runs_in_parallel_and_a_rerun_redoes_nothing(
     first = run_cli(capsys, *args)
     assert first.code == 0, first.out + first.err
     assert "batch demo: ran 4, 4/4 finished (model_fail 2, pass 2)" in first.out
+    # Its images are built now: a batch of the case need not run a first run alone again,
+    # unless a candidate's harness has an image of its own.
+    loaded = load_plan(plan)
+    assert _prepared(loaded, RunOptions()) == {loaded.runs[0].digest}
+    with_image = tmp_path / "image.yaml"
+    with_image.write_text(plan.read_text().replace("stub: idle", "harness: mini-swe-agent"))
+    assert _prepared(load_plan(with_image), RunOptions()) == set()
     again = run_cli(capsys, *args)
     assert again.code == 0 and "ran 0, 4/4 finished" in again.out
     status = run_cli(capsys, *db, "batch", "status", str(plan))
