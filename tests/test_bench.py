@@ -78,6 +78,18 @@ def test_batch_bench_runs_each_worker_count_on_a_fresh_batch() -> None:
     assert isinstance(table[2].goal, str) and table[2].goal.startswith("limit: ")
 
 
+def test_batch_limit_says_when_the_machine_cpu_was_full() -> None:
+    from bench.batch import BatchRun, saturated
+
+    busy = BatchRun(4, 4, 40.0, Usage(cores=1.9, min_available=1 << 30), {"pass": 4})
+    assert saturated(busy, Usage(cores=1.2), 2) == (
+        "; and the machine's CPU was saturated: 1.90 of 2 cores busy during 4 workers, "
+        "1.20 before the batches (other work)"
+    )
+    calm = BatchRun(4, 4, 40.0, Usage(cores=1.7, min_available=1 << 30), {"pass": 4})
+    assert saturated(calm, Usage(cores=0.2), 2) == ""
+
+
 def test_batch_goal_is_capped_at_the_machine_limit() -> None:
     from bench.batch import scaling_goal
 
