@@ -9,15 +9,15 @@ should pay. The goal is ``>= 0.8·N x`` one worker's runs per minute, up to the 
 
 The limit is measured, not guessed. During each batch the machine's busy cores
 (``/proc/stat``, other users' work included) and available memory (``/proc/meminfo``) are
-sampled, and the CPU the batch itself used: this process, its children (the worlds) and its
-containers (their cgroups, found by the runtime's owner label). The machine is also sampled
-for a few seconds before the batches. One worker's batch gives what one run at a time costs:
-its own cores, the memory it took, its length against the engine's start spacing. Each
-resource then allows so many runs at once; the smallest is the limit, named in the last row
-beside the machine's busy cores during the 4-worker batch (and said to be saturated when
-they reach 90%: more workers then only gain by taking CPU from other work). A goal beyond
-the limit is checked at the limit. The Docker daemon's own CPU is not counted (it serves
-every user of the machine), so the CPU limit is an upper bound.
+sampled, and the CPU and resident memory the batch itself used: this process, its children
+(the worlds) and its containers (their cgroups, found by the runtime's owner label). The
+machine is also sampled for a few seconds before the batches. One worker's batch gives what
+one run at a time costs: its own cores, its own memory, its length against the engine's start
+spacing. Each resource then allows so many runs at once; the smallest is the limit, named in
+the last row beside the machine's busy cores during the 4-worker batch (and said to be
+saturated when they reach 90%: more workers then only gain by taking CPU from other work). A
+goal beyond the limit is checked at the limit. The Docker daemon's own CPU is not counted (it
+serves every user of the machine), so the CPU limit is an upper bound.
 """
 
 from __future__ import annotations
@@ -116,6 +116,45 @@ def container_cpu(container: str) -> float | None:
         return None
 
 
+def container_memory(container: str) -> int:
+    """A container's resident memory (anonymous pages, not its page cache), bytes; 0 once
+    it is gone."""
+    for path, key in (
+        (f"/sys/fs/cgroup/memory/docker/{container}/memory.stat", "rss"),
+        (f"/sys/fs/cgroup/system.slice/docker-{container}.scope/memory.stat", "anon"),
+        (f"/sys/fs/cgroup/docker/{container}/memory.stat", "anon"),
+    ):
+        try:
+            stat = dict(ln.split() for ln in Path(path).read_text().splitlines())
+        except (OSError, ValueError):
+            continue
+        return int(stat.get(key, 0))
+    return 0
+
+
+def tree_memory() -> int:
+    """Resident memory of this process and all its descendants (the worlds), bytes."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rpartition(")")[2].split()
+            rss[int(entry.name)] = int((entry / "statm").read_text().split()[1]) * page
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        parents[int(entry.name)] = int(stat[1])
+    mine = {os.getpid()}
+    grew = True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in mine} - mine
+        mine |= more
+        grew = bool(more)
+    return sum(rss.get(pid, 0) for pid in mine)
+
+
 @dataclass
 class Usage:
     """What the machine, and this process's own work, used while a block ran."""
@@ -130,6 +169,9 @@ class Usage:
     """Containers of this process seen running."""
     unread: int = 0
     """Of those, the ones whose CPU could not be read (no cgroup found)."""
+    own_memory: int = 0
+    """The most resident memory this process, its descendants and its containers held at
+    once (sampled), bytes."""
 
 
 @contextmanager
@@ -141,22 +183,30 @@ def sampled(cores: int) -> Iterator[Usage]:
     seen: dict[str, float | None] = {}
     stop = threading.Event()
 
+    def take() -> None:
+        usage.min_available = min(usage.min_available, mem_available())
+        memory = tree_memory()
+        for container in own_containers():
+            now = container_cpu(container)
+            seen[container] = now if now is not None else seen.get(container)
+            memory += container_memory(container)
+        usage.own_memory = max(usage.own_memory, memory)
+
     def sample() -> None:
         while not stop.wait(SAMPLE_SECONDS):
-            usage.min_available = min(usage.min_available, mem_available())
-            for container in own_containers():
-                now = container_cpu(container)
-                seen[container] = now if now is not None else seen.get(container)
+            take()
 
     thread = threading.Thread(target=sample, daemon=True)
     busy0, total0 = cpu_jiffies()
     own0 = process_cpu()
+    take()
     thread.start()
     try:
         yield usage
     finally:
         stop.set()
         thread.join()
+        take()
         busy1, total1 = cpu_jiffies()
         usage.cores = cores * (busy1 - busy0) / max(total1 - total0, 1)
         usage.containers = len(seen)
@@ -253,11 +303,12 @@ def machine_limit(idle: Usage, one: BatchRun, *, cores: int, memory: int, starts
 
     CPU: the machine's cores over the cores one run at a time kept busy (this process, its
     children and containers: other users of the machine are not counted against the batch).
-    Memory: what was available before the batches over the most one run took (machine-wide,
-    at least 64 MiB). Docker starts: the engine's start spacing against a run's length.
+    Memory: what was available before the batches over the most one run at a time held
+    (this process included, its descendants and containers' resident memory; at least
+    64 MiB). Docker starts: the engine's start spacing against a run's length.
     ``idle`` is the machine before the batches, ``memory`` its total bytes."""
     per_run_cpu = max(one.usage.own_seconds / one.seconds, 0.01)
-    per_run_mem = max(idle.min_available - one.usage.min_available, 64 << 20)
+    per_run_mem = max(one.usage.own_memory, 64 << 20)
     run_seconds = one.seconds / one.runs
     unread = f"; {one.usage.unread} containers unread" if one.usage.unread else ""
     limits = [

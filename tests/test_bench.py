@@ -66,6 +66,7 @@ def test_batch_bench_runs_each_worker_count_on_a_fresh_batch() -> None:
     assert {t for _, t in seen} == {2.5}
     for b in batches:
         assert 0 <= b.usage.cores <= 2 and b.usage.min_available > 0
+        assert b.usage.own_memory > 0  # this process at least
     limit = machine_limit(Usage(0.5, 8 << 30), batches[0], cores=2, memory=16 << 30, starts=1000)
     table = rows(batches, Usage(0.5, 8 << 30), limit, cores=2)
     assert [r.name for r in table] == [
@@ -108,12 +109,14 @@ def test_batch_limit_is_the_resource_that_runs_out_first() -> None:
     idle = Usage(cores=1.5, min_available=8 << 30)
     # One run at a time kept 0.5 cores busy (20 of 40 s) and took 1 GiB: CPU allows 4 runs
     # at once on 2 cores (whatever else the machine ran), memory 8.
-    one = BatchRun(1, 4, 40.0, Usage(1.9, 7 << 30, own_seconds=20.0, containers=8), {"pass": 4})
+    one = BatchRun(
+        1, 4, 40.0, Usage(1.9, 7 << 30, 20.0, containers=8, own_memory=1 << 30), {"pass": 4}
+    )
     cpu = machine_limit(idle, one, cores=2, memory=16 << 30, starts=1.0)
     assert (cpu.resource, cpu.runs) == ("CPU", 4.0)
     assert cpu.detail == "2 cores, a run at a time kept 0.50 busy over 8 containers"
     # Memory runs out first when a run takes 4 GiB of the 8 free.
-    heavy = BatchRun(1, 4, 40.0, Usage(1.9, 4 << 30, own_seconds=20.0), {"pass": 4})
+    heavy = BatchRun(1, 4, 40.0, Usage(1.9, 4 << 30, 20.0, own_memory=4 << 30), {"pass": 4})
     assert machine_limit(idle, heavy, cores=2, memory=16 << 30, starts=1.0).resource == "memory"
     # Starts spaced 10 s apart allow 1 run at once when a run lasts 10 s.
     slow = machine_limit(idle, one, cores=2, memory=16 << 30, starts=0.1)
