@@ -340,15 +340,12 @@ def execute(
 
     Starts are spaced (``starts_per_second``, halved after each infrastructure failure and
     restored after a healthy run) so a batch does not flood the Docker daemon. The first run
-    of each case runs alone when it has images to build that the others reuse (see
-    :func:`_prepared`). New runs stop being submitted once the budget is spent; those
-    running finish.
+    of a case runs alone when it builds images the others reuse (:func:`_prepared`). New runs
+    stop being submitted once the budget is spent; those running finish.
     """
     fix_batch(store, plan)
     # A batch killed mid-run left its runs' containers (and worlds, if any outlived it).
     collected = collect(dead_owners(store, plan), base.runtime, store)
-    # A fake ``run`` (tests) builds nothing: every case's first run runs alone, as if cold.
-    warmed = _prepared(plan, base) if run is None else set()
     run = run or _run_one
     owner = owner_token()
     lock = threading.Lock()
@@ -382,6 +379,8 @@ def execute(
 
     pending = list(_order(plan.runs))
     skipped = 0
+    # A fake run (tests) builds nothing: every case's first run runs alone, as if cold.
+    warmed = _prepared(plan, base) if run is _run_one else set()
     building: set[str] = set()
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         running: dict[Future[None], PlannedRun] = {}
