@@ -16,6 +16,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -30,6 +31,7 @@ from replay.results import Store
 from replay.results.models import BatchRow, BatchRunRow
 from replay.run.runner import RunOptions, RunResult, run_case
 from replay.runtime.base import process_start
+from replay.world.warm import WarmPool, use_pool
 
 DONE = "done"
 RUNNING = "running"
@@ -354,14 +356,35 @@ def execute(
     ran = 0
     stopped: str | None = None
 
+    # Warm worlds (replay.world.warm), one pool per worker at a time: a worker's next run
+    # of a case reuses the world its last run of that case left, reset between them.
+    pools: list[WarmPool] = []
+    free: list[WarmPool] = []
+
+    def take(item: PlannedRun) -> WarmPool:
+        snapshot = item.case.case.snapshot
+        with lock:
+            for i, pool in enumerate(free):
+                if pool.current is not None and pool.current.snapshot == snapshot:
+                    return free.pop(i)
+            if free:
+                return free.pop()
+            pools.append(WarmPool())
+            return pools[-1]
+
     def task(item: PlannedRun) -> None:
+        pool = take(item)
         try:
-            end = run(item, base)
+            with use_pool(pool):
+                end = run(item, base)
         except ReplayError as exc:
             release(store, item.key, owner, str(exc))
             with lock:
                 interval[0] = min(interval[0] * 2, 30.0)
             return
+        finally:
+            with lock:
+                free.append(pool)
         complete(store, item.key, owner, end)
         with lock:
             if end.outcome == Outcome.INFRA_FAIL:
@@ -382,7 +405,9 @@ def execute(
     # A fake run (tests) builds nothing: every case's first run runs alone, as if cold.
     warmed = _prepared(plan, base) if run is _run_one else set()
     building: set[str] = set()
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with ExitStack() as worlds, ThreadPoolExecutor(max_workers=jobs) as pool:
+        # Closed after the workers (exits run in reverse): every world ends with the batch.
+        worlds.callback(_close_pools, pools)
         running: dict[Future[None], PlannedRun] = {}
         while pending or running:
             while len(running) < jobs and stopped is None:
@@ -416,6 +441,13 @@ def execute(
             if on_change is not None:
                 on_change(progress(store, plan))
     return BatchResult(ran, skipped, stopped, collected)
+
+
+def _close_pools(pools: list[WarmPool]) -> None:
+    """Close every pool (and its world), the others even if one fails."""
+    with ExitStack() as stack:
+        for pool in pools:
+            stack.callback(pool.close)
 
 
 def _prepared(plan: Plan, base: RunOptions) -> set[str]:

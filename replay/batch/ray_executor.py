@@ -20,7 +20,9 @@ garbage collection the next run on that machine starts with (or by ``replay gc``
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +40,59 @@ from replay.batch.plan import Plan, load_plan
 from replay.results import Store
 from replay.results.models import BatchRunRow
 from replay.run.runner import RunOptions
+from replay.world.warm import WarmPool, use_pool
 
 RAY_ENV = {
     # Ray reports usage statistics to its vendor unless told not to: a batch sends nothing.
     "RAY_USAGE_STATS_ENABLED": "0",
 }
+
+
+NODE_POOL_IDLE_S = 120.0
+"""A Ray worker's warm world is stopped after this long without a task (a cluster outlives
+its batches: an idle worker must not hold a world)."""
+
+_POOL: WarmPool | None = None
+_POOL_LOCK = threading.Lock()
+_BUSY = 0
+_IDLE: threading.Timer | None = None
+
+
+@contextmanager
+def _node_pool() -> Iterator[WarmPool]:
+    """This Ray worker's pool of warm worlds, kept across the tasks it runs (Ray reuses a
+    worker process for a node's tasks): a node's next run of a case reuses the world its last
+    one left, reset between them. Closed after :data:`NODE_POOL_IDLE_S` without a task; if
+    the worker dies first, its world ends with it (:mod:`replay.world.process`'s lifeline)."""
+    global _POOL, _IDLE, _BUSY
+    with _POOL_LOCK:
+        if _IDLE is not None:
+            _IDLE.cancel()
+            _IDLE = None
+        if _POOL is None:
+            _POOL = WarmPool()
+        pool = _POOL
+        _BUSY += 1
+    try:
+        with use_pool(pool):
+            yield pool
+    finally:
+        with _POOL_LOCK:
+            _BUSY -= 1
+            if _BUSY == 0:
+                _IDLE = threading.Timer(NODE_POOL_IDLE_S, _close_idle, args=(pool,))
+                _IDLE.daemon = True
+                _IDLE.start()
+
+
+def _close_idle(pool: WarmPool) -> None:
+    """Stop ``pool``'s world unless a task took it up again meanwhile."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is not pool or _BUSY > 0:
+            return
+        _POOL = None
+    pool.close()
 
 
 def run_key_task(plan_path: str, key: str, db: str, out: str) -> tuple[str, str | None]:
@@ -59,7 +109,8 @@ def run_key_task(plan_path: str, key: str, db: str, out: str) -> tuple[str, str 
         if not claim(store, item, plan.spec.name, owner, plan.spec.infra_retries):
             return key, None
         try:
-            end = _run_one(item, RunOptions(out=Path(out), db=db))
+            with _node_pool():
+                end = _run_one(item, RunOptions(out=Path(out), db=db))
         except Exception as exc:  # recorded, and retried per the plan
             release(store, key, owner, f"{type(exc).__name__}: {exc}")
             return key, "infra_fail"

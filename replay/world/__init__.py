@@ -10,7 +10,7 @@ clock, also called a world, are :mod:`fakes.core.world`.)
 from __future__ import annotations
 
 from replay.world.process import World, gateway_python, running_world
-from replay.world.warm import WarmPool, WarmWorld, keep_warm, warm_pool
+from replay.world.warm import WarmPool, WarmWorld, keep_warm, use_pool, warm_pool
 
 __all__ = [
     "WarmPool",
@@ -19,5 +19,6 @@ __all__ = [
     "gateway_python",
     "keep_warm",
     "running_world",
+    "use_pool",
     "warm_pool",
 ]

@@ -257,6 +257,8 @@ class WarmPool:
 
 
 _POOL: WarmPool | None = None
+_THREAD = threading.local()
+"""A pool set for one thread (:func:`use_pool`): a batch's workers each hold their own."""
 
 
 @contextmanager
@@ -272,6 +274,21 @@ def keep_warm() -> Iterator[WarmPool]:
         pool.close()
 
 
+@contextmanager
+def use_pool(pool: WarmPool) -> Iterator[WarmPool]:
+    """Run the block in this thread with ``pool`` (not closed here: the caller keeps it for
+    its next run, and closes it). A batch's workers each take a pool of their own, so a
+    worker's next run of the same case reuses the world its previous run left, reset."""
+    outer = getattr(_THREAD, "pool", None)
+    _THREAD.pool = pool
+    try:
+        yield pool
+    finally:
+        _THREAD.pool = outer
+
+
 def warm_pool() -> WarmPool | None:
-    """The pool of the enclosing :func:`keep_warm` block, if any."""
-    return _POOL
+    """This thread's pool (:func:`use_pool`), else that of the enclosing :func:`keep_warm`
+    block, if any."""
+    pool: WarmPool | None = getattr(_THREAD, "pool", None)
+    return pool if pool is not None else _POOL

@@ -240,3 +240,39 @@ def test_a_batch_killed_halfway_resumes_with_each_key_finished_once(
     assert len(rows(store)) == len(plan.runs)
     assert {r.state for r in rows(store)} == {DONE}
     assert progress(store, plan).finished == len(plan.runs)
+
+
+def test_each_worker_runs_with_a_warm_pool_of_its_own_closed_with_the_batch(
+    tmp_path: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's runs reuse one pool of warm worlds (replay.world.warm): never two runs at
+    once on the same pool, no more pools than workers, and every pool closed at the end."""
+    from replay.world.warm import WarmPool, warm_pool
+
+    closed: list[int] = []
+    monkeypatch.setattr(WarmPool, "close", lambda self: closed.append(id(self)))
+    plan = load_plan(write_plan(tmp_path, runs=3))
+    lock = threading.Lock()
+    busy: set[int] = set()
+    seen: Counter[int] = Counter()
+    marks = fake_run(tmp_path / "markers", 0.02)
+
+    def run(item: PlannedRun, options: RunOptions) -> Finished:
+        pool = warm_pool()
+        assert pool is not None
+        with lock:
+            assert id(pool) not in busy, "two runs at once on one worker's pool"
+            busy.add(id(pool))
+            seen[id(pool)] += 1
+        try:
+            return marks(item, options)  # type: ignore[no-any-return]
+        finally:
+            with lock:
+                busy.discard(id(pool))
+
+    execute(store, plan, RunOptions(), jobs=3, starts_per_second=1000, run=run)
+    assert warm_pool() is None  # the batch's pools were this worker threads' alone
+    assert sum(seen.values()) == len(plan.runs) == 18
+    assert 1 <= len(seen) <= 3
+    assert max(seen.values()) > 1, "a pool serves more than one run"
+    assert sorted(closed) == sorted(seen)
