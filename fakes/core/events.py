@@ -11,7 +11,7 @@ import threading
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Integer, String, select
+from sqlalchemy import JSON, DateTime, Integer, String, insert, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from fakes.core.clock import FrozenClock
@@ -51,14 +51,17 @@ class EventRow(EventBase):
         )
 
 
+_INSERT = insert(EventRow)
+
+
 def _aware(value: datetime) -> datetime:
     # SQLite gives back naive datetimes; everything we store is UTC.
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 class EventLog:
-    """Appends events inside the caller's session, so an event lands with its mutation (and
-    is numbered, ``seq``, when the session flushes).
+    """Appends events inside the caller's transaction, so an event lands with its mutation;
+    ``seq`` numbers them in the order they were recorded.
 
     Only what :data:`replay.base.eventkinds.KINDS` lists is recorded: a kind, service or ``data``
     key it does not have raises :class:`replay.base.eventkinds.EventVocabularyError` (a bug in the
@@ -79,23 +82,25 @@ class EventLog:
         object_type: str,
         object_id: str,
         data: dict[str, Any] | None = None,
-    ) -> EventRow:
+    ) -> None:
         check_record(service, kind, data or ())
-        row = EventRow(
-            at=self.clock.now(),
-            recorded_at=datetime.now(UTC),
-            service=service,
-            kind=kind,
-            actor=actor,
-            object_type=object_type,
-            object_id=object_id,
-            data=data or {},
+        # One INSERT on the session's connection, now: inside the caller's transaction (so
+        # the event commits or rolls back with its change), numbered in the order of the
+        # calls, and without a pass of the ORM's unit of work at the next flush (that pass
+        # cost a comment create about a sixth of its time, issue 19's profile).
+        session.connection().execute(
+            _INSERT,
+            {
+                "at": self.clock.now(),
+                "recorded_at": datetime.now(UTC),
+                "service": service,
+                "kind": kind,
+                "actor": actor,
+                "object_type": object_type,
+                "object_id": object_id,
+                "data": data or {},
+            },
         )
-        # Written by the session's next flush (at the latest its commit): rows of one table
-        # go in the order they were added, so ``seq`` follows the order of the calls, and a
-        # flush of its own per event would only cost the request another unit of work.
-        session.add(row)
-        return row
 
     @staticmethod
     def read(session: Session, since: int = 0) -> list[Event]:
