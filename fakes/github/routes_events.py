@@ -14,8 +14,6 @@ Included before :mod:`fakes.github.routes_issues` (see ``ROUTERS`` in
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from fastapi import APIRouter
 from fastapi.responses import Response
 from sqlalchemy.orm import Session
@@ -71,9 +69,10 @@ def list_events(
     paging: Paged,
 ) -> Response:
     def go(s: Session) -> tuple[list[w.IssueEvent], dict[str, str]]:
-        rows = ctx.backend.issues.events(s, f"{owner}/{repo}", number)
-        chunk, headers = paging.slice(rows)
-        return [render.issue_event(e) for e in chunk], headers
+        chunk, total = ctx.backend.issues.events_page(
+            s, f"{owner}/{repo}", number, paging.offset, paging.per_page
+        )
+        return [render.issue_event(e) for e in chunk], paging.window(total)
 
     items, headers = ctx.run(go)
     return wire(items, headers=headers)
@@ -89,15 +88,8 @@ def timeline(
 ) -> Response:
     def go(s: Session) -> tuple[list[w.Wire], dict[str, str]]:
         issue = ctx.backend.issues.get(s, f"{owner}/{repo}", number)
-        entries: list[tuple[datetime, int, IssueEvent | Comment | Review]] = []
-        entries += [(e.created_at, 0, e) for e in issue.events]
-        entries += [(c.created_at, 1, c) for c in issue.comments]
-        for rv in issue.pull.reviews if issue.pull is not None else []:
-            if rv.submitted_at is not None:
-                entries.append((rv.submitted_at, 2, rv))
-        entries.sort(key=lambda x: (x[0], x[1]))
-        chunk, headers = paging.slice(entries)
-        return [_timeline_entry(row) for _, _, row in chunk], headers
+        chunk, total = ctx.backend.issues.timeline_page(s, issue, paging.offset, paging.per_page)
+        return [_timeline_entry(row) for row in chunk], paging.window(total)
 
     items, headers = ctx.run(go)
     return wire(items, headers=headers)

@@ -19,8 +19,10 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import exists, func, select
+from sqlalchemy.orm import joinedload
 
+from fakes.core.relay import Rows
 from fakes.github.errors import NotFound
 from fakes.github.gitstore import CommitInfo, FileChange, GitFailed, Person
 from fakes.github.graphql.connections import Connection, connection
@@ -1219,7 +1221,9 @@ class ThreadView(CommentLike):
     @property
     def viewer_subscription(self) -> str:
         me = self.ctx.viewer.id
-        involved = self.row.author_id == me or any(c.author_id == me for c in self.row.comments)
+        involved = self.row.author_id == me or self.ctx.session.scalar(
+            select(exists().where(Comment.issue_id == self.row.id, Comment.author_id == me))
+        )
         return "SUBSCRIBED" if involved else "UNSUBSCRIBED"
 
     def assignees(self, **page: Any) -> Connection:
@@ -1241,13 +1245,8 @@ class ThreadView(CommentLike):
         )
 
     def comments(self, order_by: dict[str, str] | None = None, **page: Any) -> Connection:
-        def make() -> list[CommentView]:
-            rows = list(self.row.comments)
-            if order_by and order_by.get("field") == "UPDATED_AT":
-                rows.sort(key=lambda c: (c.updated_at, c.id))
-            if order_by and order_by.get("direction") == "DESC":
-                rows.reverse()
-            return [CommentView(self.ctx, c) for c in rows]
+        def make() -> Rows[CommentView]:
+            return comment_rows(self.ctx, self.row, order_by)
 
         return connection("IssueCommentConnection", "comments", make, **page)
 
@@ -1503,7 +1502,29 @@ class PullRequestView(ThreadView):
 
     @property
     def total_comments_count(self) -> int:
-        return len(self.row.comments) + len(self.pull.review_comments)
+        review_comments = self.ctx.session.scalar(
+            select(func.count(ReviewComment.id)).where(ReviewComment.pull_id == self.pull.id)
+        )
+        return self.row.comment_count + int(review_comments or 0)
+
+
+def comment_rows(
+    ctx: Context, row: Issue, order_by: dict[str, str] | None = None
+) -> Rows[CommentView]:
+    """A thread's comments in SQL: by id, or by ``updatedAt`` then id; ``DESC`` reverses."""
+    keys: list[Any] = [Comment.id]
+    if order_by and order_by.get("field") == "UPDATED_AT":
+        keys = [Comment.updated_at, Comment.id]
+    if order_by and order_by.get("direction") == "DESC":
+        keys = [k.desc() for k in keys]
+    query = select(Comment).where(Comment.issue_id == row.id)
+    return Rows(
+        ctx.session,
+        query,
+        keys,
+        lambda c: CommentView(ctx, c),
+        options=[joinedload(Comment.author)],
+    )
 
 
 def thread(ctx: Context, row: Issue) -> IssueView | PullRequestView:
@@ -1529,7 +1550,7 @@ def _order(rows: list[Issue], order_by: dict[str, str] | None) -> list[Issue]:
     keys: dict[str, Any] = {
         "CREATED_AT": lambda i: (i.created_at, i.id),
         "UPDATED_AT": lambda i: (i.updated_at, i.id),
-        "COMMENTS": lambda i: (len(i.comments), i.id),
+        "COMMENTS": lambda i: (i.comment_count, i.id),
     }
     return sorted(rows, key=keys[field], reverse=desc)
 
