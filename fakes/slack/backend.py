@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import DeclarativeBase, Session
 
 from fakes.core.world import World
@@ -25,7 +25,15 @@ from fakes.slack.models import (
     SlackBase,
     UserRow,
 )
-from fakes.slack.render import Renderer, bot_id, is_member, live_replies, reactions
+from fakes.slack.render import (
+    Renderer,
+    bot_id,
+    has_live_replies,
+    is_member,
+    live_replies_query,
+    reactions,
+    visible_clause,
+)
 from fakes.slack.search import search
 from fakes.slack.timestamps import (
     Window,
@@ -326,7 +334,7 @@ class SlackBackend:
             row = self._message(s, ch, ts, "message_not_found")
             if row.user != caller.user_id:
                 raise SlackError("cant_delete_message")
-            if row.thread_ts is None and live_replies(s, ch.id, row.ts):
+            if row.thread_ts is None and has_live_replies(s, ch.id, row.ts):
                 row.deleted = True
                 s.execute(delete(ReactionRow).where(ReactionRow.message_id == row.id))
             else:
@@ -448,16 +456,16 @@ class SlackBackend:
             if caller.kind == "bot" and not is_member(s, ch.id, caller.user_id):
                 raise SlackError("not_in_channel")
             view = self._renderer(s, caller)
-            rows = [
-                m
-                for m in reversed(self._messages(s, ch.id))
-                if (m.thread_ts is None or m.broadcast)
-                and window.admits(m.ts_us)
-                and view.visible(m)
-            ]
+            # Paged in SQL, newest first: one more than the page says whether there are more.
+            q = select(MessageRow).where(
+                MessageRow.channel_id == ch.id,
+                or_(MessageRow.thread_ts.is_(None), MessageRow.broadcast.is_(True)),
+                window.clause(MessageRow.ts_us),
+                visible_clause(),
+            )
             if cursor:
-                below = decode_ts_cursor(cursor)
-                rows = [m for m in rows if m.ts_us <= below]
+                q = q.where(MessageRow.ts_us <= decode_ts_cursor(cursor))
+            rows = list(s.scalars(q.order_by(MessageRow.ts_us.desc()).limit(limit + 1)))
             page, more = rows[:limit], rows[limit:]
             return w.History(
                 messages=[view.message(m) for m in page],
@@ -496,12 +504,15 @@ class SlackBackend:
             view = self._renderer(s, caller)
             if parent is None or not view.visible(parent):
                 raise SlackError("thread_not_found")
-            thread = [parent] + [
-                m for m in live_replies(s, ch.id, parent.ts) if window.admits(m.ts_us)
-            ]
+            # The parent first (whatever the window), then its live replies in the window,
+            # paged in SQL: one more than the page says whether there are more.
+            q = live_replies_query(ch.id, parent.ts).where(window.clause(MessageRow.ts_us))
+            thread = [parent]
             if cursor:
                 above = decode_ts_cursor(cursor)
-                thread = [m for m in thread if m.ts_us >= above]
+                q = q.where(MessageRow.ts_us >= above)
+                thread = [parent] if parent.ts_us >= above else []
+            thread += s.scalars(q.limit(limit + 1 - len(thread)))
             page, more = thread[:limit], thread[limit:]
             return w.Messages(
                 messages=[view.message(m) for m in page],

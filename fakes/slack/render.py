@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, Select, and_, distinct, exists, func, or_, select
+from sqlalchemy.orm import Session, aliased
 
 from fakes.slack import schemas as w
 from fakes.slack.models import ChannelRow, MemberRow, MessageRow, ReactionRow, UserRow
@@ -27,18 +29,68 @@ def bot_id(user_id: str) -> str:
     return "B" + user_id[1:]
 
 
-def live_replies(s: Session, channel_id: str, thread_ts: str) -> list[MessageRow]:
-    return list(
-        s.scalars(
-            select(MessageRow)
-            .where(
-                MessageRow.channel_id == channel_id,
-                MessageRow.thread_ts == thread_ts,
-                MessageRow.deleted.is_(False),
-            )
-            .order_by(MessageRow.ts_us)
-        )
+def _live(channel_id: str | ColumnElement[str], thread_ts: str | ColumnElement[str]) -> Any:
+    return and_(
+        MessageRow.channel_id == channel_id,
+        MessageRow.thread_ts == thread_ts,
+        MessageRow.deleted.is_(False),
     )
+
+
+def has_live_replies(s: Session, channel_id: str, thread_ts: str) -> bool:
+    """Whether a thread has a reply not deleted: one ``EXISTS``, whatever its length."""
+    return bool(s.scalar(select(exists().where(_live(channel_id, thread_ts)))))
+
+
+def visible_clause() -> ColumnElement[bool]:
+    """SQL for :meth:`Renderer.visible` on :class:`MessageRow`: a deleted parent stays while a
+    reply of its is live."""
+    reply = aliased(MessageRow)
+    live_reply = exists().where(
+        reply.channel_id == MessageRow.channel_id,
+        reply.thread_ts == MessageRow.ts,
+        reply.deleted.is_(False),
+    )
+    return or_(MessageRow.deleted.is_(False), live_reply)
+
+
+def live_replies_query(channel_id: str, thread_ts: str) -> Select[Any]:
+    """A thread's live replies, oldest first (page it with ``LIMIT``)."""
+    return select(MessageRow).where(_live(channel_id, thread_ts)).order_by(MessageRow.ts_us)
+
+
+@dataclass(frozen=True)
+class ReplySummary:
+    """What a thread's parent says of its replies (Slack computes it; so do we, in SQL)."""
+
+    count: int
+    users_count: int
+    latest: str
+    """The newest live reply's ``ts``."""
+    users: list[str]
+    """The first five repliers, in the order of their first reply."""
+
+
+def reply_summary(s: Session, channel_id: str, thread_ts: str) -> ReplySummary | None:
+    """A thread's summary in three aggregate statements, never loading its replies; None
+    when it has no live reply."""
+    live = _live(channel_id, thread_ts)
+    count, users_count, latest_us = s.execute(
+        select(
+            func.count(), func.count(distinct(MessageRow.user)), func.max(MessageRow.ts_us)
+        ).where(live)
+    ).one()
+    if not count:
+        return None
+    latest = s.scalar(select(MessageRow.ts).where(live, MessageRow.ts_us == latest_us).limit(1))
+    users = s.scalars(
+        select(MessageRow.user)
+        .where(live)
+        .group_by(MessageRow.user)
+        .order_by(func.min(MessageRow.ts_us))
+        .limit(5)
+    )
+    return ReplySummary(int(count), int(users_count), str(latest), list(users))
 
 
 def reactions(s: Session, message_id: int) -> list[w.Reaction] | None:
@@ -66,7 +118,9 @@ class Renderer:
 
     def message(self, m: MessageRow, *, summary: bool = True) -> w.Message:
         """One message; ``summary`` adds the reply summary when it is a thread's parent."""
-        replies = live_replies(self.s, m.channel_id, m.ts) if m.thread_ts is None else []
+        replies = None
+        if m.thread_ts is None and (summary or m.deleted):
+            replies = reply_summary(self.s, m.channel_id, m.ts)
         if m.deleted:
             return self._tombstone(m, replies)
         out = w.Message(
@@ -90,34 +144,30 @@ class Renderer:
             )
             out.thread_ts = m.thread_ts
             out.parent_user_id = parent
-        elif replies and summary:
+        elif replies is not None and summary:
             self._summarise(out, m, replies)
         return out
 
-    def _summarise(self, out: w.Message, m: MessageRow, replies: list[MessageRow]) -> None:
-        users: list[str] = []
-        for r in replies:
-            if r.user not in users:
-                users.append(r.user)
+    def _summarise(self, out: w.Message, m: MessageRow, replies: ReplySummary) -> None:
         out.thread_ts = m.ts
-        out.reply_count = len(replies)
-        out.reply_users_count = len(users)
-        out.latest_reply = replies[-1].ts
-        out.reply_users = users[:5]
+        out.reply_count = replies.count
+        out.reply_users_count = replies.users_count
+        out.latest_reply = replies.latest
+        out.reply_users = replies.users
         out.is_locked = False
         out.subscribed = False
 
-    def _tombstone(self, m: MessageRow, replies: list[MessageRow]) -> w.Message:
+    def _tombstone(self, m: MessageRow, replies: ReplySummary | None) -> w.Message:
         out = w.Message(
             subtype="tombstone", ts=m.ts, user="USLACKBOT", text=TOMBSTONE_TEXT, hidden=True
         )
-        if replies:
+        if replies is not None:
             self._summarise(out, m, replies)
         return out
 
     def visible(self, m: MessageRow) -> bool:
         """A deleted parent stays (as a tombstone) only while it has replies."""
-        return not m.deleted or bool(live_replies(self.s, m.channel_id, m.ts))
+        return not m.deleted or has_live_replies(self.s, m.channel_id, m.ts)
 
     # ----------------------------------------------------------------- channels
 

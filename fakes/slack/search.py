@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from fakes.slack import schemas as w
 from fakes.slack.models import ChannelRow, MessageRow, UserRow
-from fakes.slack.render import Renderer, is_member, live_replies
+from fakes.slack.render import Renderer, has_live_replies, is_member
 
 _CHANNEL_REF = re.compile(r"^<#(?P<id>[A-Z0-9]+)(\|(?P<name>[^>]*))?>$")
 _USER_REF = re.compile(r"^<@(?P<id>[A-Z0-9]+)(\|[^>]*)?>$")
@@ -103,7 +103,7 @@ def _hits(s: Session, q: Query, viewer: str) -> list[tuple[ChannelRow, MessageRo
                 continue
             if q.before_us is not None and m.ts_us >= q.before_us:
                 continue
-            if q.threads_only and m.thread_ts is None and not live_replies(s, ch.id, m.ts):
+            if q.threads_only and m.thread_ts is None and not has_live_replies(s, ch.id, m.ts):
                 continue
             hits.append((ch, m))
     return hits

@@ -12,6 +12,9 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy import ColumnElement, true
+from sqlalchemy.orm import InstrumentedAttribute
+
 from fakes.slack.errors import SlackError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -79,3 +82,12 @@ class Window:
             self.latest is not None
             and (us > self.latest or (us == self.latest and not self.inclusive))
         )
+
+    def clause(self, us: InstrumentedAttribute[int]) -> ColumnElement[bool]:
+        """:meth:`admits` as SQL, on a column of microseconds."""
+        out: ColumnElement[bool] = true()
+        if self.oldest is not None:
+            out = out & (us >= self.oldest if self.inclusive else us > self.oldest)
+        if self.latest is not None:
+            out = out & (us <= self.latest if self.inclusive else us < self.latest)
+        return out
