@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import DeclarativeBase, Session
 
+from fakes.core.relay import Rows
 from fakes.core.world import World
 from fakes.linear.errors import AuthenticationError, EntityNotFound, InvalidInput
 from fakes.linear.filters import Filter, Matcher
@@ -401,6 +402,22 @@ class LinearBackend:
         rows = [c for c in s.scalars(select(Comment)) if filter is None or m.comment(c, filter)]
         key = "updated_at" if order_by == "updatedAt" else "created_at"
         return sorted(rows, key=lambda c: (aware(getattr(c, key)), c.id), reverse=True)
+
+    def comment_rows(
+        self, s: Session, base: Filter, order_by: str = "createdAt"
+    ) -> Rows[Comment] | None:
+        """:meth:`comments` under ``{"issue"|"parent": {"id": {"eq": id}}}`` kept in SQL (the
+        same order: newest first, ties by id); None for any other filter."""
+        if len(base) != 1:
+            return None
+        ((field, test),) = base.items()
+        column = {"issue": Comment.issue_id, "parent": Comment.parent_id}.get(field)
+        wanted = test.get("id") if isinstance(test, dict) and len(test) == 1 else None
+        if column is None or not isinstance(wanted, dict) or list(wanted) != ["eq"]:
+            return None
+        key = Comment.updated_at if order_by == "updatedAt" else Comment.created_at
+        query = select(Comment).where(column == wanted["eq"])
+        return Rows(s, query, [key.desc(), Comment.id.desc()], lambda c: c)
 
     # ------------------------------------------------------------------ mutations
 

@@ -23,6 +23,8 @@ def _cursor(index: int, node: Any) -> str:
 
 
 def _index(cursor: str, items: Sequence[Any]) -> int | None:
+    if isinstance(items, relay.Rows):  # kept in SQL: one query, not the whole list
+        return items.position(cursor)
     ids = [str(i.id) for i in items]
     return ids.index(cursor) if cursor in ids else None
 
