@@ -10,14 +10,22 @@ Rows (issue 19's goals beside each):
 
 Each figure is the median over rounds that alternate which side goes first; the spread of
 the ratio over the rounds is printed after the goal.
+
+With ``REPLAY_BENCH_BASELINE=<a checkout of another commit>`` the fake of that tree is served
+as well and measured in the same rounds (the three sides rotate which goes first): each
+floor row then has its ``baseline fake vs floor`` twin and a ``fake vs baseline fake`` row,
+so a before/after comes from one run on one machine.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import statistics
 import sys
 from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 
 from bench import load
 from bench.common import ROOT_DIR, Measured, suite
@@ -41,17 +49,14 @@ def _post(path: str, body: Callable[[int], dict[str, str]]) -> load.Request:
     return lambda i: load.request("POST", path, HOST, HEADERS, body(i))
 
 
-def _interleaved(
-    fake: Callable[[], float], floor: Callable[[], float]
-) -> tuple[list[float], list[float]]:
-    """ROUNDS of each, alternating which goes first."""
-    a: list[float] = []
-    b: list[float] = []
+def _interleaved(*sides: Callable[[], float]) -> list[list[float]]:
+    """ROUNDS of each side, rotating which goes first."""
+    out: list[list[float]] = [[] for _ in sides]
     for n in range(ROUNDS):
-        order = ((fake, a), (floor, b)) if n % 2 == 0 else ((floor, b), (fake, a))
-        for fn, sink in order:
-            sink.append(fn())
-    return a, b
+        for k in range(len(sides)):
+            at = (n + k) % len(sides)
+            out[at].append(sides[at]())
+    return out
 
 
 def _row(name: str, a: list[float], b: list[float], goal: str, unit: str = "s") -> Measured:
@@ -74,10 +79,22 @@ def _rate(port: int, make: load.Request, expect: int = 200) -> float:
     return load.run(port, make, LOAD_REQUESTS, clients=16, expect=expect).rate
 
 
-def _serve(argv: list[str]) -> int:
+def _serve(argv: list[str], tree: Path | None = None) -> int:
+    """Serve ``python argv`` on a free port; from another checkout's tree when given."""
     port = free_port()
-    serve_in_subprocess([sys.executable, *argv, "--port", str(port)], port)
+    chdir = ["env", "-C", str(tree)] if tree is not None else []
+    serve_in_subprocess([*chdir, sys.executable, *argv, "--port", str(port)], port)
     return port
+
+
+def _baseline() -> Path | None:
+    where = os.environ.get("REPLAY_BENCH_BASELINE")
+    if not where:
+        return None
+    tree = Path(where).resolve()
+    if not (tree / "fakes" / "github").is_dir():
+        raise SystemExit(f"REPLAY_BENCH_BASELINE={where}: not a checkout of this project")
+    return tree
 
 
 def _new_issue(port: int, title: str) -> int:
@@ -92,12 +109,39 @@ def _new_issue(port: int, title: str) -> int:
     return int(answer.json()["number"])
 
 
+def _sides(
+    name: str,
+    fake: Callable[[], float],
+    base: Callable[[], float] | None,
+    floor: Callable[[], float],
+    goal: str,
+    unit: str = "s",
+) -> list[Measured]:
+    """The fake against the floor; with a baseline fake, its row too and the two fakes."""
+    if base is None:
+        a, c = _interleaved(fake, floor)
+        return [_row(f"{name}: fake vs floor{_P50[unit]}", a, c, goal, unit)]
+    a, b, c = _interleaved(fake, base, floor)
+    better = "<= 1.0x" if unit == "s" else ">= 1.0x"
+    return [
+        _row(f"{name}: fake vs floor{_P50[unit]}", a, c, goal, unit),
+        _row(f"{name}: baseline fake vs floor{_P50[unit]}", b, c, goal, unit),
+        _row(f"{name}: fake vs baseline fake{_P50[unit]}", a, b, better, unit),
+    ]
+
+
+_P50 = {"s": " (p50)", "/s": ""}
+
+
 @suite
 def fakes() -> list[Measured]:
     import httpx
 
     demo = ROOT_DIR / "snapshots" / "demo"
-    fake = _serve(["-m", "replay", "fakes", "serve", str(demo), "--service", "github"])
+    serve = ["-m", "replay", "fakes", "serve", str(demo), "--service", "github"]
+    fake = _serve(serve)
+    tree = _baseline()
+    base = _serve(serve, tree) if tree is not None else None
     floor = _serve(["-m", "uvicorn", "--factory", "bench.floor:app", "--log-level", "warning"])
     counter = itertools.count()
 
@@ -115,18 +159,46 @@ def fakes() -> list[Measured]:
     on_many = _post(f"{REPO}/issues/{many}/comments", comment)
     on_load = _post(f"{REPO}/issues/{_new_issue(fake, 'bench: load')}/comments", comment)
     floor_comments = _post(f"{REPO}/issues/15/comments", comment)
+    if base is not None:
+        # The same issues in the baseline's world (made in the same order, so same numbers).
+        assert _new_issue(base, "bench: no comments") == none
+        assert _new_issue(base, "bench: many comments") == many
+        base_load = _post(f"{REPO}/issues/{_new_issue(base, 'bench: load')}/comments", comment)
+
+    def on(port: int | None, fn: Callable[[int], float]) -> Callable[[], float] | None:
+        return None if port is None else lambda: fn(port)
 
     rows: list[Measured] = []
-    a, b = _interleaved(lambda: _p50(fake, read), lambda: _p50(floor, read_floor))
-    rows.append(_row("github issue read, one client: fake vs floor (p50)", a, b, "<= 1.3x"))
-    a, b = _interleaved(lambda: _p50(fake, create, 201), lambda: _p50(floor, create, 201))
-    rows.append(_row("github issue create, one client: fake vs floor (p50)", a, b, "<= 1.3x"))
-    a, b = _interleaved(
-        lambda: _rate(fake, on_load, 201), lambda: _rate(floor, floor_comments, 201)
+    rows += _sides(
+        "github issue read, one client",
+        lambda: _p50(fake, read),
+        on(base, lambda p: _p50(p, read)),
+        lambda: _p50(floor, read_floor),
+        "<= 1.3x",
     )
-    rows.append(_row("comment creates/s, 16 clients: fake vs floor", a, b, ">= 0.8x", "/s"))
-    a, b = _interleaved(lambda: _rate(fake, read), lambda: _rate(floor, read_floor))
-    rows.append(_row("issue reads/s, 16 clients: fake vs floor", a, b, ">= 0.8x", "/s"))
+    rows += _sides(
+        "github issue create, one client",
+        lambda: _p50(fake, create, 201),
+        on(base, lambda p: _p50(p, create, 201)),
+        lambda: _p50(floor, create, 201),
+        "<= 1.3x",
+    )
+    rows += _sides(
+        "comment creates/s, 16 clients",
+        lambda: _rate(fake, on_load, 201),
+        on(base, lambda p: _rate(p, base_load, 201)),
+        lambda: _rate(floor, floor_comments, 201),
+        ">= 0.8x",
+        "/s",
+    )
+    rows += _sides(
+        "issue reads/s, 16 clients",
+        lambda: _rate(fake, read),
+        on(base, lambda p: _rate(p, read)),
+        lambda: _rate(floor, read_floor),
+        ">= 0.8x",
+        "/s",
+    )
 
     # Give the fake's "many" issue exactly COMMENTS comments, and check it says so.
     url = f"http://127.0.0.1:{fake}{REPO}/issues/{many}"
@@ -143,4 +215,25 @@ def fakes() -> list[Measured]:
     rows.append(
         _row(f"fake issue reads/s, 16 clients: {have:,} comments vs 0", a, b, ">= 0.9x", "/s")
     )
+    # The same at 2,000 comments for the reads this tree pages in SQL: the timeline and the
+    # GraphQL comment connection (a page and its totalCount).
+    for label, on_many_, on_none in (
+        ("timeline page", _timeline(many), _timeline(none)),
+        ("GraphQL comments(first: 30) + totalCount", _comments(many), _comments(none)),
+    ):
+        a, b = _interleaved(partial(_p50, fake, on_many_), partial(_p50, fake, on_none))
+        rows.append(_row(f"fake {label}: {have:,} comments vs 0 (p50)", a, b, "<= 1.1x"))
     return rows
+
+
+def _timeline(number: int) -> load.Request:
+    return _get(f"{REPO}/issues/{number}/timeline?per_page=30")
+
+
+def _comments(number: int) -> load.Request:
+    query = (
+        f'{{ repository(owner: "acme", name: "semverkit") {{ issue(number: {number}) '
+        "{ comments(first: 30) { totalCount nodes { body } } } } }"
+    )
+    data = load.request("POST", "/graphql", HOST, HEADERS, {"query": query})
+    return lambda i: data
