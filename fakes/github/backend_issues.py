@@ -298,16 +298,32 @@ class Issues:
         """One page of a thread's timeline and its length, in SQL: its events, comments and
         submitted reviews, oldest first (a tie goes to events, then comments, then reviews,
         each by id). Only the page's rows are loaded."""
-        parts = union_all(
-            select(
-                IssueEvent.created_at.label("at"), literal(0).label("kind"), IssueEvent.id
-            ).where(IssueEvent.issue_id == issue.id),
-            select(Comment.created_at, literal(1), Comment.id).where(Comment.issue_id == issue.id),
-            select(Review.submitted_at, literal(2), Review.id).where(
-                Review.pull_id == issue.id, Review.submitted_at.is_not(None)
+        # Each kind gives at most the rows up to this page's end, taken in date order from
+        # its index; only those are merged and sorted, so page one costs the same whatever
+        # the thread's length (a later page grows with its offset, as OFFSET does).
+        end = offset + limit
+        kinds = (
+            (IssueEvent.created_at, IssueEvent.id, IssueEvent.issue_id == issue.id),
+            (Comment.created_at, Comment.id, Comment.issue_id == issue.id),
+            (
+                Review.submitted_at,
+                Review.id,
+                (Review.pull_id == issue.id) & Review.submitted_at.is_not(None),
             ),
-        ).subquery()
-        total = s.scalar(select(func.count()).select_from(parts)) or 0
+        )
+        firsts = []
+        for kind, (at, id_, where) in enumerate(kinds):
+            first = (
+                select(at.label("at"), literal(kind).label("kind"), id_.label("id"))
+                .where(where)
+                .order_by(at, id_)
+                .limit(end)
+                .subquery()
+            )
+            firsts.append(select(first.c.at, first.c.kind, first.c.id))
+        parts = union_all(*firsts).subquery()
+        counts = [select(func.count(id_)).where(where).scalar_subquery() for _, id_, where in kinds]
+        total = s.scalar(select(counts[0] + counts[1] + counts[2])) or 0
         keys = s.execute(
             select(parts.c.kind, parts.c.id)
             .order_by(parts.c.at, parts.c.kind, parts.c.id)

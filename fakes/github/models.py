@@ -17,6 +17,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     String,
     Table,
@@ -149,6 +150,8 @@ class Comment(GitHubBase):
     """A comment on an issue or on a pull request's conversation."""
 
     __tablename__ = "github_comments"
+    __table_args__ = (Index("ix_github_comments_timeline", "issue_id", "created_at", "id"),)
+    """A thread's timeline takes its first comments by date from this index, not a sort."""
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     issue_id: Mapped[int] = mapped_column(
@@ -224,6 +227,8 @@ class IssueEvent(GitHubBase):
     """
 
     __tablename__ = "github_issue_events"
+    __table_args__ = (Index("ix_github_issue_events_timeline", "issue_id", "created_at", "id"),)
+    """Events page and join the timeline in date order from this index, not a sort."""
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     """GitHub's event id: the snapshot's, or one past the largest for events of the run."""
