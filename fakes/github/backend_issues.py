@@ -645,7 +645,8 @@ class Issues:
         s.add(comment)
         set_committed_value(comment, "issue", issue)
         set_committed_value(comment, "author", author)
-        s.expire(issue, ["comment_count"])
+        # Its count, and its list if this session had loaded it, read again when next used.
+        s.expire(issue, ["comment_count", "comments"])
         self.state.record(
             s,
             actor,

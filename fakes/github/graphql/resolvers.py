@@ -174,7 +174,7 @@ class MutationRoot(View):
             )
         except GitHubError as exc:
             raise Fault.from_backend(exc) from exc
-        index = len(row.comments) - 1
+        index = row.comment_count - 1  # the new comment is the thread's last
         edge = connections.edge("IssueCommentEdge", index, CommentView(self.ctx, comment))
         return Payload(
             self.ctx,
