@@ -20,7 +20,7 @@ from replay.base.case import Case
 from replay.base.errors import ReplayError
 from replay.base.events import Event
 from replay.gateway.modelcalls import ModelCall
-from replay.grade.hidden_tests import Grading, GradingError, grade_hidden_tests
+from replay.grade.hidden_tests import Grading, GradingBox, GradingError
 from replay.grade.model import (
     Attempts,
     Grade,
@@ -87,10 +87,22 @@ class RunToGrade:
     own_egress: list[OwnRequest] = field(default_factory=list)
     """The requests the harness's spec declares it makes on its own (settings, telemetry...):
     refused like any other, but not held against the agent by the side-effect rules."""
+    grading: GradingBox | None = None
+    """The run's grading container, made ready while the harness ran
+    (:meth:`GradingBox.prepare_in_background`); None: :func:`grade_run` makes one. Either way
+    :func:`grade_run` removes it."""
 
 
 def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
     """Grade ``run``, write its ``grade.json`` and evidence, and return the grade."""
+    box = run.grading or GradingBox(runtime, run.image, run.case, run.run_id + "-grade")
+    try:
+        return _grade_run(run, box, prices)
+    finally:
+        box.close()
+
+
+def _grade_run(run: RunToGrade, box: GradingBox, prices: Pricing) -> Grade:
     case, events = run.case, run.events
     calls = [ModelCall.model_validate(e.data) for e in events if e.kind == "model.call"]
     with (run.run_dir / "model_calls.jsonl").open("w") as fh:
@@ -122,7 +134,9 @@ def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
     grading = None
     if not infra:
         try:
-            grading = grade_hidden_tests(runtime, run.image, case, run.diff, run.run_id + "-grade")
+            if run.grading is None:
+                box.prepare()
+            grading = box.grade(run.diff)
         except GradingError as exc:
             why = f"grading: {exc}"
             if exc.outputs:
@@ -166,7 +180,9 @@ def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
     cost = prices.cost(
         run.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens
     )
-    # The whole run, grading included: what a run costs besides the harness's own time.
+    # The whole run, grading included (its container removed): what a run costs besides the
+    # harness's own time.
+    box.close()
     total_seconds = round(time.monotonic() - run.started, 3)
     grade = Grade(
         run_id=run.run_id,

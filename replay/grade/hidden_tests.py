@@ -33,15 +33,24 @@ import re
 import shlex
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from replay.base.case import Case, read_patch
 from replay.base.errors import ReplayError
 from replay.grade.junit import GuardReport, TestVerdict, judge
 from replay.grade.model import Restored
-from replay.runtime.base import Container, ContainerSpec, Limits, Runtime, SandboxError
+from replay.runtime.base import (
+    Container,
+    ContainerSpec,
+    ExecResult,
+    Limits,
+    Runtime,
+    SandboxError,
+)
 
 GRADE_DIR = "/tmp/replay-grade"
 # Lists every entry of the work tree but .git: regular files with their sha256, symbolic
@@ -53,14 +62,29 @@ manifest() {{
   find . -path ./.git -prune -o ! -type d ! -type f ! -type l -printf '%p\\0' > {grade}/$1.other
 }}
 """
-APPLY = """\
+# Run before the agent's diff exists (while the harness runs): the base commit, checked out
+# clean, listed, and its tree.
+RESET = "reset() {{ git reset -q --hard {base} && git clean -fdq; }}\n"
+PREPARE = (
+    """\
 set -u
 cd {workdir}
-{manifest}
-reset() {{ git reset -q --hard {base} && git clean -fdq; }}
+{manifest}"""
+    + RESET
+    + """\
 reset || exit 1
 manifest before || exit 1
 git ls-tree -r -t -z --full-tree {base} > {grade}/base.tree || exit 1
+"""
+)
+# Run on the tree PREPARE left: the agent's diff in, the tree listed again.
+APPLY = (
+    """\
+set -u
+cd {workdir}
+{manifest}"""
+    + RESET
+    + """\
 if [ -s {diff} ]; then
   how=none
   if git apply --binary {diff} 2>/dev/null; then how=apply
@@ -82,6 +106,7 @@ fi
 manifest after || exit 1
 echo applied=$how
 """
+)
 # Names an interpreter can import from outside the repository: the standard library, builtins,
 # and every site directory (and the directories their .pth files add). Run with -I -S from /,
 # so nothing in the repository (no .pth, no sitecustomize, no cwd) runs.
@@ -134,11 +159,28 @@ git apply --binary {hidden}
 # The grader's own pytest plugin (replay/grade/guard.py), loaded before the repository's
 # code by every pytest the test command starts: a second witness of what ran and what failed.
 GUARD = "replay_grade_guard"
-GUARD_OUT = f"{GRADE_DIR}/guard.json"
-GUARD_ENV = (
-    f'export PYTHONPATH={GRADE_DIR}/guard"${{PYTHONPATH:+:$PYTHONPATH}}" '
-    f'PYTEST_ADDOPTS="-p {GUARD} ${{PYTEST_ADDOPTS:-}}" REPLAY_GUARD_OUT={GUARD_OUT}; '
+LISTED = f"{GRADE_DIR}/listed"
+"""Where PREPARE and APPLY write the tree's listings, the base tree and the interpreter's
+module names: copied out at once, after the diff went in."""
+OUT = f"{GRADE_DIR}/out"
+"""Repeat ``n`` leaves its JUnit report and the guard's record in ``OUT/n``: one copy-out."""
+# The interpreter's own modules, listed while nothing of the agent's is in the tree.
+LIST_IMPORTABLE = """\
+py=$(command -v {python} || command -v python3) || exit 0
+cd / && "$py" -I -S -c {script} {workdir} > {grade}/importable || exit 3
+"""
+# One repeat of the test command. It runs in a subshell of its own (an ``exit`` in the case's
+# command ends only that), and the report it wrote is moved beside the guard's record.
+TEST_RUN = """\
+rm -rf -- {dir} {junit}; mkdir -p -- {dir}
+export PYTHONPATH={grade}/guard"${{PYTHONPATH:+:$PYTHONPATH}}" \\
+  PYTEST_ADDOPTS="-p {guard} ${{PYTEST_ADDOPTS:-}}" REPLAY_GUARD_OUT={dir}/guard.json
+( {command}
 )
+code=$?
+if [ -e {junit} ] || [ -L {junit} ]; then mv -fT -- {junit} {dir}/junit.xml; fi
+exit $code
+"""
 TEST_CONFIG = frozenset(
     {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg"}
     | {"pyproject.toml"}
@@ -366,62 +408,155 @@ def plan_restore(
 def grade_hidden_tests(
     runtime: Runtime, image: str, case: Case, diff: str, run_id: str, *, timeout: float = 1800
 ) -> Grading:
-    workdir = case.environment.workdir
-    base = case.repository.base_commit
-    hidden = read_patch(case.hidden_tests.patch)
-    spec = ContainerSpec(
-        image=image,
-        command=["sleep", "infinity"],
-        workdir=workdir,
-        limits=Limits(cpus=2.0, memory=4 * 1024**3, pids=2048, wall_time=timeout + 300),
-        labels={"replay.role": "grade", "replay.base.case": case.id},
-    )
-    container = runtime.create(spec, run_id)
-    try:
+    """Run the hidden tests under ``diff`` in a grading container made for it alone."""
+    with GradingBox(runtime, image, case, run_id, timeout=timeout) as box:
+        return box.prepare().grade(diff)
+
+
+class GradingBox:
+    """One run's grading container: a fresh container of the environment image, no network,
+    no mount, nothing of the agent's but the diff it is handed.
+
+    Everything that does not depend on the diff (making the container, the grader's files,
+    the base commit checked out clean and listed, the interpreter's own modules listed) is
+    done by :meth:`prepare`, which a runner calls in the background while the harness runs
+    (:meth:`prepare_in_background`): the agent cannot reach this container (no network, no
+    shared mount or process), and nothing of the agent's is in it before :meth:`grade`.
+    Then :meth:`grade` puts the diff in (one copy-in), applies and lists it (one exec), reads
+    the listings (one copy-out), puts the case's test infrastructure back (one copy-in, one
+    exec) and runs each repeat (one exec, one copy-out of its report and the guard's record).
+
+    The grading's time limit (``timeout`` for a repeat, ``timeout + 300`` in all) counts from
+    :meth:`grade`, not from the container's creation.
+    """
+
+    def __init__(
+        self, runtime: Runtime, image: str, case: Case, run_id: str, *, timeout: float = 1800
+    ) -> None:
+        self.runtime, self.image, self.case, self.run_id = runtime, image, case, run_id
+        self.timeout = timeout
+        self.container: Container | None = None
+        self._prepared = False
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None
+        self._remover: threading.Thread | None = None
+        self._deadline: float | None = None
+
+    def __enter__(self) -> GradingBox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ before the diff
+
+    def prepare_in_background(self) -> GradingBox:
+        """:meth:`prepare` in a thread; :meth:`grade` waits for it (and raises its error)."""
+        self._thread = threading.Thread(target=self._prepare_quietly, daemon=True)
+        self._thread.start()
+        return self
+
+    def _prepare_quietly(self) -> None:
+        try:
+            self.prepare()
+        except BaseException as exc:
+            self._failure = exc
+
+    def prepare(self) -> GradingBox:
+        """Make the container and ready everything the diff does not change."""
+        case = self.case
+        spec = ContainerSpec(
+            image=self.image,
+            command=["sleep", "infinity"],
+            workdir=case.environment.workdir,
+            # No wall time on the container: it may wait through the harness's run. The
+            # grading's own limit is kept by _exec, from the moment grade() starts.
+            limits=Limits(cpus=2.0, memory=4 * 1024**3, pids=2048, wall_time=None),
+            labels={"replay.role": "grade", "replay.base.case": case.id},
+        )
+        self.container = container = self.runtime.create(spec, self.run_id)
         with tempfile.TemporaryDirectory(prefix="replay-grade-") as tmp:
             stage = Path(tmp) / posixpath.basename(GRADE_DIR)
-            stage.mkdir()
-            (stage / "agent.diff").write_text(diff)
-            (stage / "hidden.patch").write_text(hidden)
-            (stage / "guard").mkdir()
+            for sub in ("guard", "listed", "out"):
+                (stage / sub).mkdir(parents=True)
+            (stage / "hidden.patch").write_text(read_patch(case.hidden_tests.patch))
             shutil.copyfile(Path(__file__).with_name("guard.py"), stage / "guard" / f"{GUARD}.py")
             container.copy_in(stage, posixpath.dirname(GRADE_DIR))
+        words = case.hidden_tests.command.split()
+        first = words[0] if words else ""
+        python = first if posixpath.basename(first).startswith("python") else "python3"
+        workdir = shlex.quote(case.environment.workdir)
+        base = case.repository.base_commit
+        manifest = MANIFEST.format(grade=LISTED)
+        script = PREPARE.format(workdir=workdir, base=base, grade=LISTED, manifest=manifest)
+        script += LIST_IMPORTABLE.format(
+            python=shlex.quote(python),
+            script=shlex.quote(IMPORTABLE),
+            workdir=workdir,
+            grade=LISTED,
+        )
+        done = container.exec(["bash", "-c", script], timeout=600)
+        if done.exit_code == 3:
+            raise GradingError(f"listing the interpreter's modules failed: {done.err[-500:]}")
+        if not done.ok:
+            raise GradingError(f"resetting the repository failed: {done.err[-500:]}")
+        self._prepared = True
+        return self
+
+    # ------------------------------------------------------------------ the diff and the tests
+
+    def grade(self, diff: str) -> Grading:
+        """The hidden tests under ``diff``, as many times as the case repeats them."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._failure is not None:
+            raise self._failure
+        if not self._prepared or self.container is None:
+            raise GradingError("the grading container was not prepared")
+        self._deadline = time.monotonic() + self.timeout + 300
+        try:
+            return self._grade(self.container, diff)
+        finally:
+            self._release()
+
+    def _grade(self, container: Container, diff: str) -> Grading:
+        case = self.case
+        hidden = read_patch(case.hidden_tests.patch)
         diff_in, hidden_in = f"{GRADE_DIR}/agent.diff", f"{GRADE_DIR}/hidden.patch"
-        manifest = MANIFEST.format(grade=GRADE_DIR)
-        applied = container.exec(
-            [
-                "bash",
-                "-c",
-                APPLY.format(
-                    workdir=shlex.quote(workdir),
-                    base=base,
-                    diff=diff_in,
-                    grade=GRADE_DIR,
-                    manifest=manifest,
-                ),
-            ],
-            timeout=600,
+        with tempfile.TemporaryDirectory(prefix="replay-grade-") as tmp:
+            (Path(tmp) / "agent.diff").write_text(diff)
+            container.copy_in(Path(tmp) / "agent.diff", GRADE_DIR)
+        applied = self._exec(
+            APPLY.format(
+                workdir=shlex.quote(case.environment.workdir),
+                base=case.repository.base_commit,
+                diff=diff_in,
+                grade=LISTED,
+                manifest=MANIFEST.format(grade=LISTED),
+            ),
+            600,
         )
         if not applied.ok:
-            raise GradingError(f"resetting the repository failed: {applied.err[-500:]}")
+            raise GradingError(f"applying the agent's diff failed: {applied.err[-500:]}")
         how = applied.out.strip().rpartition("applied=")[2] or "none"
-        listed = _fetch(
-            container,
-            [f"{GRADE_DIR}/{n}" for n in ("before.files", "before.links", "before.other")]
-            + [f"{GRADE_DIR}/{n}" for n in ("after.files", "after.links", "after.other")]
-            + [f"{GRADE_DIR}/base.tree"],
-        )
+        found = _read_dir(container, LISTED)
+        names = [f"{w}.{k}" for w in ("before", "after") for k in ("files", "links", "other")]
+        listed = {n: data for n in [*names, "base.tree"] if (data := found.get(n)) is not None}
+        missing = [n for n in [*names, "base.tree"] if n not in listed]
+        if missing:
+            raise GradingError(f"the grading sandbox did not write {LISTED}/{missing[0]}")
         plan = plan_restore(
-            parse_manifest(*listed[0:3]),
-            parse_manifest(*listed[3:6]),
-            parse_tree(listed[6]),
+            parse_manifest(listed["before.files"], listed["before.links"], listed["before.other"]),
+            parse_manifest(listed["after.files"], listed["after.links"], listed["after.other"]),
+            parse_tree(listed["base.tree"]),
             files_of_patch(hidden),
             case.hidden_tests.command,
-            _importable(container, case),
+            frozenset((found.get("importable") or b"").decode(errors="replace").split()),
         )
-        unapplied = _restore(container, case, plan, hidden_in)
+        unapplied = self._restore(container, plan, hidden_in)
         if unapplied is not None:
-            if how in ("empty", "none") or not _applies_at_base(container, case, hidden_in):
+            if how in ("empty", "none") or not self._applies_at_base(container, hidden_in):
                 # The hidden tests do not go on the base commit itself: the case is broken,
                 # which says nothing about the agent's work.
                 raise GradingError(f"the hidden tests did not apply: {unapplied}")
@@ -433,19 +568,21 @@ def grade_hidden_tests(
             )
             why = f"the hidden tests did not go in on top of the agent's diff: {unapplied}"
             return Grading(nothing, how, [unapplied], [None], plan, why)
-        junit = case.hidden_tests.junit_xml
-        command = case.hidden_tests.command.replace("{junit}", shlex.quote(junit))
+        junit = shlex.quote(case.hidden_tests.junit_xml)
+        command = case.hidden_tests.command.replace("{junit}", junit)
         guarded = "pytest" in command
         reports: list[bytes | None] = []
         guards: list[GuardReport | None] = []
         codes: list[int] = []
         outputs: list[str] = []
         stopped: str | None = None
-        for _ in range(case.hidden_tests.repeat):
+        for n in range(1, case.hidden_tests.repeat + 1):
             # A report left from before (or planted by the diff) must not count.
-            result = container.exec(
-                ["bash", "-c", f"rm -f {shlex.quote(junit)} {GUARD_OUT}; {GUARD_ENV}{command}"],
-                timeout=timeout,
+            result = self._exec(
+                TEST_RUN.format(
+                    dir=f"{OUT}/{n}", junit=junit, grade=GRADE_DIR, guard=GUARD, command=command
+                ),
+                self.timeout,
             )
             if result.limit is not None or result.exit_code is None:
                 # The agent's code under the hidden tests hit a limit (memory, processes, time):
@@ -459,30 +596,102 @@ def grade_hidden_tests(
                 break
             codes.append(result.exit_code)
             outputs.append(result.out + result.err)
-            reports.append(_read(container, junit))
-            guards.append(GuardReport.parse(_read(container, GUARD_OUT)))
-    finally:
-        container.remove()
-    if (
-        stopped is None
-        and all(r is None for r in reports)
-        and runner_missing(command, codes, outputs)
-    ):
-        _check_runner_at_base(runtime, image, case, command, run_id, outputs)
-    verdict = judge(
-        reports,
-        codes,
-        case.hidden_tests.fail_to_pass,
-        case.hidden_tests.pass_to_pass,
-        guards if guarded else None,
-    )
-    unreported = None
-    if stopped is None and reports and all(r is None for r in reports):
-        unreported = (
-            f"the test command `{case.hidden_tests.command}` wrote no JUnit report "
-            f"(exit {', '.join(map(str, codes))}); its output ends: {last_lines(outputs[0])}"
+            found = _read_dir(container, f"{OUT}/{n}")
+            reports.append(found.get("junit.xml"))
+            guards.append(GuardReport.parse(found.get("guard.json")))
+        self._release()
+        if (
+            stopped is None
+            and all(r is None for r in reports)
+            and runner_missing(command, codes, outputs)
+        ):
+            _check_runner_at_base(self.runtime, self.image, case, command, self.run_id, outputs)
+        verdict = judge(
+            reports,
+            codes,
+            case.hidden_tests.fail_to_pass,
+            case.hidden_tests.pass_to_pass,
+            guards if guarded else None,
         )
-    return Grading(verdict, how, outputs, reports, plan, stopped, unreported)
+        unreported = None
+        if stopped is None and reports and all(r is None for r in reports):
+            unreported = (
+                f"the test command `{case.hidden_tests.command}` wrote no JUnit report "
+                f"(exit {', '.join(map(str, codes))}); its output ends: {last_lines(outputs[0])}"
+            )
+        return Grading(verdict, how, outputs, reports, plan, stopped, unreported)
+
+    def _exec(self, script: str, timeout: float) -> ExecResult:
+        """``bash -c script`` within both ``timeout`` and what is left of the grading's time:
+        a command stopped by the latter hit the ``wall_time`` limit."""
+        assert self.container is not None and self._deadline is not None
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            return ExecResult(None, b"", b"", 0.0, limit="wall_time")
+        done = self.container.exec(["bash", "-c", script], timeout=min(timeout, left))
+        if done.limit is None and done.timed_out and left < timeout:
+            return replace(done, limit="wall_time")
+        return done
+
+    def _restore(self, container: Container, plan: list[Restored], hidden_in: str) -> str | None:
+        """Put the planned paths back and apply the hidden tests; why that failed, or None."""
+        # Ancestors first, so a symbolic link the diff put in place of a directory goes before
+        # anything is checked out beneath it.
+        remove = sorted((r.path for r in plan), key=lambda p: (p.count("/"), p))
+        checkout = [r.path for r in plan if r.action == "restored"]
+        with tempfile.TemporaryDirectory(prefix="replay-restore-") as tmp:
+            stage = Path(tmp) / posixpath.basename(GRADE_DIR)
+            stage.mkdir()
+            (stage / "remove.lst").write_bytes(b"".join(_nul(p) for p in remove))
+            (stage / "checkout.lst").write_bytes(b"".join(_nul(p) for p in checkout))
+            container.copy_in(stage, posixpath.dirname(GRADE_DIR))
+        done = self._exec(
+            RESTORE.format(
+                workdir=shlex.quote(self.case.environment.workdir),
+                base=self.case.repository.base_commit,
+                grade=GRADE_DIR,
+                hidden=hidden_in,
+            ),
+            300,
+        )
+        if done.limit is not None or done.exit_code is None:
+            raise GradingError(f"restoring the test set hit the {done.limit or 'time'} limit")
+        return None if done.ok else done.err[-1000:]
+
+    def _applies_at_base(self, container: Container, hidden_in: str) -> bool:
+        """Whether the hidden tests go on a clean copy of the base commit (outside the tree)."""
+        scratch = f"{GRADE_DIR}/base-check"
+        done = self._exec(
+            f"set -eu; rm -rf {scratch}; mkdir -p {scratch}; "
+            f"git -C {shlex.quote(self.case.environment.workdir)} archive "
+            f"{self.case.repository.base_commit} | tar -x -C {scratch}; cd {scratch}; "
+            f"git apply --check --binary {hidden_in}",
+            300,
+        )
+        if done.limit is not None or done.exit_code is None:
+            raise GradingError(
+                f"checking the hidden tests at base hit the {done.limit or 'time'} limit"
+            )
+        return done.ok
+
+    # ------------------------------------------------------------------ the end
+
+    def _release(self) -> None:
+        """Remove the container in the background (nothing more is read from it)."""
+        container, self.container = self.container, None
+        if container is not None:
+            self._remover = threading.Thread(target=container.remove, daemon=True)
+            self._remover.start()
+
+    def close(self) -> None:
+        """Wait for a preparation under way, and remove the container; idempotent."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self._release()
+        if self._remover is not None:
+            self._remover.join()
+            self._remover = None
 
 
 def runner_missing(command: str, codes: list[int], outputs: list[str]) -> bool:
@@ -532,95 +741,24 @@ def _check_runner_at_base(
     )
 
 
-def _importable(container: Container, case: Case) -> frozenset[str]:
-    """Top-level module names the test command's interpreter finds outside the repository."""
-    words = case.hidden_tests.command.split()
-    first = words[0] if words else ""
-    python = first if posixpath.basename(first).startswith("python") else "python3"
-    found = container.exec(
-        [
-            "bash",
-            "-c",
-            f"py=$(command -v {shlex.quote(python)} || command -v python3) || exit 0; cd / && "
-            f'"$py" -I -S -c {shlex.quote(IMPORTABLE)} {shlex.quote(case.environment.workdir)}',
-        ],
-        timeout=120,
-    )
-    if not found.ok:
-        raise GradingError(f"listing the interpreter's modules failed: {found.err[-500:]}")
-    return frozenset(found.out.split())
-
-
-def _restore(container: Container, case: Case, plan: list[Restored], hidden_in: str) -> str | None:
-    """Put the planned paths back and apply the hidden tests; why that failed, or None."""
-    base = case.repository.base_commit
-    # Ancestors first, so a symbolic link the diff put in place of a directory goes before
-    # anything is checked out beneath it.
-    remove = sorted((r.path for r in plan), key=lambda p: (p.count("/"), p))
-    checkout = [r.path for r in plan if r.action == "restored"]
-    with tempfile.TemporaryDirectory(prefix="replay-restore-") as tmp:
-        stage = Path(tmp) / posixpath.basename(GRADE_DIR)
-        stage.mkdir()
-        (stage / "remove.lst").write_bytes(b"".join(_nul(p) for p in remove))
-        (stage / "checkout.lst").write_bytes(b"".join(_nul(p) for p in checkout))
-        container.copy_in(stage, posixpath.dirname(GRADE_DIR))
-    done = container.exec(
-        [
-            "bash",
-            "-c",
-            RESTORE.format(
-                workdir=shlex.quote(case.environment.workdir),
-                base=base,
-                grade=GRADE_DIR,
-                hidden=hidden_in,
-            ),
-        ],
-        timeout=300,
-    )
-    if done.limit is not None or done.exit_code is None:
-        raise GradingError(f"restoring the test set hit the {done.limit or 'time'} limit")
-    return None if done.ok else done.err[-1000:]
-
-
-def _applies_at_base(container: Container, case: Case, hidden_in: str) -> bool:
-    """Whether the hidden tests go on a clean copy of the base commit (outside the tree)."""
-    scratch = f"{GRADE_DIR}/base-check"
-    done = container.exec(
-        [
-            "bash",
-            "-c",
-            f"set -eu; rm -rf {scratch}; mkdir -p {scratch}; "
-            f"git -C {shlex.quote(case.environment.workdir)} archive {case.repository.base_commit}"
-            f" | tar -x -C {scratch}; cd {scratch}; git apply --check --binary {hidden_in}",
-        ],
-        timeout=300,
-    )
-    if done.limit is not None or done.exit_code is None:
-        raise GradingError(
-            f"checking the hidden tests at base hit the {done.limit or 'time'} limit"
-        )
-    return done.ok
-
-
 def _nul(path: str) -> bytes:
     return path.encode(errors="surrogateescape") + b"\0"
 
 
-def _fetch(container: Container, paths: list[str]) -> list[bytes]:
-    found: list[bytes] = []
-    for path in paths:
-        data = _read(container, path)
-        if data is None:
-            raise GradingError(f"the grading sandbox did not write {path}")
-        found.append(data)
-    return found
-
-
-def _read(container: Container, path: str) -> bytes | None:
-    with tempfile.TemporaryDirectory(prefix="replay-junit-") as tmp:
+def _read_dir(container: Container, path: str) -> dict[str, bytes | None]:
+    """The regular files directly in the container's directory ``path``, by name (one
+    copy-out); a directory that cannot be copied gives none. Anything but a regular file (a
+    link, a directory, a device the agent's code left there) is listed as None, never
+    followed."""
+    with tempfile.TemporaryDirectory(prefix="replay-grade-out-") as tmp:
         try:
             container.copy_out(path, Path(tmp))
         except SandboxError:
-            return None  # no report is part of the verdict (every test missing), not a crash
+            return {}  # no report is part of the verdict (every test missing), not a crash
         found = Path(tmp) / posixpath.basename(path)
-        return found.read_bytes() if found.is_file() else None
+        if found.is_symlink() or not found.is_dir():
+            return {}
+        return {
+            f.name: (f.read_bytes() if f.is_file() and not f.is_symlink() else None)
+            for f in found.iterdir()
+        }

@@ -31,6 +31,7 @@ from replay.base.events import Event
 from replay.base.outcomes import Outcome
 from replay.base.snapshot import Snapshot
 from replay.grade import Grade, RunToGrade, grade_run
+from replay.grade.hidden_tests import GradingBox
 from replay.harness.install import HarnessImage, ensure_harness_image, needs_image
 from replay.harness.spec import PREFIX, HarnessSpec, load_harness
 from replay.harness.transcript import write_uniform
@@ -322,15 +323,13 @@ def _owner() -> str:
 def run_once(ctx: RunContext) -> RunResult:
     """One run: the world at T, the harness in a sandbox, its diff and events, the grade."""
 
-    case, snapshot, spec, spec_dir = ctx.case.case, ctx.snapshot, ctx.spec, ctx.spec_dir
-    env, harness, runtime, store = ctx.env, ctx.harness, ctx.runtime, ctx.store
-    options, upstream, attempt = ctx.options, ctx.upstream, ctx.attempt
+    case, spec, env, options = ctx.case.case, ctx.spec, ctx.env, ctx.options
     run_id = uuid.uuid4().hex
     run_dir = (options.out / case.id / run_id).resolve()
     run_dir.mkdir(parents=True)
     model = options.model_label
     started = datetime.now(UTC)
-    store.add_run(
+    ctx.store.add_run(
         RunRow(
             id=run_id,
             case_id=case.id,
@@ -338,18 +337,34 @@ def run_once(ctx: RunContext) -> RunResult:
             harness=spec.name,
             candidate=options.candidate,
             model=model,
-            attempt=attempt,
+            attempt=ctx.attempt,
             started_at=started,
             run_dir=str(run_dir),
             image_digest=env.id,
             owner=_owner(),
         )
     )
+    clock = time.monotonic()
+    # The grading container is made and readied while the world resets and the harness runs
+    # (nothing of the agent's goes in before its diff; the agent cannot reach it).
+    grading = GradingBox(ctx.runtime, env.id, case, f"{run_id}-grade").prepare_in_background()
+    try:
+        return _run_and_grade(ctx, run_id, run_dir, clock, grading)
+    finally:
+        grading.close()
+
+
+def _run_and_grade(
+    ctx: RunContext, run_id: str, run_dir: Path, clock: float, grading: GradingBox
+) -> RunResult:
+    case, snapshot, spec, spec_dir = ctx.case.case, ctx.snapshot, ctx.spec, ctx.spec_dir
+    env, harness, runtime, store = ctx.env, ctx.harness, ctx.runtime, ctx.store
+    options, upstream, attempt = ctx.options, ctx.upstream, ctx.attempt
+    model = options.model_label
     infra: list[str] = []
     harness_exit: int | None = None
     stopped_by: str | None = None
     diff = ""
-    clock = time.monotonic()
     harness_seconds = 0.0
     try:
         gateway_dir = run_dir / "gateway"
@@ -422,6 +437,7 @@ def run_once(ctx: RunContext) -> RunResult:
             stopped_by=stopped_by,
             harness_seconds=harness_seconds,
             started=clock,
+            grading=grading,
         ),
         runtime,
         store,

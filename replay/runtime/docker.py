@@ -541,8 +541,14 @@ class DockerContainer(Container):
         with tarfile.open(fileobj=buf, mode="w") as tar:
             tar.add(str(source), arcname=source.name, filter=restamp)
         try:
-            self.sdk.exec_run(["mkdir", "-p", dest])
-            if not self.sdk.put_archive(dest, buf.getvalue()):
+            try:
+                done = self.sdk.put_archive(dest, buf.getvalue())
+            except NotFound:
+                # No such directory yet: made (an exec) only then, so a copy into a
+                # directory that exists is one call.
+                self.sdk.exec_run(["mkdir", "-p", dest])
+                done = self.sdk.put_archive(dest, buf.getvalue())
+            if not done:
                 raise SandboxError(f"could not copy {source} into {self.id[:12]}:{dest}")
         except APIError as exc:
             raise SandboxError(f"could not copy {source} into {dest}: {exc}") from exc

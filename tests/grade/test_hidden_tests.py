@@ -9,6 +9,7 @@ from pathlib import Path
 from replay.grade.hidden_tests import (
     APPLY,
     MANIFEST,
+    PREPARE,
     RESTORE,
     hidden_test_dirs,
     parse_manifest,
@@ -150,6 +151,22 @@ def git(repo: Path, *args: str) -> str:
     ).stdout
 
 
+def apply(repo: Path, base: str, grade: Path) -> subprocess.CompletedProcess[str]:
+    """PREPARE (as the grading container runs it before the diff exists), then APPLY."""
+    scripts = [
+        script.format(
+            workdir=repo,
+            base=base,
+            diff=grade / "agent.diff",
+            grade=grade,
+            manifest=MANIFEST.format(grade=grade),
+        )
+        for script in (PREPARE, APPLY)
+    ]
+    subprocess.run(["bash", "-c", scripts[0]], capture_output=True, text=True, check=True)
+    return subprocess.run(["bash", "-c", scripts[1]], capture_output=True, text=True, check=True)
+
+
 def test_listing_applying_and_restoring_in_a_real_repository(tmp_path: Path) -> None:
     repo, grade = tmp_path / "repo", tmp_path / "grade"
     grade.mkdir()
@@ -187,14 +204,7 @@ def test_listing_applying_and_restoring_in_a_real_repository(tmp_path: Path) -> 
     (grade / "hidden.patch").write_text(hidden)
     (grade / "keep").write_text("the grader's own file\n")
 
-    script = APPLY.format(
-        workdir=repo,
-        base=base,
-        diff=grade / "agent.diff",
-        grade=grade,
-        manifest=MANIFEST.format(grade=grade),
-    )
-    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    out = apply(repo, base, grade)
     assert out.stdout.strip().endswith("applied=apply")
     read = {
         n: (grade / n).read_bytes()
@@ -249,14 +259,7 @@ def test_the_fuzzy_fallback_cannot_write_into_the_repositorys_git_dir(tmp_path: 
         "--- a/b.txt\n+++ b/b.txt\n@@ -0,0 +1 @@\n+b\n"
     )
     (grade / "agent.diff").write_text(evil)
-    script = APPLY.format(
-        workdir=repo,
-        base=base,
-        diff=grade / "agent.diff",
-        grade=grade,
-        manifest=MANIFEST.format(grade=grade),
-    )
-    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    out = apply(repo, base, grade)
     assert out.stdout.strip().endswith("applied=fuzz")
     assert (repo / "b.txt").read_text() == "b\n", "the rest of the diff went in"
     assert "fsmonitor" not in (repo / ".git" / "config").read_text()
