@@ -384,6 +384,8 @@ def _run_and_grade(
                 limits=ctx.limits,
                 clock_at=case.at if options.clock else None,
                 labels={"replay.base.case": case.id},
+                # Leftovers of dead runners are collected once per batch, before its first run.
+                collect_garbage=attempt == options.first_attempt,
                 # The root filesystem is read-only: files of a harness without an image of
                 # its own come in as a read-only mount of the run directory's copy.
                 mounts=_harness_files(spec, spec_dir, run_dir, case.at if options.clock else None)
@@ -571,11 +573,11 @@ def _final_diff(box: Sandbox, case: Case, run_dir: Path) -> str:
     stopped = box.limit_hit()
     if stopped in ("memory", "pids", "wall_time"):
         return fail(f"the sandbox was stopped by its {stopped} limit; no diff was taken")
-    # kill(-1) as the agent reaches every process of the agent's uid and nothing else; the
-    # shell calling it is spared. Twice, for children forked while the first one ran.
-    for _ in range(2):
-        box.exec(["sh", "-c", "kill -KILL -1"], user=AGENT_USER)
     tree = ("--git-dir", f"{workdir}/.git", "--work-tree", workdir)
+    # kill(-1) as the agent reaches every process of the agent's uid and nothing else; the
+    # shell calling it is spared. Twice, for children forked while the first one ran. (No
+    # timeout: its wrapper would be one of the agent's uid's processes, and killed.)
+    box.exec(["sh", "-c", "kill -KILL -1; kill -KILL -1"], user=AGENT_USER)
     names = box.exec(
         ["git", *SAFE_GIT, *tree, "config", "-z", "--name-only", "--get-regexp", r"^filter\."],
         workdir=workdir,
@@ -589,11 +591,18 @@ def _final_diff(box: Sandbox, case: Case, run_dir: Path) -> str:
         neutral += ["-c", f"{name}.required=false"]
     git = ["git", *SAFE_GIT, *neutral, *tree]
     base = case.repository.base_commit
-    box.exec([*git, "add", "-A"], workdir=workdir, timeout=120, user=AGENT_USER)
+    # Everything staged, then diffed against the base commit, in one exec; what `add` says
+    # only matters if the diff fails.
     result = box.exec(
-        [*git, "diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", base],
+        [
+            "sh",
+            "-c",
+            '"$@" add -A; exec "$@" diff --cached --binary --no-ext-diff --no-textconv "$0"',
+            base,
+            *git,
+        ],
         workdir=workdir,
-        timeout=120,
+        timeout=240,
         user=AGENT_USER,
     )
     if result.limit in ("memory", "pids", "wall_time"):
