@@ -106,14 +106,25 @@ def hidden(monkeypatch: pytest.MonkeyPatch) -> list[Grading | Exception]:
     """What the hidden tests give (one per grading); empty: they must not run."""
     given: list[Grading | Exception] = []
 
-    def fake(runtime: Runtime, image: str, case: Case, diff: str, run_id: str) -> Grading:
-        assert (image, run_id) == ("sha256:env", "r1-grade")
-        found = given.pop(0)
-        if isinstance(found, Exception):
-            raise found
-        return found
+    class Box:
+        """The grading container, as grade_run drives it: prepared, graded, closed."""
 
-    monkeypatch.setattr(grader, "grade_hidden_tests", fake)
+        def __init__(self, runtime: Runtime, image: str, case: Case, run_id: str) -> None:
+            assert (image, run_id) == ("sha256:env", "r1-grade")
+
+        def prepare(self) -> Box:
+            return self
+
+        def grade(self, diff: str) -> Grading:
+            found = given.pop(0)
+            if isinstance(found, Exception):
+                raise found
+            return found
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(grader, "GradingBox", Box)
     return given
 
 
@@ -156,6 +167,34 @@ def test_infra_errors_skip_the_hidden_tests(
     broken = regrade(run)
     assert broken.outcome is Outcome.INFRA_FAIL
     assert broken.infra_errors == ["grading: the grading sandbox broke"]
+
+
+def test_the_runners_grading_container_is_used_as_it_is_and_always_removed(
+    run: RunToGrade,
+) -> None:
+    class Ready:
+        """A grading container the runner readied while the harness ran."""
+
+        def __init__(self, result: Grading | None) -> None:
+            self.result, self.steps = result, [] if result else ["never graded"]
+
+        def prepare(self) -> None:
+            raise AssertionError("a readied container is not prepared again")
+
+        def grade(self, diff: str) -> Grading:
+            assert self.result is not None and diff == run.diff
+            self.steps.append("graded")
+            return self.result
+
+        def close(self) -> None:
+            self.steps.append("removed")
+
+    box = Ready(passing(run.case))
+    grade = regrade(run, grading=box)
+    assert grade.outcome is Outcome.PASS and box.steps[:2] == ["graded", "removed"]
+    unused = Ready(None)
+    assert regrade(run, infra_errors=["sandbox: no"], grading=unused).tests is None
+    assert unused.steps[:2] == ["never graded", "removed"], "no grading, and still removed"
 
 
 def test_a_refused_account_is_infra_and_a_harness_claim_is_kept(
