@@ -484,7 +484,9 @@ class DockerContainer(Container):
             return "memory"
         if counters.get("pids_max", 0) > 0:
             return "pids"
-        if final and self._oom_killed():
+        # The engine's OOMKilled flag (an inspection, one API call) only where the cgroup's
+        # own count of OOM kills cannot be read (an engine on another machine).
+        if final and "oom_kill" not in counters and self._oom_killed():
             return "memory"
         return None
 
