@@ -1,6 +1,8 @@
 """Running the hidden tests outside the agent's workspace, with the case's test infrastructure.
 
-A fresh container from the case's environment image, with no network at all: the repository
+A fresh container from the case's environment image, with no network at all, made for one
+run (:class:`GradingBox`; a runner has it made and readied while the harness runs, and the
+agent's diff is the only thing of the agent's that ever enters it): the repository
 is reset to the base commit, the agent's diff applied (``git apply``, then ``--3way``, then
 ``patch --fuzz``, resetting between attempts), and then everything that decides how the tests
 run, rather than what the product does, is put back as the case defines it (see
