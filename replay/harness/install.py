@@ -21,6 +21,14 @@ signs), unpacked under ``/opt/harness/python`` in the build container, and the i
 pointed at its own loader and libraries with that release's ``patchelf`` (run by the same
 loader). Nothing of it is on the system's paths: the agent's commands still find the env
 image's ``python3``.
+
+Any other harness that installs from PyPI has its wheels resolved for Python 3.11 (pip checks
+every ``Requires-Python`` against it and picks ``cp311`` binary wheels), so its venv must run
+3.11: the env image's ``python3`` when that is 3.11 (bookworm), else, automatically, bookworm's
+Python brought the same way (a bullseye case's 3.9 is too old for aider, Claude Code's SDK and
+mini-swe-agent; the project keeps its own 3.9). The env image's Python is read from its
+platform label (:data:`~replay.images.base.PLATFORM_LABEL`), or asked of the image when it has
+none.
 """
 
 from __future__ import annotations
@@ -43,7 +51,14 @@ from pathlib import Path
 
 from replay.base.errors import ReplayError
 from replay.harness.spec import PREFIX, HarnessSpec
-from replay.images.base import KIND_LABEL, RECIPE_LABEL, RELEASES, Release, apt_mirror
+from replay.images.base import (
+    KIND_LABEL,
+    RECIPE_LABEL,
+    RELEASES,
+    Release,
+    apt_mirror,
+    image_platform,
+)
 from replay.runtime.base import (
     ENV_IMAGE_LABEL,
     OWNER_LABEL,
@@ -71,7 +86,9 @@ DEBIAN_KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 ARCH_LIBS = "usr/lib/x86_64-linux-gnu"
 # Debian's python3.X and what it loads (from the packages' Depends), with the C library, and
 # patchelf (with the C++ runtime it needs) to point the interpreter at them. Data packages
-# (tzdata, media-types, netbase) are left to the env image.
+# (tzdata, media-types, netbase) are left to the env image. {t64}: the suffix trixie's
+# 64-bit time_t transition gave some library packages. Bookworm's libnsl2 and libtirpc3 (and
+# the Kerberos libraries behind them), only for the deprecated ``nis`` module, are left out.
 PYTHON_DEBS = (
     "python{v}-minimal",
     "libpython{v}-minimal",
@@ -79,7 +96,7 @@ PYTHON_DEBS = (
     "python{v}",
     "libc6",
     "libgcc-s1",
-    "libssl3t64",
+    "libssl3{t64}",
     "libffi8",
     "zlib1g",
     "libexpat1",
@@ -88,14 +105,15 @@ PYTHON_DEBS = (
     "liblzma5",
     "libncursesw6",
     "libtinfo6",
-    "libreadline8t64",
+    "libreadline8{t64}",
     "libuuid1",
-    "libdb5.3t64",
+    "libdb5.3{t64}",
     "libzstd1",
     "libcrypt1",
     "patchelf",
     "libstdc++6",
 )
+T64_RELEASES = frozenset({"trixie"})
 BUILD_LIMITS = Limits(cpus=None, memory=4 * 1024**3, pids=4096, wall_time=900)
 STAGE = "/tmp/replay-wheelhouse"
 COMPLETE = ".complete"
@@ -250,22 +268,50 @@ def python_release(spec: HarnessSpec) -> Release | None:
     raise HarnessInstallError(f"harness {spec.name}: install.python: no release {name!r} ({known})")
 
 
+def fallback_release() -> Release:
+    """The Debian release whose Python is :data:`PYTHON_VERSION` (bookworm)."""
+    for release in RELEASES:
+        if release.python_version == PYTHON_VERSION:
+            return release
+    raise AssertionError(f"no release has Python {PYTHON_VERSION}")  # pragma: no cover
+
+
+def venv_python(spec: HarnessSpec, env_python: str | None) -> Release | None:
+    """The release whose Python the harness's venv is made from; None: the env image's.
+
+    ``install.python`` when the spec names one. Otherwise a spec that installs from PyPI has
+    its wheels resolved for :data:`PYTHON_VERSION` and needs that Python: the env image's
+    ``python3`` when it is that version, else (``env_python`` older, newer or None, for an
+    image without ``python3``) the release that ships it, brought into the harness's prefix.
+    """
+    release = python_release(spec)
+    if release is not None or not spec.install.pip or env_python == PYTHON_VERSION:
+        return release
+    return fallback_release()
+
+
 def harness_wheels(spec: HarnessSpec, root: Path = WHEELHOUSE) -> Path:
-    """The wheelhouse of ``spec``: for the env image's Python, or for the one it brings."""
+    """The wheelhouse of ``spec``: for Python 3.11, or for the Python ``install.python`` names
+    (the same whether the venv's 3.11 is the env image's or one brought for it)."""
     release = python_release(spec)
     if release is None and not spec.install.build and not spec.install.ignore_requires_python:
         return download_wheels(list(spec.install.pip), root)
     version = release.python_version if release else PYTHON_VERSION
     modern = release is not None and release.glibc >= (2, 28)
     return download_wheels(
-        # The venv from Debian's interpreter has no pip of its own: it comes from here too.
-        [*spec.install.pip, "pip"] if release else list(spec.install.pip),
+        list(spec.install.pip),
         root,
         version,
         platforms=PLATFORMS_2_28 if modern else PLATFORMS,
         build=tuple(spec.install.build),
         ignore_requires_python=spec.install.ignore_requires_python,
     )
+
+
+def pip_wheels(release: Release, root: Path = WHEELHOUSE) -> Path:
+    """pip's own wheel, for a venv made from a brought Python (Debian's interpreter comes
+    without ``ensurepip``, so the venv is made ``--without-pip`` and pip installed from here)."""
+    return download_wheels(["pip"], root, release.python_version)
 
 
 def _fetch(url: str) -> bytes:
@@ -293,7 +339,8 @@ def download_python(release: Release, root: Path = WHEELHOUSE) -> Path:
     """The ``.deb`` files of ``release``'s Python and what it loads, from the Debian mirror
     (cached like a wheelhouse; every file checked against the suite's signed hashes)."""
     version = release.python_version
-    names = [n.format(v=version) for n in PYTHON_DEBS]
+    t64 = "t64" if release.name in T64_RELEASES else ""
+    names = [n.format(v=version, t64=t64) for n in PYTHON_DEBS]
     key = hashlib.sha256(json.dumps([release.name, names]).encode()).hexdigest()[:16]
     dest = (root / f"python-{release.name}-{key}").resolve()
     if (dest / COMPLETE).is_file():
@@ -353,10 +400,11 @@ def wheels(wheelhouse: Path) -> list[Path]:
     return sorted(wheelhouse.glob("*.whl"))
 
 
-def wheel_set_hash(wheelhouse: Path, python: Path | None = None) -> str:
-    """Names and contents of the resolved wheels (and of the Python's packages, if any)."""
+def wheel_set_hash(wheelhouse: Path, python: Path | None = None, pip: Path | None = None) -> str:
+    """Names and contents of the resolved wheels (and of the Python's packages and pip's
+    wheel, if any)."""
     h = hashlib.sha256()
-    for whl in wheels(wheelhouse) + (debs(python) if python else []):
+    for whl in wheels(wheelhouse) + (debs(python) if python else []) + (wheels(pip) if pip else []):
         h.update(whl.name.encode() + b"\0" + hashlib.sha256(whl.read_bytes()).digest())
     return h.hexdigest()
 
@@ -403,9 +451,10 @@ def ensure_harness_image(
 ) -> HarnessImage:
     """The harness image on top of ``env_image_id``, built unless one with the same key exists."""
     wheelhouse = harness_wheels(spec, wheelhouse_root)
-    release = python_release(spec)
+    release = venv_python(spec, env_python(runtime, env_image_id)) if spec.install.pip else None
     python = download_python(release, wheelhouse_root) if release else None
-    key = harness_key(env_image_id, spec, spec_dir, wheel_set_hash(wheelhouse, python))
+    pip = pip_wheels(release, wheelhouse_root) if release else None
+    key = harness_key(env_image_id, spec, spec_dir, wheel_set_hash(wheelhouse, python, pip))
     tag = f"{spec.name}-{key}"
     reference = f"{HARNESS_REPOSITORY}:{tag}"
     if not force and runtime.image_labels(reference).get(RECIPE_LABEL) == key:
@@ -422,7 +471,7 @@ def ensure_harness_image(
         "harness-" + uuid.uuid4().hex,
     )
     try:
-        _install(container, spec, spec_dir, wheelhouse, python)
+        _install(container, spec, spec_dir, wheelhouse, release, python, pip)
         image = container.commit(
             HARNESS_REPOSITORY,
             tag,
@@ -437,17 +486,43 @@ def ensure_harness_image(
     return HarnessImage(reference, image, key, wheelhouse, built=True)
 
 
+def env_python(runtime: Runtime, env_image_id: str) -> str | None:
+    """The env image's ``python3`` version (``3.9``): from its platform label, else asked of
+    the image itself; None if it has no ``python3``."""
+    platform = image_platform(runtime.image_labels(env_image_id))
+    if platform is not None and platform.get("python"):
+        return platform["python"]
+    container = runtime.create(
+        ContainerSpec(
+            image=env_image_id,
+            command=["sleep", "infinity"],
+            limits=BUILD_LIMITS,
+            labels={"replay.role": "harness-build"},
+        ),
+        "harness-python-" + uuid.uuid4().hex,
+    )
+    try:
+        done = container.exec(
+            ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], timeout=60
+        )
+    finally:
+        container.remove()
+    return done.out.strip() if done.exit_code == 0 else None
+
+
 def _install(
     container: Container,
     spec: HarnessSpec,
     spec_dir: Path,
     wheelhouse: Path,
+    release: Release | None = None,
     python: Path | None = None,
+    pip: Path | None = None,
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="replay-harness-") as tmp:
         stage = Path(tmp) / posixpath.basename(STAGE)
         stage.mkdir()
-        for whl in wheels(wheelhouse):
+        for whl in wheels(wheelhouse) + (wheels(pip) if pip else []):
             shutil.copyfile(whl, stage / whl.name)
         container.copy_in(stage, posixpath.dirname(STAGE))
         prefix = Path(tmp) / posixpath.basename(PREFIX)
@@ -463,7 +538,6 @@ def _install(
             for deb in debs(python):
                 shutil.copyfile(deb, stage / deb.name)
             container.copy_in(stage, posixpath.dirname(DEBS_STAGE))
-    release = python_release(spec)
     wanted = release.python_version if release else PYTHON_VERSION
     want = tuple(int(part) for part in wanted.split("."))
     version = f"import sys; sys.exit(sys.version_info[:2] != {want})"
@@ -591,11 +665,17 @@ def prefetch_builtin(root: Path = WHEELHOUSE) -> list[Path]:
     from replay.harness.spec import builtin_names, load_harness
 
     found = []
+    fallback = False
     for name in builtin_names():
         spec, _ = load_harness(name)
         if spec.install.pip:
             found.append(harness_wheels(spec, root))
         release = python_release(spec)
         if release is not None:
-            found.append(download_python(release, root))
+            found += [download_python(release, root), pip_wheels(release, root)]
+        fallback = fallback or (release is None and bool(spec.install.pip))
+    if fallback:
+        # For a case whose env image's Python is not 3.11 (the bullseye ones).
+        release = fallback_release()
+        found += [download_python(release, root), pip_wheels(release, root)]
     return found

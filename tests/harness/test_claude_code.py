@@ -16,17 +16,12 @@ from typing import Any
 import pytest
 
 from replay.base.case import load_case
-from replay.harness.install import HarnessImage, ensure_harness_image, prefetch_builtin
+from replay.harness.install import HarnessImage, prefetch_builtin
 from replay.harness.spec import HarnessSpec, builtin_names, load_harness
-from replay.images.env import EnvImage, build_env_image, cached_env_image
 from replay.run.runner import RunOptions, RunResult, run_case
 from replay.run.trajectories import build_script
 from replay.runtime import ContainerSpec, Runtime
 from replay.snapshot import load_snapshot
-from replay.world import running_world
-from tests.runtime.conftest import base_image, runtime
-
-__all__ = ["base_image", "runtime"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
@@ -47,22 +42,6 @@ ALWAYS = [
 @pytest.fixture(scope="module")
 def spec() -> tuple[HarnessSpec, Path]:
     return load_harness("claude-code")
-
-
-@pytest.fixture(scope="module")
-def env_image(
-    runtime: Runtime, base_image: str, tmp_path_factory: pytest.TempPathFactory
-) -> EnvImage:
-    cached = cached_env_image(load_case(CASE), runtime)
-    if cached is not None:
-        return cached
-    with running_world(load_case(CASE).snapshot, tmp_path_factory.mktemp("env-world")) as gw:
-        return build_env_image(load_case(CASE), runtime, gw)
-
-
-@pytest.fixture(scope="module")
-def harness(runtime: Runtime, env_image: EnvImage, spec: tuple[HarnessSpec, Path]) -> HarnessImage:
-    return ensure_harness_image(runtime, spec[0], spec[1], env_image.id)
 
 
 @pytest.fixture(scope="module")

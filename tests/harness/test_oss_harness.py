@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from replay.base.case import load_case
 from replay.harness.install import (
     COMPLETE,
     HARNESS_REPOSITORY,
@@ -26,18 +25,15 @@ from replay.harness.install import (
     audit_wheel,
     download_wheels,
     ensure_harness_image,
+    venv_python,
     wheelhouse_key,
     wheels,
 )
 from replay.harness.spec import HarnessSpec, StubHints, load_harness
 from replay.harness.stub.script import Script
-from replay.images.env import EnvImage, build_env_image, cached_env_image
+from replay.images.env import EnvImage
 from replay.run.runner import RunOptions, RunResult, run_case
 from replay.runtime import Container, ContainerSpec, Runtime
-from replay.world import running_world
-from tests.runtime.conftest import base_image, runtime
-
-__all__ = ["base_image", "runtime"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
@@ -47,22 +43,6 @@ FINISH = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 @pytest.fixture(scope="module")
 def spec() -> tuple[HarnessSpec, Path]:
     return load_harness("mini-swe-agent")
-
-
-@pytest.fixture(scope="module")
-def env_image(
-    runtime: Runtime, base_image: str, tmp_path_factory: pytest.TempPathFactory
-) -> EnvImage:
-    cached = cached_env_image(load_case(CASE), runtime)
-    if cached is not None:
-        return cached
-    with running_world(load_case(CASE).snapshot, tmp_path_factory.mktemp("env-world")) as gw:
-        return build_env_image(load_case(CASE), runtime, gw)
-
-
-@pytest.fixture(scope="module")
-def harness(runtime: Runtime, env_image: EnvImage, spec: tuple[HarnessSpec, Path]) -> HarnessImage:
-    return ensure_harness_image(runtime, spec[0], spec[1], env_image.id)
 
 
 @pytest.fixture()
@@ -119,6 +99,27 @@ def test_the_spec_pins_a_version_and_runs_the_cli_non_interactively(
 
 
 # ----------------------------------------------------------------------------- the layer
+
+
+def test_a_pip_harness_brings_bookworm_s_python_unless_the_env_image_has_3_11() -> None:
+    mini, _ = load_harness("mini-swe-agent")
+    for name in ("mini-swe-agent", "aider", "claude-code"):
+        s, _ = load_harness(name)
+        # bookworm's env images: nothing brought, the venv is made from their python3.
+        assert venv_python(s, "3.11") is None
+        # bullseye's 3.9, a newer one, or an image without python3: bookworm's 3.11.
+        for env in ("3.9", "3.13", None):
+            release = venv_python(s, env)
+            assert release is not None and (release.name, release.python_version) == (
+                "bookworm",
+                "3.11",
+            )
+    # A spec's own install.python wins on every image; a spec without pip brings nothing.
+    openhands, _ = load_harness("openhands")
+    for env in ("3.9", "3.11", None):
+        assert getattr(venv_python(openhands, env), "name", None) == "trixie"
+        assert venv_python(load_harness("reference")[0], env) is None
+    assert mini.install.python is None
 
 
 def test_a_complete_wheelhouse_is_reused_and_a_failed_download_leaves_none(
