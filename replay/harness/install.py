@@ -20,7 +20,7 @@ checked with ``gpgv`` against the Debian archive keyring, every file against the
 signs), unpacked under ``/opt/harness/python`` in the build container, and the interpreter
 pointed at its own loader and libraries with that release's ``patchelf`` (run by the same
 loader). Nothing of it is on the system's paths: the agent's commands still find the env
-image's ``python3``.
+image's ``python3``. It leaves out ``tomllib`` (:data:`PYTHON_OMIT`): a tomli case's future.
 
 Any other harness that installs from PyPI has its wheels resolved for Python 3.11 (pip checks
 every ``Requires-Python`` against it and picks ``cp311`` binary wheels), so its venv must run
@@ -114,11 +114,19 @@ PYTHON_DEBS = (
     "libstdc++6",
 )
 T64_RELEASES = frozenset({"trixie"})
+PYTHON_OMIT = ("tomllib",)
+"""Standard-library packages a brought Python leaves out. ``tomllib`` is tomli, a project real
+cases are about (on bullseye, whose Python 3.9 predates it), as of the Python's release: a
+tomli case's future fix, which the image audit finds there and refuses the run for. Removed
+once the wheels are installed (pip needs it; the venv's pip is not used after); no harness
+here imports it (pydantic-settings and others do only to read TOML files they are not given),
+and one that did would fail with ImportError, not silently."""
 BUILD_LIMITS = Limits(cpus=None, memory=4 * 1024**3, pids=4096, wall_time=900)
 STAGE = "/tmp/replay-wheelhouse"
 COMPLETE = ".complete"
-# 1: venv + wheels + files, committed on the env image.
-LAYER_VERSION = 1
+# 1: venv + wheels + files, committed on the env image. 2: a brought Python without tomllib
+# (and bookworm's /lib merged into /usr/lib).
+LAYER_VERSION = 2
 
 
 class HarnessInstallError(ReplayError):
@@ -559,6 +567,17 @@ def _install(
                 ],
                 f"unpacking {release.name}'s Python",
             ),
+            # Before trixie, the C library and some others are in /lib (Debian's /usr merge
+            # was done on the installed system, not in the packages): put them with the rest.
+            (
+                [
+                    "sh",
+                    "-c",
+                    f"cd {PYTHON_HOME} && if [ -d lib/x86_64-linux-gnu ] && [ ! -L lib ]; then"
+                    f" cp -a lib/x86_64-linux-gnu/. {ARCH_LIBS}/ && rm -rf lib lib64; fi",
+                ],
+                f"merging {release.name}'s /lib into /usr/lib",
+            ),
             # Two runs: patchelf 0.18 doing both at once leaves a binary that segfaults.
             (
                 [*patchelf, "--force-rpath", "--set-rpath", libs, interpreter],
@@ -602,6 +621,19 @@ def _install(
         ),
         (["rm", "-rf", STAGE], "removing the wheelhouse"),
     ]
+    if release is not None:
+        # Once the wheels are in: pip itself reads TOML with it (the venv's pip is not used
+        # after this; the harness's packages run without it).
+        steps.append(
+            (
+                [
+                    "rm",
+                    "-rf",
+                    *(f"{PYTHON_HOME}/usr/lib/python{wanted}/{name}" for name in PYTHON_OMIT),
+                ],
+                f"leaving {', '.join(PYTHON_OMIT)} out of {release.name}'s Python",
+            )
+        )
     # No index, no config: only the wheelhouse is consulted, and there is no network anyway.
     env = {"PIP_CONFIG_FILE": "/dev/null", "PIP_NO_INDEX": "1"}
     for argv, what in steps:
