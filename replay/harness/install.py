@@ -121,7 +121,10 @@ tomli case's future fix, which the image audit finds there and refuses the run f
 once the wheels are installed (pip needs it; the venv's pip is not used after); no harness
 here imports it (pydantic-settings and others do only to read TOML files they are not given),
 and one that did would fail with ImportError, not silently."""
-BUILD_LIMITS = Limits(cpus=None, memory=4 * 1024**3, pids=4096, wall_time=900)
+# Generous: on a loaded machine (a load of 20 on 2 cores here) installing OpenHands' 200 wheels
+# took over the 10 minutes a step had before.
+BUILD_LIMITS = Limits(cpus=None, memory=4 * 1024**3, pids=4096, wall_time=3600)
+STEP_TIMEOUT = 1800
 STAGE = "/tmp/replay-wheelhouse"
 COMPLETE = ".complete"
 # 1: venv + wheels + files, committed on the env image. 2: a brought Python without tomllib
@@ -637,7 +640,7 @@ def _install(
     # No index, no config: only the wheelhouse is consulted, and there is no network anyway.
     env = {"PIP_CONFIG_FILE": "/dev/null", "PIP_NO_INDEX": "1"}
     for argv, what in steps:
-        done = container.exec(argv, env=env, timeout=600)
+        done = container.exec(argv, env=env, timeout=STEP_TIMEOUT)
         if done.exit_code != 0:
             raise HarnessInstallError(
                 f"harness {spec.name}: {what} failed ({done.exit_code}): "
