@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "cases" / "demo-caret-zero" / "case.yaml"
 FINISH = {"name": "finish", "arguments": {"message": "I have finished the task."}}
 SKILLS = ("Git command failed: git clone --depth 1", "https://github.com/OpenHands/extensions")
+NO_CLONE = "'/nonexistent/openhands-extensions' does not appear to be a git repository"
 COST_MAP = "raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
 EVENTS = Path(__file__).with_name("data") / "openhands-events"
 COMMAND = "pwd; echo hello > made_by_agent.txt; cat made_by_agent.txt"
@@ -144,6 +145,12 @@ def test_the_spec_pins_todays_cli_on_its_own_python(
     assert s.environment("m")["LLM_MODEL"] == "openai/m"
     assert s.env["LLM_BASE_URL"] == "https://api.openai.com/v1"
     assert s.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    # Git's insteadOf, the one setting that stops its clone of the public skills.
+    assert (s.env["GIT_CONFIG_COUNT"], s.env["GIT_CONFIG_VALUE_0"]) == (
+        "1",
+        "https://github.com/OpenHands/extensions",
+    )
+    assert s.env["GIT_CONFIG_KEY_0"] == "url./nonexistent/openhands-extensions.insteadOf"
     assert (s.transcript, s.transcript_format) == ("openhands.events.jsonl", "openhands-events")
     # `make wheelhouse` fetches its wheels (for Python 3.13) and its Python with the others.
     wheels: list[tuple[list[str], str]] = []
@@ -179,7 +186,7 @@ def runs(harness: HarnessImage, tmp_path_factory: pytest.TempPathFactory) -> dic
     out: dict[str, RunResult] = {}
     for label, stub, env in (
         ("gold", "gold", {}),
-        ("settings-off", "gold", {"LITELLM_LOCAL_MODEL_COST_MAP": ""}),
+        ("settings-off", "gold", {"LITELLM_LOCAL_MODEL_COST_MAP": "", "GIT_CONFIG_COUNT": "0"}),
         ("idle", "idle", {}),
     ):
         options = RunOptions(
@@ -252,9 +259,14 @@ def test_what_it_asked_for_besides_the_model(runs: dict[str, RunResult]) -> None
         assert [e for e in events(run) if e["kind"] == "egress.denied"] == []
         assert run.grade.harness_egress == []
     # It clones its public skills from GitHub on every start (the CLI asks for them whatever
-    # its settings): the world's GitHub has no such repository, and it runs on without them.
+    # its settings). With the spec's git setting the URL is a local path that does not exist:
+    # the clone fails with no request; without it the clone reaches the world's GitHub, which
+    # has no such repository. It runs on without them either way.
     gold, off = runs["gold"], runs["settings-off"]
-    assert all(said(gold, text) for text in SKILLS) and said(gold, "Repository not found.")
+    assert all(said(gold, text) for text in SKILLS)
+    assert said(gold, NO_CLONE) and not said(gold, "Repository not found.")
+    assert all(said(off, text) for text in SKILLS) and said(off, "Repository not found.")
+    assert not said(off, NO_CLONE)
     # litellm's price map comes from GitHub unless LITELLM_LOCAL_MODEL_COST_MAP says
     # otherwise; the world's raw.githubusercontent.com refuses it and litellm falls back.
     assert not said(gold, COST_MAP)
