@@ -42,8 +42,11 @@ if TYPE_CHECKING:
     from replay.run.runner import RunOptions
 
 CASE = ROOT_DIR / "cases" / "demo-caret-zero" / "case.yaml"
-RUNS = 4
-"""Runs per batch: one round at 4 workers, two at 2, four at 1 (a few minutes in all)."""
+RUNS = 12
+"""Runs per batch: three rounds at 4 workers, six at 2, twelve at 1 (some six minutes in all
+on a quiet machine). With one round per worker each worker would pay a cold world start per
+run while one worker reuses its warm world (replay.world.warm): throughput is measured in
+steady state, where every worker reuses its own."""
 THINK = 3.0
 """Seconds the stub model thinks before each answer (well under the gateway's 15 s): the
 gold run of the case makes 4 model calls, 12 s of waiting beside some 15 s of work."""
