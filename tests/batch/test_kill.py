@@ -79,7 +79,11 @@ def leftovers(client: docker.DockerClient, pid: int) -> list[str]:
     """Containers, networks and volumes whose owner label is the batch process ``pid``."""
     flt = {"label": f"{OWNER_LABEL}={pid}@{socket.gethostname()}"}
     return (
-        [f"container {c.name}" for c in client.containers.list(all=True, filters=flt)]
+        # A run may remove a container between the list and its inspect: skip those.
+        [
+            f"container {c.name}"
+            for c in client.containers.list(all=True, filters=flt, ignore_removed=True)
+        ]
         + [f"network {n.name}" for n in client.networks.list(filters=flt)]
         + [f"volume {v.name}" for v in client.volumes.list(filters=flt)]
     )
