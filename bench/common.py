@@ -38,6 +38,11 @@ def overhead_at_most(ms: float) -> Goal:
     )
 
 
+def rate_at_least(ratio: float) -> Goal:
+    """For rows whose figures are rates (``unit="/s"``): subject / baseline at least."""
+    return Goal(f">= {ratio:g}x", lambda s, b: s >= ratio * b)
+
+
 def throughput_at_least(ratio: float) -> Goal:
     """For rows whose figures are seconds per request under load: 1 / throughput."""
     return Goal(

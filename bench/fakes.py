@@ -28,7 +28,7 @@ from functools import partial
 from pathlib import Path
 
 from bench import load
-from bench.common import ROOT_DIR, Measured, suite
+from bench.common import ROOT_DIR, Goal, Measured, at_most, rate_at_least, suite
 from bench.servers import free_port, serve_in_subprocess
 
 HOST = "api.github.com"
@@ -61,7 +61,7 @@ def _interleaved(*sides: Callable[[], float]) -> list[list[float]]:
     return out
 
 
-def _row(name: str, a: list[float], b: list[float], goal: str, unit: str = "s") -> Measured:
+def _row(name: str, a: list[float], b: list[float], goal: Goal | str, unit: str = "s") -> Measured:
     ratios = [x / y for x, y in zip(a, b, strict=True)]
     return Measured(
         name,
@@ -116,7 +116,7 @@ def _sides(
     fake: Callable[[], float],
     base: Callable[[], float] | None,
     floor: Callable[[], float],
-    goal: str,
+    goal: Goal,
     unit: str = "s",
 ) -> list[Measured]:
     """The fake against the floor; with a baseline fake, its row too and the two fakes."""
@@ -176,21 +176,21 @@ def fakes() -> list[Measured]:
         lambda: _p50(fake, read),
         on(base, lambda p: _p50(p, read)),
         lambda: _p50(floor, read_floor),
-        "<= 1.3x",
+        at_most(1.3),
     )
     rows += _sides(
         "github issue create, one client",
         lambda: _p50(fake, create, 201),
         on(base, lambda p: _p50(p, create, 201)),
         lambda: _p50(floor, create, 201),
-        "<= 1.3x",
+        at_most(1.3),
     )
     rows += _sides(
         "comment creates/s, 16 clients",
         lambda: _rate(fake, on_load, 201),
         on(base, lambda p: _rate(p, base_load, 201)),
         lambda: _rate(floor, floor_comments, 201),
-        ">= 0.8x",
+        rate_at_least(0.8),
         "/s",
     )
     rows += _sides(
@@ -198,7 +198,7 @@ def fakes() -> list[Measured]:
         lambda: _rate(fake, read),
         on(base, lambda p: _rate(p, read)),
         lambda: _rate(floor, read_floor),
-        ">= 0.8x",
+        rate_at_least(0.8),
         "/s",
     )
 
@@ -212,10 +212,18 @@ def fakes() -> list[Measured]:
     read_many = _get(f"{REPO}/issues/{many}")
     read_none = _get(f"{REPO}/issues/{none}")
     a, b = _interleaved(lambda: _p50(fake, read_many), lambda: _p50(fake, read_none))
-    rows.append(_row(f"fake issue read, one client: {have:,} comments vs 0 (p50)", a, b, "<= 1.1x"))
+    rows.append(
+        _row(f"fake issue read, one client: {have:,} comments vs 0 (p50)", a, b, at_most(1.1))
+    )
     a, b = _interleaved(lambda: _rate(fake, read_many), lambda: _rate(fake, read_none))
     rows.append(
-        _row(f"fake issue reads/s, 16 clients: {have:,} comments vs 0", a, b, ">= 0.9x", "/s")
+        _row(
+            f"fake issue reads/s, 16 clients: {have:,} comments vs 0",
+            a,
+            b,
+            rate_at_least(0.9),
+            "/s",
+        )
     )
     # The reads this tree pages in SQL, at 2,000 comments against one page's worth (against
     # none, the page would be empty and the row would time rendering 30 entries): the
@@ -229,7 +237,7 @@ def fakes() -> list[Measured]:
         ("GraphQL comments(first: 30) + totalCount", _comments(many), _comments(one_page)),
     ):
         a, b = _interleaved(partial(_p50, fake, on_many_), partial(_p50, fake, on_page))
-        rows.append(_row(f"fake {label}: {have:,} comments vs {PAGE} (p50)", a, b, "<= 1.1x"))
+        rows.append(_row(f"fake {label}: {have:,} comments vs {PAGE} (p50)", a, b, at_most(1.1)))
     return rows
 
 
