@@ -477,3 +477,26 @@ def test_what_octokits_recordings_showed(served: Served) -> None:
         {"locked": {"from": False, "to": True}},
         {"locked": {"from": True, "to": False}},
     ]
+
+
+def test_a_created_issue_answers_as_it_reads_back(served: Served) -> None:
+    """A create writes its rows with plain statements and answers from the values it wrote
+    (no flush, no read back): that answer must be what reading the issue gives, labels,
+    assignees, dates and counts included, and the events must be those of any create."""
+    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+        made = http.post(
+            f"/repos/{REPO}/issues",
+            json={"title": "Both", "body": "b", "labels": ["bug", "docs"], "assignees": ["alice"]},
+        )
+        assert made.status_code == 201, made.text
+        number = made.json()["number"]
+        again = http.get(f"/repos/{REPO}/issues/{number}")
+        listed = http.get(f"/repos/{REPO}/issues/{number}/events")
+    assert made.json() == again.json()
+    assert [lb["name"] for lb in made.json()["labels"]] == ["bug", "docs"]
+    assert made.json()["comments"] == 0 and made.json()["closed_by"] is None
+    assert [(e["event"], (e.get("label") or {}).get("name")) for e in listed.json()] == [
+        ("labeled", "bug"),
+        ("labeled", "docs"),
+        ("assigned", None),
+    ]
