@@ -43,6 +43,7 @@ from replay.gateway.certs import backdate_minted_certificates, ensure_ca
 from replay.gateway.config import CREDENTIALS, GatewayConfig, Route, client_env
 from replay.gateway.dispatch import GatewayMaster
 from replay.gateway.gate import Gate
+from replay.gateway.typecheck import fast_message_typecheck
 from replay.gateway.unparsed import record_unparsed
 from replay.registry.serve import Registry, registry_app
 from replay.snapshot import load_snapshot
@@ -102,6 +103,8 @@ async def serve_forever(config: GatewayConfig) -> None:
     # Certificates valid from long before T, for sandboxes whose clock is frozen there.
     ensure_ca(config.confdir)
     backdate_minted_certificates()
+    # The same type check of each request and response, without re-reading the annotations.
+    fast_message_typecheck()
     opts = options.Options(
         listen_host=config.listen_host, listen_port=config.listen_port, confdir=str(config.confdir)
     )
