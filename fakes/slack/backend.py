@@ -468,7 +468,7 @@ class SlackBackend:
             rows = list(s.scalars(q.order_by(MessageRow.ts_us.desc()).limit(limit + 1)))
             page, more = rows[:limit], rows[limit:]
             return w.History(
-                messages=[view.message(m) for m in page],
+                messages=view.messages(page),
                 has_more=bool(more),
                 response_metadata=w.ResponseMetadata(
                     next_cursor=encode_cursor("next_ts", str(more[0].ts_us)) if more else ""
@@ -515,7 +515,7 @@ class SlackBackend:
             thread += s.scalars(q.limit(limit + 1 - len(thread)))
             page, more = thread[:limit], thread[limit:]
             return w.Messages(
-                messages=[view.message(m) for m in page],
+                messages=view.messages(page),
                 has_more=bool(more),
                 response_metadata=w.ResponseMetadata(
                     next_cursor=encode_cursor("next_ts", str(more[0].ts_us)) if more else ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -94,15 +95,28 @@ def reply_summary(s: Session, channel_id: str, thread_ts: str) -> ReplySummary |
 
 
 def reactions(s: Session, message_id: int) -> list[w.Reaction] | None:
-    rows = s.scalars(
-        select(ReactionRow).where(ReactionRow.message_id == message_id).order_by(ReactionRow.id)
+    return reactions_of(s, [message_id]).get(message_id)
+
+
+def reactions_of(s: Session, message_ids: Sequence[int]) -> dict[int, list[w.Reaction]]:
+    """The reactions of a page's messages in one query, by message (those without any left
+    out): a page costs one statement however many messages it has, and no reaction is built
+    as an ORM object. Every reacting user is in the answer (as Slack lists them), so what the
+    query returns is what the answer shows."""
+    if not message_ids:
+        return {}
+    rows = s.execute(
+        select(ReactionRow.message_id, ReactionRow.name, ReactionRow.user_id)
+        .where(ReactionRow.message_id.in_(message_ids))
+        .order_by(ReactionRow.id)
     )
-    by_name: dict[str, list[str]] = {}
-    for r in rows:
-        by_name.setdefault(r.name, []).append(r.user_id)
-    if not by_name:
-        return None
-    return [w.Reaction(name=n, users=u, count=len(u)) for n, u in by_name.items()]
+    by_message: dict[int, dict[str, list[str]]] = {}
+    for message_id, name, user_id in rows:
+        by_message.setdefault(message_id, {}).setdefault(name, []).append(user_id)
+    return {
+        m: [w.Reaction(name=n, users=u, count=len(u)) for n, u in by_name.items()]
+        for m, by_name in by_message.items()
+    }
 
 
 class Renderer:
@@ -118,6 +132,14 @@ class Renderer:
 
     def message(self, m: MessageRow, *, summary: bool = True) -> w.Message:
         """One message; ``summary`` adds the reply summary when it is a thread's parent."""
+        return self.messages([m], summary=summary)[0]
+
+    def messages(self, rows: Sequence[MessageRow], *, summary: bool = True) -> list[w.Message]:
+        """A page of messages, their reactions read in one query for the whole page."""
+        found = reactions_of(self.s, [m.id for m in rows if not m.deleted])
+        return [self._message(m, found.get(m.id), summary) for m in rows]
+
+    def _message(self, m: MessageRow, reacted: list[w.Reaction] | None, summary: bool) -> w.Message:
         replies = None
         if m.thread_ts is None and (summary or m.deleted):
             replies = reply_summary(self.s, m.channel_id, m.ts)
@@ -134,7 +156,7 @@ class Renderer:
             edited=w.Edited(user=m.edited_by, ts=m.edited_ts)
             if m.edited_by and m.edited_ts
             else None,
-            reactions=reactions(self.s, m.id),
+            reactions=reacted,
         )
         if m.thread_ts is not None:
             parent = self.s.scalar(
