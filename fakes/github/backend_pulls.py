@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy.orm import Session
+from sqlalchemy import Select, func, or_, select
+from sqlalchemy.orm import Session, joinedload
 
 from fakes.github.backend_issues import Issues
 from fakes.github.backend_refs import Refs
@@ -81,6 +82,45 @@ class Pulls:
         if base:
             rows = [i for i in rows if i.pull is not None and i.pull.base_ref == base]
         return rows
+
+    # ------------------------------------------------------------------ reviews, read in SQL
+
+    def reviews_query(self, pull: Pull, viewer: str) -> Select[Review]:
+        """The reviews of ``pull`` that ``viewer`` (a login) may see: every submitted one and
+        their own pending one. Paged and counted in SQL, so a page of a pull request's
+        reviews costs the same however many it has (issue 19)."""
+        return (
+            select(Review)
+            .join(User, User.id == Review.author_id)
+            .where(
+                Review.pull_id == pull.id,
+                or_(Review.state != "PENDING", func.lower(User.login) == viewer.lower()),
+            )
+        )
+
+    def reviews_page(
+        self, s: Session, pull: Pull, viewer: str, offset: int, limit: int
+    ) -> tuple[list[Review], int]:
+        """One page of :meth:`reviews_query` by id, and how many there are in all."""
+        query = self.reviews_query(pull, viewer)
+        return self._page(s, query, Review.id, offset, limit, joinedload(Review.author))
+
+    def review_comments_page(
+        self, s: Session, pull: Pull, offset: int, limit: int
+    ) -> tuple[list[ReviewComment], int]:
+        """One page of ``pull``'s review comments by id, and how many there are in all."""
+        query = select(ReviewComment).where(ReviewComment.pull_id == pull.id)
+        return self._page(
+            s, query, ReviewComment.id, offset, limit, joinedload(ReviewComment.author)
+        )
+
+    @staticmethod
+    def _page(
+        s: Session, query: Select[Any], order: Any, offset: int, limit: int, *options: Any
+    ) -> tuple[list[Any], int]:
+        total = s.scalar(select(func.count()).select_from(query.subquery())) or 0
+        page = query.options(*options).order_by(order).offset(offset).limit(limit)
+        return list(s.scalars(page)), int(total)
 
     # ------------------------------------------------------------------ pull requests
 

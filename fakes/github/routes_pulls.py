@@ -13,7 +13,7 @@ from fakes.core.paging import Paged
 from fakes.github import render
 from fakes.github import schemas as w
 from fakes.github.errors import NotFound, ValidationFailed
-from fakes.github.models import ReviewComment
+from fakes.github.models import Review, ReviewComment
 from fakes.github.routes_common import (
     Auth,
     Ctx,
@@ -207,17 +207,15 @@ def list_reviews(
     ctx: Auth,
     paging: Paged,
 ) -> Response:
-    def go(s: Session) -> list[w.Review]:
+    def go(s: Session) -> tuple[list[w.Review], dict[str, str]]:
         issue = ctx.backend.pulls.get(s, f"{owner}/{repo}", number)
         assert issue.pull is not None
-        mine = ctx.login.lower()
-        return [
-            render.review(rv)
-            for rv in issue.pull.reviews
-            if rv.state != "PENDING" or rv.author.login.lower() == mine
-        ]
+        rows, total = ctx.backend.pulls.reviews_page(
+            s, issue.pull, ctx.login, paging.offset, paging.per_page
+        )
+        return [render.review(rv) for rv in rows], paging.window(total)
 
-    items, headers = paging.slice(ctx.run(go))
+    items, headers = ctx.run(go)
     return wire(items, headers=headers)
 
 
@@ -226,11 +224,11 @@ def get_review(owner: str, repo: str, number: Id, review_id: Id, ctx: Auth) -> R
     def go(s: Session) -> w.Review:
         issue = ctx.backend.pulls.get(s, f"{owner}/{repo}", number)
         assert issue.pull is not None
-        for rv in issue.pull.reviews:
-            mine = rv.author.login.lower() == ctx.login.lower()
-            if rv.id == review_id and (rv.state != "PENDING" or mine):
-                return render.review(rv)
-        raise NotFound()
+        query = ctx.backend.pulls.reviews_query(issue.pull, ctx.login)
+        rv = s.scalar(query.where(Review.id == review_id))
+        if rv is None:
+            raise NotFound()
+        return render.review(rv)
 
     return wire(ctx.run(go))
 
@@ -267,12 +265,15 @@ def list_review_comments(
     ctx: Auth,
     paging: Paged,
 ) -> Response:
-    def go(s: Session) -> list[w.ReviewComment]:
+    def go(s: Session) -> tuple[list[w.ReviewComment], dict[str, str]]:
         issue = ctx.backend.pulls.get(s, f"{owner}/{repo}", number)
         assert issue.pull is not None
-        return [render.review_comment(c) for c in issue.pull.review_comments]
+        rows, total = ctx.backend.pulls.review_comments_page(
+            s, issue.pull, paging.offset, paging.per_page
+        )
+        return [render.review_comment(c) for c in rows], paging.window(total)
 
-    items, headers = paging.slice(ctx.run(go))
+    items, headers = ctx.run(go)
     return wire(items, headers=headers)
 
 

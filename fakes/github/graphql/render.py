@@ -19,7 +19,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import Select, case, exists, func, select
 from sqlalchemy.orm import joinedload
 
 from fakes.core.relay import Rows
@@ -1030,9 +1030,14 @@ class ReviewView(CommentLike):
         return PullRequestView(self.ctx, self.row.pull.issue)
 
     def comments(self, **page: Any) -> Connection:
-        def make() -> list[ReviewCommentView]:
-            rows = [c for c in self.row.pull.review_comments if c.review_id == self.row.id]
-            return [ReviewCommentView(self.ctx, c) for c in rows]
+        def make() -> Rows[ReviewCommentView]:
+            return Rows(
+                self.ctx.session,
+                select(ReviewComment).where(ReviewComment.review_id == self.row.id),
+                [ReviewComment.id.asc()],
+                lambda c: ReviewCommentView(self.ctx, c),
+                options=[joinedload(ReviewComment.author)],
+            )
 
         return connection("PullRequestReviewCommentConnection", "comments", make, **page)
 
@@ -1452,44 +1457,56 @@ class PullRequestView(ThreadView):
 
     # ------------------------------------------------------------------ reviews
 
-    def _reviews(self) -> list[Review]:
-        return list(self.pull.reviews)
+    def _review_rows(self, query: Select[Review]) -> Rows[ReviewView]:
+        """Reviews paged and counted in SQL, by id (issue 19: a page of a pull request's
+        reviews costs the same however many it has)."""
+        return Rows(
+            self.ctx.session,
+            query,
+            [Review.id.asc()],
+            lambda r: ReviewView(self.ctx, r),
+            options=[joinedload(Review.author)],
+        )
 
     def reviews(
         self, states: Sequence[str] | None = None, author: str | None = None, **page: Any
     ) -> Connection:
-        def make() -> list[ReviewView]:
-            rows = self._reviews()
+        def make() -> Rows[ReviewView]:
+            query = select(Review).where(Review.pull_id == self.pull.id)
             if states:
-                rows = [r for r in rows if r.state in states]
+                query = query.where(Review.state.in_(states))
             if author:
-                rows = [r for r in rows if r.author.login.lower() == author.lower()]
-            return [ReviewView(self.ctx, r) for r in rows]
+                query = query.join(User, User.id == Review.author_id).where(
+                    func.lower(User.login) == author.lower()
+                )
+            return self._review_rows(query)
 
         return connection("PullRequestReviewConnection", "reviews", make, **page)
 
-    def _latest(self) -> list[Review]:
-        latest: dict[int, Review] = {}
-        for r in self._reviews():
-            if r.state in ("PENDING", "COMMENTED"):
-                if r.author_id not in latest:
-                    latest[r.author_id] = r
-                continue
-            latest[r.author_id] = r
-        return sorted(latest.values(), key=lambda r: r.id)
+    def _latest(self) -> Select[Review]:
+        """Each author's latest review: their last one that approves or requests changes,
+        else their first (a pending or commenting review never replaces an earlier one)."""
+        decisive = case((Review.state.not_in(("PENDING", "COMMENTED")), Review.id))
+        chosen = (
+            select(func.coalesce(func.max(decisive), func.min(Review.id)))
+            .where(Review.pull_id == self.pull.id)
+            .group_by(Review.author_id)
+        )
+        return select(Review).where(Review.id.in_(chosen))
 
     def latest_reviews(self, **page: Any) -> Connection:
         return connection(
             "PullRequestReviewConnection",
             "latestReviews",
-            lambda: [ReviewView(self.ctx, r) for r in self._latest()],
+            lambda: self._review_rows(self._latest()),
             **page,
         )
 
     @property
     def review_decision(self) -> str | None:
         # No branch protection in the world, so no review is ever *required*.
-        states = {r.state for r in self._latest()}
+        latest = self._latest().subquery()
+        states = set(self.ctx.session.scalars(select(latest.c.state).distinct()))
         if "CHANGES_REQUESTED" in states:
             return "CHANGES_REQUESTED"
         if "APPROVED" in states:
