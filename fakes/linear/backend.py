@@ -33,6 +33,7 @@ from fakes.linear.models import (
     WorkflowState,
     aware,
 )
+from fakes.linear.sql_filters import SqlFilter, register_lower
 
 SERVICE = "linear"
 IDS = uuid.UUID("4c1ea5e0-0000-4000-8000-000000000000")
@@ -330,18 +331,19 @@ class LinearBackend:
         filter: Filter | None = None,
         include_archived: bool = False,
         order_by: str = "createdAt",
-    ) -> list[Issue]:
-        rows = s.scalars(select(Issue)).all()
-        m = self.matcher(viewer)
-        out = [
-            i
-            for i in rows
-            if (include_archived or i.archived_at is None)
-            and (filter is None or m.issue(i, filter))
-        ]
-        key = "updated_at" if order_by == "updatedAt" else "created_at"
-        # Newest first, as Linear lists them; the id breaks ties so pages are stable.
-        return sorted(out, key=lambda i: (aware(getattr(i, key)), i.id), reverse=True)
+    ) -> Rows[Issue]:
+        """Issues matching ``filter`` newest first (by ``createdAt`` or ``updatedAt``; the id
+        breaks ties so pages are stable), as Linear lists them; kept in SQL (counted, paged
+        and placed by cursor there), so a team's or a user's issues cost a page however many
+        there are."""
+        query = select(Issue)
+        if not include_archived:
+            query = query.where(Issue.archived_at.is_(None))
+        if filter is not None:
+            register_lower(s)
+            query = query.where(SqlFilter(viewer, self.world.clock.now()).issue(filter))
+        key = Issue.updated_at if order_by == "updatedAt" else Issue.created_at
+        return Rows(s, query, [key.desc(), Issue.id.desc()], lambda i: i)
 
     def search_issues(
         self,
@@ -356,7 +358,7 @@ class LinearBackend:
         the identifier. Linear ranks by relevance; here the newest come first."""
         words = term.lower().split()
         found = []
-        for i in self.issues(s, viewer, filter, include_archived):
+        for i in self.issues(s, viewer, filter, include_archived)[:]:
             if term.strip().upper() == i.identifier:
                 found.append(i)
                 continue
@@ -397,26 +399,14 @@ class LinearBackend:
         viewer: str,
         filter: Filter | None = None,
         order_by: str = "createdAt",
-    ) -> list[Comment]:
-        m = self.matcher(viewer)
-        rows = [c for c in s.scalars(select(Comment)) if filter is None or m.comment(c, filter)]
-        key = "updated_at" if order_by == "updatedAt" else "created_at"
-        return sorted(rows, key=lambda c: (aware(getattr(c, key)), c.id), reverse=True)
-
-    def comment_rows(
-        self, s: Session, base: Filter, order_by: str = "createdAt"
-    ) -> Rows[Comment] | None:
-        """:meth:`comments` under ``{"issue"|"parent": {"id": {"eq": id}}}`` kept in SQL (the
-        same order: newest first, ties by id); None for any other filter."""
-        if len(base) != 1:
-            return None
-        ((field, test),) = base.items()
-        column = {"issue": Comment.issue_id, "parent": Comment.parent_id}.get(field)
-        wanted = test.get("id") if isinstance(test, dict) and len(test) == 1 else None
-        if column is None or not isinstance(wanted, dict) or list(wanted) != ["eq"]:
-            return None
+    ) -> Rows[Comment]:
+        """Comments matching ``filter`` newest first (ties by id), kept in SQL as
+        :meth:`issues` are."""
+        query = select(Comment)
+        if filter is not None:
+            register_lower(s)
+            query = query.where(SqlFilter(viewer, self.world.clock.now()).comment(filter))
         key = Comment.updated_at if order_by == "updatedAt" else Comment.created_at
-        query = select(Comment).where(column == wanted["eq"])
         return Rows(s, query, [key.desc(), Comment.id.desc()], lambda c: c)
 
     # ------------------------------------------------------------------ mutations

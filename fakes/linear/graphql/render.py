@@ -50,19 +50,12 @@ def issue_list(info: Info, base: dict[str, Any], kwargs: dict[str, Any]) -> Any:
 
 
 def comment_list(info: Info, base: dict[str, Any], kwargs: dict[str, Any]) -> Any:
-    """Comments under ``base`` narrowed by the caller's ``filter``; newest first.
-
-    An issue's comments or a comment's replies with no filter of the caller's are counted and
-    paged in SQL (:class:`fakes.core.relay.Rows`); a filter is matched row by row."""
+    """Comments under ``base`` narrowed by the caller's ``filter``; newest first."""
     c = ctx(info)
     extra = kwargs.get("filter")
-    order_by = kwargs.get("orderBy") or "createdAt"
-    if not extra:
-        rows = c.backend.comment_rows(c.session, base, order_by)
-        if rows is not None:
-            return connect(rows, **kwargs)
     f = {"and": [base, extra]} if extra else base
-    return connect(c.backend.comments(c.session, c.viewer, f, order_by), **kwargs)
+    rows = c.backend.comments(c.session, c.viewer, f, kwargs.get("orderBy") or "createdAt")
+    return connect(rows, **kwargs)
 
 
 def _lower(attr: str) -> Callable[[Any], str]:

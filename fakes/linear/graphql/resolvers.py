@@ -6,7 +6,7 @@ Each root field is one backend call; the objects it returns answer their fields 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -62,13 +62,15 @@ def _by(attr: str) -> Callable[[Issue], tuple[datetime, str]]:
 @query.field("issues")
 def _issues(_: Any, info: Info, **kwargs: Any) -> Any:
     c = ctx(info)
-    rows = c.backend.issues(
+    rows: Sequence[Issue] = c.backend.issues(
         c.session,
         c.viewer,
         kwargs.get("filter"),
         include_archived=bool(kwargs.get("includeArchived")),
         order_by=kwargs.get("orderBy") or "createdAt",
     )
+    if kwargs.get("sort"):  # sorted in Python, over every match
+        rows = rows[:]
     for sort in kwargs.get("sort") or []:
         for field, attr in (("createdAt", "created_at"), ("updatedAt", "updated_at")):
             if sort.get(field):
