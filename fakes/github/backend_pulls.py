@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from sqlalchemy import Select, func, or_, select
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session, joinedload, object_session
 
 from fakes.github.backend_issues import Issues
 from fakes.github.backend_refs import Refs
@@ -113,6 +113,14 @@ class Pulls:
         return self._page(
             s, query, ReviewComment.id, offset, limit, joinedload(ReviewComment.author)
         )
+
+    @staticmethod
+    def review_comment_count(pull: Pull) -> int:
+        """How many review comments ``pull`` has, from one aggregate, never its list."""
+        s = object_session(pull)
+        assert s is not None, "a pull request read outside a session"
+        q = select(func.count(ReviewComment.id)).where(ReviewComment.pull_id == pull.id)
+        return int(s.scalar(q) or 0)
 
     @staticmethod
     def _page(

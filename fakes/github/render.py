@@ -431,7 +431,7 @@ def pull(
             "mergeable_state": state,
             "merged_by": simple_user(p.merged_by) if p.merged_by is not None else None,
             "comments": i.comment_count,
-            "review_comments": len(p.review_comments),
+            "review_comments": backend.pulls.review_comment_count(p),
             "maintainer_can_modify": p.maintainer_can_modify,
             "commits": commits,
             "additions": sum(f.additions for f in files),

@@ -296,6 +296,7 @@ def test_review_reads_cost_the_same_at_2000_reviews_and_comments(
     _open_pull(served, tmp_path)
     first = _seed(served, REVIEWS * 3, 30)  # every page below full already
     reads = [
+        ("GET", f"/repos/{REPO}/pulls/{NUMBER}", None),  # its review_comments count
         ("GET", f"/repos/{REPO}/pulls/{NUMBER}/reviews?per_page=10", None),
         ("GET", f"/repos/{REPO}/pulls/{NUMBER}/reviews?per_page=10&page=2", None),
         ("GET", f"/repos/{REPO}/pulls/{NUMBER}/reviews/{first[2]}", None),
