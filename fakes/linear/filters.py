@@ -151,7 +151,12 @@ def _nullable(row: Any, f: Filter, match: Callable[[Any, Filter], bool]) -> bool
 
 
 class Matcher:
-    """Evaluates filters for one viewer (``isMe`` needs to know who is asking)."""
+    """Evaluates filters for one viewer (``isMe`` needs to know who is asking).
+
+    The fake filters teams, users, labels and states with it. Issue and comment lists are
+    filtered in SQL (:mod:`fakes.linear.sql_filters`); :meth:`issue` and :meth:`comment` stay
+    as the plain reading of Linear's filter semantics that those SQL conditions are held to
+    (``tests/fakes/linear/test_filtered_lists.py``)."""
 
     def __init__(self, viewer_id: str, now: datetime) -> None:
         self.viewer_id = viewer_id
