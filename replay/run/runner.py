@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -172,10 +172,22 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
                 world=world,
             )
             attempt = options.first_attempt - 1
-            for _ in range(options.runs):
+            ahead: _Ahead | None = None
+
+            def unused() -> None:
+                """A sandbox started ahead for a run that never came (a run failed)."""
+                if ahead is not None:
+                    ahead.discard()
+
+            stack.callback(unused)
+            for index in range(options.runs):
                 for _retry in range(options.wire_retries + 1):
                     attempt += 1
-                    result = run_once(replace(ctx, attempt=attempt))
+                    # Every run but the batch's last starts the next run's sandbox while it
+                    # is graded (see _Ahead).
+                    result, ahead = run_once(
+                        replace(ctx, attempt=attempt), ahead, more=index < options.runs - 1
+                    )
                     results.append(result)
                     if result.outcome != Outcome.TRANSPORT_FAIL:
                         break
@@ -320,13 +332,22 @@ def _owner() -> str:
     return f"{me.pid}@{me.host}#{me.start}"
 
 
-def run_once(ctx: RunContext) -> RunResult:
-    """One run: the world at T, the harness in a sandbox, its diff and events, the grade."""
+def run_once(
+    ctx: RunContext, ahead: _Ahead | None = None, *, more: bool = False
+) -> tuple[RunResult, _Ahead | None]:
+    """One run: the world at T, the harness in a sandbox, its diff and events, the grade.
+
+    ``ahead``: this run's sandbox, started while the previous run was graded (its run id and
+    directory are this run's). With ``more``, another run follows: its sandbox is started
+    while this one is graded, and returned beside the result.
+    """
 
     case, spec, env, options = ctx.case.case, ctx.spec, ctx.env, ctx.options
-    run_id = uuid.uuid4().hex
-    run_dir = (options.out / case.id / run_id).resolve()
-    run_dir.mkdir(parents=True)
+    if ahead is not None:
+        run_id, run_dir = ahead.run_id, ahead.run_dir
+    else:
+        run_id = uuid.uuid4().hex
+        run_dir = _new_run_dir(options, case, run_id)
     model = options.model_label
     started = datetime.now(UTC)
     ctx.store.add_run(
@@ -348,16 +369,121 @@ def run_once(ctx: RunContext) -> RunResult:
     # The grading container is made and readied while the world resets and the harness runs
     # (nothing of the agent's goes in before its diff; the agent cannot reach it).
     grading = GradingBox(ctx.runtime, env.id, case, f"{run_id}-grade").prepare_in_background()
+    following: list[_Ahead] = []
     try:
-        return _run_and_grade(ctx, run_id, run_dir, clock, grading)
+        result = _run_and_grade(ctx, run_id, run_dir, clock, grading, ahead, following, more)
+    except BaseException:
+        for upcoming in following:
+            upcoming.discard()
+        raise
     finally:
+        if ahead is not None:
+            ahead.release()
         grading.close()
+    return result, following[0] if following else None
+
+
+def _new_run_dir(options: RunOptions, case: Case, run_id: str) -> Path:
+    run_dir = (options.out / case.id / run_id).resolve()
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def _sandbox_config(ctx: RunContext, run_id: str, run_dir: Path, first: bool) -> SandboxConfig:
+    """The sandbox of run ``run_id``; ``first``: the batch's first run (it collects garbage)."""
+    case, spec, options, harness = ctx.case.case, ctx.spec, ctx.options, ctx.harness
+    return SandboxConfig(
+        image=harness.id if harness else ctx.env.id,
+        run_id=run_id,
+        workdir=case.environment.workdir,
+        limits=ctx.limits,
+        clock_at=case.at if options.clock else None,
+        labels={"replay.base.case": case.id},
+        # Leftovers of dead runners are collected once per batch, before its first run.
+        collect_garbage=first,
+        # The root filesystem is read-only: files of a harness without an image of
+        # its own come in as a read-only mount of the run directory's copy.
+        mounts=_harness_files(spec, ctx.spec_dir, run_dir, case.at if options.clock else None)
+        if harness is None
+        else (),
+    )
+
+
+def _open_sandbox(
+    ctx: RunContext, gateway: dict[str, Any], run_id: str, run_dir: Path, first: bool
+) -> Sandbox:
+    """Run ``run_id``'s sandbox, started, its workspace and task prepared for the agent."""
+    box = Sandbox(ctx.runtime, gateway, _sandbox_config(ctx, run_id, run_dir, first)).start()
+    try:
+        _prepare(box, ctx.case.case, ctx.snapshot, run_dir)
+    except BaseException:
+        box.close()
+        raise
+    return box
+
+
+class _Ahead:
+    """The next run's sandbox, started and prepared in a thread while this run is graded.
+
+    Starting a sandbox (its bounded volumes seeded by a keeper, its container, the bridge) and
+    preparing the workspace is the largest part of a run's own time after the hidden tests
+    (the profile in issue 19); none of it depends on the run before: the sandbox is made from
+    the image, like any run's, and the agent of the previous run never sees it (its own
+    sandbox is gone before this starts). It only needs the world's gateway (address, CA,
+    variables), the same for every run of a warm world: a world replaced in between (it did
+    not go quiet) has another, and the sandbox is then discarded and a fresh one started, as
+    it is when starting ahead failed (the run then meets that failure itself).
+    """
+
+    def __init__(self, ctx: RunContext, gateway: dict[str, Any]) -> None:
+        self.run_id = uuid.uuid4().hex
+        self.run_dir = _new_run_dir(ctx.options, ctx.case.case, self.run_id)
+        self.gateway = gateway
+        self.ca = Path(str(gateway["ca_bundle"])).read_bytes()
+        self._box: Sandbox | None = None
+        self._thread = threading.Thread(target=self._open, args=(ctx,), daemon=True)
+        self._thread.start()
+
+    def _open(self, ctx: RunContext) -> None:
+        try:
+            self._box = _open_sandbox(ctx, self.gateway, self.run_id, self.run_dir, first=False)
+        except BaseException:
+            self._box = None  # the run starts its own, and meets the failure itself
+
+    def take(self, gateway: dict[str, Any]) -> Sandbox | None:
+        """The sandbox, if it was made for this gateway (address, variables and CA)."""
+        self._thread.join()
+        box, self._box = self._box, None
+        if box is not None:
+            same_ca = Path(str(gateway["ca_bundle"])).read_bytes() == self.ca
+            if gateway != self.gateway or not same_ca:
+                box.close()
+                box = None
+        return box
+
+    def release(self) -> None:
+        """Remove the sandbox unless a run took it (its run ended before it could)."""
+        box = self.take(self.gateway)
+        if box is not None:
+            box.close()
+
+    def discard(self) -> None:
+        """Remove the sandbox and the directory of the run that never came."""
+        self.release()
+        shutil.rmtree(self.run_dir, ignore_errors=True)
 
 
 def _run_and_grade(
-    ctx: RunContext, run_id: str, run_dir: Path, clock: float, grading: GradingBox
+    ctx: RunContext,
+    run_id: str,
+    run_dir: Path,
+    clock: float,
+    grading: GradingBox,
+    ahead: _Ahead | None,
+    following: list[_Ahead],
+    more: bool,
 ) -> RunResult:
-    case, snapshot, spec, spec_dir = ctx.case.case, ctx.snapshot, ctx.spec, ctx.spec_dir
+    case, spec = ctx.case.case, ctx.spec
     env, harness, runtime, store = ctx.env, ctx.harness, ctx.runtime, ctx.store
     options, upstream, attempt = ctx.options, ctx.upstream, ctx.attempt
     model = options.model_label
@@ -377,23 +503,11 @@ def _run_and_grade(
                     WarmWorld(case.snapshot, world_dir, *_world_args(ctx.case, options, upstream))
                 )
             world = own.enter_context(warm.run(gateway_dir, run_dir / "events.db"))
-            config = SandboxConfig(
-                image=harness.id if harness else env.id,
-                run_id=run_id,
-                workdir=case.environment.workdir,
-                limits=ctx.limits,
-                clock_at=case.at if options.clock else None,
-                labels={"replay.base.case": case.id},
-                # Leftovers of dead runners are collected once per batch, before its first run.
-                collect_garbage=attempt == options.first_attempt,
-                # The root filesystem is read-only: files of a harness without an image of
-                # its own come in as a read-only mount of the run directory's copy.
-                mounts=_harness_files(spec, spec_dir, run_dir, case.at if options.clock else None)
-                if harness is None
-                else (),
-            )
-            with Sandbox(runtime, world.state, config) as box:
-                _prepare(box, case, snapshot, run_dir)
+            box = None if ahead is None else ahead.take(world.state)
+            if box is None:
+                first = attempt == options.first_attempt
+                box = _open_sandbox(ctx, world.state, run_id, run_dir, first)
+            with closing(box):
                 argv = spec.argv(
                     task=f"{RUN_FILES}/task.md",
                     workdir=case.environment.workdir,
@@ -419,6 +533,10 @@ def _run_and_grade(
                 (run_dir / "diff.patch").write_text(diff)
     except ReplayError as exc:
         infra.append(f"sandbox: {exc}")
+    gateway = None if ctx.world is None else ctx.world.gateway()
+    if more and gateway is not None:
+        # This run's sandbox is gone; the next run's is started while this one is graded.
+        following.append(_Ahead(ctx, gateway))
     events = _events(run_dir)
     return _grade(
         RunToGrade(
@@ -510,7 +628,8 @@ def _harness_files(
     if not spec.install.files:
         return []
     prefix = run_dir / "harness"
-    prefix.mkdir(mode=0o755)
+    # It may be there: a sandbox started ahead for the run and discarded (see _Ahead).
+    prefix.mkdir(mode=0o755, exist_ok=True)
     for dest, src in spec.install.files.items():
         target = prefix / posixpath.relpath(dest, PREFIX)
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)

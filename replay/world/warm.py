@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO, TypeVar, cast
+from typing import Any, BinaryIO, TypeVar, cast
 
 from replay.base.errors import ReplayError
 from replay.world.process import World
@@ -69,6 +69,12 @@ class WarmWorld:
         self.starts = 0
         """How many times a world process was started (for tests and the benchmark)."""
         self.resets = 0
+
+    def gateway(self) -> dict[str, Any] | None:
+        """The running world's state (gateway address, CA, variables), which its resets keep;
+        None when no world runs (the next run starts one, with another)."""
+        world = self._world
+        return world.state if world is not None and world.running() else None
 
     def _start(self) -> World:
         self.workdir.mkdir(parents=True, exist_ok=True)
