@@ -261,6 +261,11 @@ class Container(ABC):
         """The main command's output so far."""
 
     @abstractmethod
+    def wait_for_output(self, marker: bytes, timeout: float) -> bool:
+        """Block until the main command's output holds ``marker`` (True), it ends without it
+        or ``timeout`` seconds pass (False)."""
+
+    @abstractmethod
     def status(self) -> str:
         """``created``, ``running``, ``exited``... or ``removed``."""
 

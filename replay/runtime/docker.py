@@ -576,6 +576,38 @@ class DockerContainer(Container):
         except NotFound:
             return b""
 
+    def wait_for_output(self, marker: bytes, timeout: float) -> bool:
+        """Follow the output as the engine streams it (one API call, woken by each write),
+        rather than asking for all of it again and again."""
+        try:
+            stream = self.client.api.logs(self.id, stream=True, follow=True)
+        except (APIError, NotFound):
+            return False
+        seen = bytearray()
+        found = threading.Event()
+
+        def follow() -> None:
+            try:
+                for chunk in stream:
+                    seen.extend(chunk)
+                    if marker in seen:
+                        found.set()
+                        return
+            except (OSError, ValueError, DockerException):
+                pass  # the stream was closed under us (the timeout) or the container went
+
+        reader = threading.Thread(target=follow, daemon=True)
+        reader.start()
+        reader.join(timeout)
+        # The stream ends with the container; closing it ends a wait that timed out.
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # already ended
+            stream.close()
+        reader.join(10)
+        response = getattr(stream, "_response", None)
+        if response is not None:
+            response.close()
+        return found.is_set()
+
     # ------------------------------------------------------------------ lifecycle
 
     def stop(self, timeout: float = 5) -> None:

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import platform
 import shutil
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -217,15 +216,11 @@ class Sandbox:
         ]
 
     def _wait_ready(self, container: Container) -> None:
-        deadline = time.monotonic() + self.config.ready_timeout
-        delay = 0.01
-        while READY not in container.logs():
-            if time.monotonic() > deadline or container.status() not in ("running", "created"):
-                raise SandboxError(
-                    f"the sandbox's gateway forwarder did not start: {container.logs()[-2000:]!r}"
-                )
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
+        """Until the forwarder says it listens (woken by its output, not polled)."""
+        if not container.wait_for_output(READY, self.config.ready_timeout):
+            raise SandboxError(
+                f"the sandbox's gateway forwarder did not start: {container.logs()[-2000:]!r}"
+            )
 
     def exec(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,3 +127,35 @@ def test_cpu_quota_is_set_and_within_limits_nothing_is_reported(
         assert r.ok and r.limit is None and c.limit_hit() is None
     finally:
         c.remove()
+
+
+def test_waiting_for_output_follows_one_stream_until_the_marker_or_the_end(
+    runtime: Runtime, base_image: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One logs call per wait, however long the command takes to write the marker (a
+    split write included); a command that ends without it, or a silent one past the
+    timeout, is False (the first without waiting out its ten minutes)."""
+    from docker.api.client import APIClient  # type: ignore[import-untyped]
+
+    logs: list[str] = []
+    send = APIClient.send
+
+    def counted(self: APIClient, request: Any, **kwargs: Any) -> Any:
+        if request.path_url.split("?")[0].endswith("/logs"):
+            logs.append(request.path_url)
+        return send(self, request, **kwargs)
+
+    monkeypatch.setattr(APIClient, "send", counted)
+    script = "sleep 1; printf 'one\\nrea'; sleep 1; echo 'dy-now'; sleep 600"
+    for command, marker, timeout, expected in (
+        (["sh", "-c", script], b"ready-now", 600.0, True),
+        (["sh", "-c", "sleep 1; echo done"], b"ready-now", 600.0, False),
+        (["sleep", "600"], b"ready-now", 1.0, False),
+    ):
+        c = runtime.create(ContainerSpec(image=base_image, command=command), "rt-wait")
+        try:
+            logs.clear()
+            assert c.wait_for_output(marker, timeout) is expected
+            assert len(logs) == 1
+        finally:
+            c.remove()
