@@ -11,7 +11,9 @@ Storing the grade in the results store is the runner's.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -91,6 +93,9 @@ class RunToGrade:
     """The run's grading container, made ready while the harness ran
     (:meth:`GradingBox.prepare_in_background`); None: :func:`grade_run` makes one. Either way
     :func:`grade_run` removes it."""
+    removals: Sequence[threading.Thread] = ()
+    """What of the run is still being removed while it is graded (its sandbox, whose removal
+    overlaps with the grading): joined before the run's total time is taken."""
 
 
 def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
@@ -183,6 +188,8 @@ def _grade_run(run: RunToGrade, box: GradingBox, prices: Pricing) -> Grade:
     # The whole run, grading included (its container removed): what a run costs besides the
     # harness's own time.
     box.close()
+    for removal in run.removals:
+        removal.join()
     total_seconds = round(time.monotonic() - run.started, 3)
     grade = Grade(
         run_id=run.run_id,

@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import ExitStack, closing, contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -370,8 +370,11 @@ def run_once(
     # (nothing of the agent's goes in before its diff; the agent cannot reach it).
     grading = GradingBox(ctx.runtime, env.id, case, f"{run_id}-grade").prepare_in_background()
     following: list[_Ahead] = []
+    removals: list[threading.Thread] = []
     try:
-        result = _run_and_grade(ctx, run_id, run_dir, clock, grading, ahead, following, more)
+        result = _run_and_grade(
+            ctx, run_id, run_dir, clock, grading, ahead, following, more, removals
+        )
     except BaseException:
         for upcoming in following:
             upcoming.discard()
@@ -380,6 +383,8 @@ def run_once(
         if ahead is not None:
             ahead.release()
         grading.close()
+        for removal in removals:
+            removal.join()
     return result, following[0] if following else None
 
 
@@ -482,6 +487,7 @@ def _run_and_grade(
     ahead: _Ahead | None,
     following: list[_Ahead],
     more: bool,
+    removals: list[threading.Thread],
 ) -> RunResult:
     case, spec = ctx.case.case, ctx.spec
     env, harness, runtime, store = ctx.env, ctx.harness, ctx.runtime, ctx.store
@@ -507,7 +513,7 @@ def _run_and_grade(
             if box is None:
                 first = attempt == options.first_attempt
                 box = _open_sandbox(ctx, world.state, run_id, run_dir, first)
-            with closing(box):
+            try:
                 argv = spec.argv(
                     task=f"{RUN_FILES}/task.md",
                     workdir=case.environment.workdir,
@@ -531,11 +537,15 @@ def _run_and_grade(
                 _uniform_transcript(spec, run_dir)
                 diff = _final_diff(box, case, run_dir)
                 (run_dir / "diff.patch").write_text(diff)
+            finally:
+                # Cut off at once (before the world takes the run's log); its containers and
+                # volumes are removed while the run is graded.
+                removals.append(box.close_in_background())
     except ReplayError as exc:
         infra.append(f"sandbox: {exc}")
     gateway = None if ctx.world is None else ctx.world.gateway()
     if more and gateway is not None:
-        # This run's sandbox is gone; the next run's is started while this one is graded.
+        # This run's sandbox is cut off; the next run's is started while this one is graded.
         following.append(_Ahead(ctx, gateway))
     events = _events(run_dir)
     return _grade(
@@ -558,6 +568,7 @@ def _run_and_grade(
             harness_seconds=harness_seconds,
             started=clock,
             grading=grading,
+            removals=removals,
         ),
         runtime,
         store,

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import platform
 import shutil
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -261,6 +262,22 @@ class Sandbox:
         if self.dir is not None:
             rundir.remove(self.run_id)
             self.dir = None
+
+    def close_in_background(self) -> threading.Thread:
+        """Cut the sandbox off now, remove it in a thread (returned, to be joined).
+
+        Every process in it is killed and its bridge closed at once, so nothing of it can reach
+        the world after this returns (the world may then take the run's log and reset); only
+        the removal of its containers, volumes and directory, which nothing waits on, is left
+        to the thread."""
+        if self.container is not None:
+            self.container.stop(timeout=0)
+        if self.bridge is not None:
+            self.bridge.close()
+            self.bridge = None
+        remover = threading.Thread(target=self.close, daemon=True)
+        remover.start()
+        return remover
 
     def __enter__(self) -> Sandbox:
         return self.start()

@@ -63,3 +63,23 @@ def test_a_sandbox_starts_in_sixteen_calls_and_closes_in_five(
         finally:
             box.close()
         assert api == Counter({"DELETE containers": 2, "DELETE volumes": 3})
+
+
+def test_a_sandbox_closed_in_the_background_is_cut_off_before_it_returns(
+    runtime: Runtime, base_image: str, gateway: dict[str, Any], run_root: Path, api: Counter[str]
+) -> None:
+    """Its processes killed and its bridge gone when the call returns (nothing of it reaches
+    the world after), the rest removed by the thread: one kill more than a close."""
+    box = sandbox(runtime, gateway, base_image).start()
+    container, bridge = box.container, box.bridge
+    assert container is not None and bridge is not None
+    api.clear()
+    removal = box.close_in_background()
+    try:
+        assert box.bridge is None and not bridge.path.exists()
+        assert container.status() in ("exited", "removing", "removed")
+    finally:
+        removal.join()
+    assert container.status() == "removed"
+    api.pop("GET containers/json", None)  # the status checks above
+    assert api == Counter({"POST containers/kill": 1, "DELETE containers": 2, "DELETE volumes": 3})
