@@ -5,7 +5,9 @@ The floor is what any run of the case must pay: one bare ``docker run`` of the c
 environment image that runs the hidden test command (no sandbox, no gateway, no grading
 around it). It is measured before and after the batch of runs, alternately, and its median
 taken; the runs are one ``run_case`` call with ``--runs 3`` (one warm world, reset between
-runs), on the demo's gold trajectory.
+runs; every run but the first has its sandbox started while the run before it is graded),
+on the demo's gold trajectory. The median is one of the later runs': the first one's figure
+includes the world's start (the "overheads" listed show it apart).
 
 Beside the times, which a shared machine makes noisy, the operations a run makes are counted
 (Docker API calls, containers created, execs, copies in and out): they do not vary with load.
