@@ -39,7 +39,7 @@ from replay.images.audit import image_leaks_cached
 from replay.images.base import ensure_case_base_image
 from replay.images.env import EnvImage, build_env_image, cached_env_image
 from replay.results import GradeRow, RunRow, Store
-from replay.run.prices import load_prices
+from replay.run.prices import PriceTable, load_prices
 from replay.run.task import render_task
 from replay.runtime import get_runtime
 from replay.runtime.base import Limits, Mount, Owner, Runtime
@@ -169,6 +169,7 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
                 store=store,
                 options=options,
                 upstream=upstream,
+                prices=load_prices(options.prices),
                 world=world,
             )
             attempt = options.first_attempt - 1
@@ -315,6 +316,8 @@ class RunContext:
     upstream: str | None
     """Where the gateway sends model calls (the stub, a compatible server); None: the
     provider's own API."""
+    prices: PriceTable
+    """The price table every run's cost is read from (read once per batch)."""
     attempt: int = 1
     """1-based index of the run among the runs of this case and configuration."""
     world: WarmWorld | None = None
@@ -572,7 +575,7 @@ def _run_and_grade(
         ),
         runtime,
         store,
-        options.prices,
+        ctx.prices,
     )
 
 
@@ -763,9 +766,9 @@ def _events(run_dir: Path) -> list[Event]:
     return events
 
 
-def _grade(run: RunToGrade, runtime: Runtime, store: Store, prices: Path | None) -> RunResult:
+def _grade(run: RunToGrade, runtime: Runtime, store: Store, prices: PriceTable) -> RunResult:
     """Grade the run (:func:`replay.grade.grade_run`) and record the grade in the store."""
-    grade = grade_run(run, runtime, load_prices(prices))
+    grade = grade_run(run, runtime, prices)
     hidden = run.case.hidden_tests
     store.record_grade(
         GradeRow.from_grade(
