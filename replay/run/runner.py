@@ -523,6 +523,7 @@ def _run_and_grade(
                     transcript=f"{RUN_FILES}/{spec.transcript}",
                     model=options.model,
                 )
+                box.agent_turn()
                 started_harness = time.monotonic()
                 result = box.exec(
                     argv,

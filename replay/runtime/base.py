@@ -57,8 +57,9 @@ class Limits:
     pids: int | None = 1024
     """How many processes and threads may exist at once; a failed fork stops the run."""
     wall_time: float | None = None
-    """Seconds from the container's start until it is stopped. Enforced while a command runs
-    (``exec`` stops the container at the deadline) and reported by ``limit_hit()``."""
+    """Seconds from the container's start (or its last ``restart_deadline()``) until it is
+    stopped. Enforced while a command runs (``exec`` stops the container at the deadline) and
+    reported by ``limit_hit()``."""
     disk: int = 2 * 1024**3
     """Bytes of a confined sandbox's workspace (a tmpfs volume; see :class:`Scratch`).
     Content the workspace starts with counts towards it, but not towards ``memory``."""
@@ -280,6 +281,10 @@ class Container(ABC):
     @abstractmethod
     def limit_hit(self) -> LimitName | None:
         """The limit the container has hit so far, if any."""
+
+    @abstractmethod
+    def restart_deadline(self) -> None:
+        """Count the wall-time limit from now (a sandbox started ahead of its agent's turn)."""
 
     @abstractmethod
     def commit(self, repository: str, tag: str, changes: Sequence[str] = ()) -> str:

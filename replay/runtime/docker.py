@@ -410,12 +410,17 @@ class DockerContainer(Container):
         self.sdk = sdk
         self.id = str(sdk.id)
         self.run_id = run_id
+        self.wall = wall
         self.started = time.monotonic()
         self.deadline = None if wall is None else self.started + wall
         self._limit: LimitName | None = None
         self._filled: LimitName | None = None
         self._scratch = scratch
         self._cgroups = _cgroup_dirs(client, self.id)
+
+    def restart_deadline(self) -> None:
+        self.started = time.monotonic()
+        self.deadline = None if self.wall is None else self.started + self.wall
 
     # ------------------------------------------------------------------ exec
 

@@ -251,6 +251,17 @@ class Sandbox:
     def limit_hit(self) -> LimitName | None:
         return None if self.container is None else self.container.limit_hit()
 
+    def agent_turn(self) -> None:
+        """The agent's turn starts now: its wall-time limit and its clock (T, running on) are
+        counted from here, not from the sandbox's start. A sandbox started ahead, while the
+        run before was graded, would otherwise give its agent less time than the first run's
+        (the grading's minutes off the limit's margin) and a clock already past T."""
+        if self.container is None:
+            raise SandboxError("the sandbox is not started")
+        self.container.restart_deadline()
+        if self.config.clock_at is not None:
+            self.env.update(faketime_env(self.config.clock_at))
+
     def close(self) -> None:
         """Remove the container, stop the bridge, delete the run's directory."""
         if self.container is not None:
