@@ -38,6 +38,7 @@ runner died is removed by ``replay gc`` or by the next sandbox's start.
 
 from __future__ import annotations
 
+import math
 import platform
 import shutil
 import threading
@@ -88,7 +89,9 @@ DEFAULT_WORKDIR = "/workspace"
 def faketime_env(at: datetime, now: datetime | None = None) -> dict[str, str]:
     """libfaketime's variables for a clock reading ``at`` now and running on from there."""
     now = now or datetime.now(UTC)
-    offset = round((at - now).total_seconds())
+    # Whole seconds, rounded up: the clock never reads before T (rounding to the nearest let
+    # a command run at once read up to half a second before it).
+    offset = math.ceil((at - now).total_seconds())
     triple = _ARCH.get(platform.machine(), "x86_64-linux-gnu")
     return {
         "LD_PRELOAD": f"/usr/lib/{triple}/faketime/libfaketime.so.1",
