@@ -30,10 +30,12 @@ it found.
 
 from __future__ import annotations
 
+import io
 import posixpath
 import re
 import shlex
 import shutil
+import tarfile
 import tempfile
 import threading
 import time
@@ -79,10 +81,14 @@ manifest before || exit 1
 git ls-tree -r -t -z --full-tree {base} > {grade}/base.tree || exit 1
 """
 )
-# Run on the tree PREPARE left: the agent's diff in, the tree listed again.
+# Run on the tree PREPARE left: the agent's diff in (from standard input), the tree listed
+# again. Its standard output is a tar of the listings (PREPARE's and its own, and how the diff
+# went in): the only thing it writes there; what the steps print goes to standard error.
 APPLY = (
     """\
 set -u
+exec 3>&1 1>&2
+cat > {diff} || exit 1
 cd {workdir}
 {manifest}"""
     + RESET
@@ -106,7 +112,8 @@ else
   how=empty
 fi
 manifest after || exit 1
-echo applied=$how
+echo "$how" > {grade}/applied || exit 1
+tar -c -C {grade} . >&3
 """
 )
 # Names an interpreter can import from outside the repository: the standard library, builtins,
@@ -143,8 +150,10 @@ for d in dirs:
     names.update(n for n in os.listdir(d) if n.isidentifier() and os.path.isdir(os.path.join(d, n)))
 print("\\n".join(sorted(names)))
 """
+# Its standard input is a tar of remove.lst and checkout.lst, unpacked into {grade}.
 RESTORE = """\
 set -u
+tar -x -f - -C {grade} || exit 1
 cd {workdir}
 top=$(pwd -P)
 # Only ever delete inside the repository: a parent that leads elsewhere is left alone.
@@ -163,7 +172,7 @@ git apply --binary {hidden}
 GUARD = "replay_grade_guard"
 LISTED = f"{GRADE_DIR}/listed"
 """Where PREPARE and APPLY write the tree's listings, the base tree and the interpreter's
-module names: copied out at once, after the diff went in."""
+module names: APPLY hands them all out on its standard output, after the diff went in."""
 OUT = f"{GRADE_DIR}/out"
 """Repeat ``n`` leaves its JUnit report and the guard's record in ``OUT/n``: one copy-out."""
 # The interpreter's own modules, listed while nothing of the agent's is in the tree.
@@ -526,9 +535,6 @@ class GradingBox:
         case = self.case
         hidden = read_patch(case.hidden_tests.patch)
         diff_in, hidden_in = f"{GRADE_DIR}/agent.diff", f"{GRADE_DIR}/hidden.patch"
-        with tempfile.TemporaryDirectory(prefix="replay-grade-") as tmp:
-            (Path(tmp) / "agent.diff").write_text(diff)
-            container.copy_in(Path(tmp) / "agent.diff", GRADE_DIR)
         applied = self._exec(
             APPLY.format(
                 workdir=shlex.quote(case.environment.workdir),
@@ -538,11 +544,12 @@ class GradingBox:
                 manifest=MANIFEST.format(grade=LISTED),
             ),
             600,
+            stdin=diff.encode(),
         )
         if not applied.ok:
             raise GradingError(f"applying the agent's diff failed: {applied.err[-500:]}")
-        how = applied.out.strip().rpartition("applied=")[2] or "none"
-        found = _read_dir(container, LISTED)
+        found = read_tar(applied.stdout)
+        how = (found.get("applied") or b"").decode(errors="replace").strip() or "none"
         names = [f"{w}.{k}" for w in ("before", "after") for k in ("files", "links", "other")]
         listed = {n: data for n in [*names, "base.tree"] if (data := found.get(n)) is not None}
         missing = [n for n in [*names, "base.tree"] if n not in listed]
@@ -623,14 +630,14 @@ class GradingBox:
             )
         return Grading(verdict, how, outputs, reports, plan, stopped, unreported)
 
-    def _exec(self, script: str, timeout: float) -> ExecResult:
+    def _exec(self, script: str, timeout: float, stdin: bytes | None = None) -> ExecResult:
         """``bash -c script`` within both ``timeout`` and what is left of the grading's time:
         a command stopped by the latter hit the ``wall_time`` limit."""
         assert self.container is not None and self._deadline is not None
         left = self._deadline - time.monotonic()
         if left <= 0:
             return ExecResult(None, b"", b"", 0.0, limit="wall_time")
-        done = self.container.exec(["bash", "-c", script], timeout=min(timeout, left))
+        done = self.container.exec(["bash", "-c", script], timeout=min(timeout, left), stdin=stdin)
         if done.limit is None and done.timed_out and left < timeout:
             return replace(done, limit="wall_time")
         return done
@@ -641,12 +648,6 @@ class GradingBox:
         # anything is checked out beneath it.
         remove = sorted((r.path for r in plan), key=lambda p: (p.count("/"), p))
         checkout = [r.path for r in plan if r.action == "restored"]
-        with tempfile.TemporaryDirectory(prefix="replay-restore-") as tmp:
-            stage = Path(tmp) / posixpath.basename(GRADE_DIR)
-            stage.mkdir()
-            (stage / "remove.lst").write_bytes(b"".join(_nul(p) for p in remove))
-            (stage / "checkout.lst").write_bytes(b"".join(_nul(p) for p in checkout))
-            container.copy_in(stage, posixpath.dirname(GRADE_DIR))
         done = self._exec(
             RESTORE.format(
                 workdir=shlex.quote(self.case.environment.workdir),
@@ -655,6 +656,7 @@ class GradingBox:
                 hidden=hidden_in,
             ),
             300,
+            stdin=restore_lists(remove, checkout),
         )
         if done.limit is not None or done.exit_code is None:
             raise GradingError(f"restoring the test set hit the {done.limit or 'time'} limit")
@@ -745,6 +747,37 @@ def _check_runner_at_base(
 
 def _nul(path: str) -> bytes:
     return path.encode(errors="surrogateescape") + b"\0"
+
+
+def restore_lists(remove: Iterable[str], checkout: Iterable[str]) -> bytes:
+    """RESTORE's standard input: a tar of ``remove.lst`` and ``checkout.lst`` (NUL-separated
+    paths, so any name survives)."""
+    lists = io.BytesIO()
+    with tarfile.open(fileobj=lists, mode="w") as tar:
+        for name, paths in (("remove.lst", remove), ("checkout.lst", checkout)):
+            data = b"".join(_nul(p) for p in paths)
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return lists.getvalue()
+
+
+def read_tar(data: bytes) -> dict[str, bytes | None]:
+    """The regular files at the top of a tar stream, by name; any other entry there (a link,
+    a directory, a device) is listed as None, never followed. A stream that is not a tar
+    gives what was read before it broke."""
+    found: dict[str, bytes | None] = {}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            for member in tar:
+                name = posixpath.normpath(member.name)
+                if name in (".", "..") or "/" in name:
+                    continue
+                handle = tar.extractfile(member) if member.isreg() else None
+                found[name] = None if handle is None else handle.read()
+    except tarfile.TarError:
+        pass
+    return found
 
 
 def _read_dir(container: Container, path: str) -> dict[str, bytes | None]:

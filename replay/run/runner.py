@@ -709,13 +709,20 @@ def _final_diff(box: Sandbox, case: Case, run_dir: Path) -> str:
         return fail(f"the sandbox was stopped by its {stopped} limit; no diff was taken")
     tree = ("--git-dir", f"{workdir}/.git", "--work-tree", workdir)
     # kill(-1) as the agent reaches every process of the agent's uid and nothing else; the
-    # shell calling it is spared. Twice, for children forked while the first one ran. (No
-    # timeout: its wrapper would be one of the agent's uid's processes, and killed.)
-    box.exec(["sh", "-c", "kill -KILL -1; kill -KILL -1"], user=AGENT_USER)
+    # shell calling it is spared. Twice, for children forked while the first one ran. Then,
+    # in the same exec, the filter drivers the repository names. (The exec has no timeout of
+    # its own, whose wrapper would be one of the agent's uid's processes, and killed: the
+    # listing gets its own after the kill.)
     names = box.exec(
-        ["git", *SAFE_GIT, *tree, "config", "-z", "--name-only", "--get-regexp", r"^filter\."],
+        [
+            "sh",
+            "-c",
+            'kill -KILL -1; kill -KILL -1; exec timeout --kill-after=2 60 "$@"',
+            "sh",
+            *("git", *SAFE_GIT, *tree, "config", "-z", "--name-only", "--get-regexp"),
+            r"^filter\.",
+        ],
         workdir=workdir,
-        timeout=60,
         user=AGENT_USER,
     )
     neutral: list[str] = []

@@ -234,10 +234,13 @@ class Container(ABC):
         workdir: str | None = None,
         timeout: float | None = None,
         user: str | None = None,
+        stdin: bytes | None = None,
     ) -> ExecResult:
         """Run a command as ``user`` (``uid:gid`` or a name; the image's user when ``None``);
         capture its output. Stops the container if it hits a limit (but ``disk``/``inodes``,
-        which its writers see as ENOSPC)."""
+        which its writers see as ENOSPC). ``stdin``, when given, is the command's standard
+        input, then end of file (no input at all when ``None``): a file handed in with the
+        command costs no copy of its own."""
 
     @abstractmethod
     def copy_in(

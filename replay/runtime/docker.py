@@ -26,6 +26,7 @@ import io
 import os
 import shlex
 import shutil
+import socket
 import tarfile
 import threading
 import time
@@ -432,6 +433,7 @@ class DockerContainer(Container):
         workdir: str | None = None,
         timeout: float | None = None,
         user: str | None = None,
+        stdin: bytes | None = None,
     ) -> ExecResult:
         cmd = list(command)
         if timeout is not None:
@@ -443,7 +445,12 @@ class DockerContainer(Container):
             return ExecResult(None, b"", b"", 0.0, limit=self._limit)
         try:
             eid = api.exec_create(
-                self.id, cmd, environment=dict(env or {}), workdir=workdir, user=user or ""
+                self.id,
+                cmd,
+                environment=dict(env or {}),
+                workdir=workdir,
+                user=user or "",
+                stdin=stdin is not None,
             )
             # The raw socket, not stream=True: docker-py never closes a streamed exec's socket.
             sock = api.exec_start(eid, socket=True)
@@ -452,6 +459,9 @@ class DockerContainer(Container):
         out, err = bytearray(), bytearray()
         reader = threading.Thread(target=_drain, args=(sock, out, err), daemon=True)
         reader.start()
+        if stdin is not None:
+            # Written beside the reader (a command may answer before it has read it all).
+            threading.Thread(target=_feed, args=(sock, stdin), daemon=True).start()
         hard = None if timeout is None else start + timeout + 10
         while reader.is_alive():
             reader.join(POLL)
@@ -685,6 +695,15 @@ def _drain(sock: Any, out: bytearray, err: bytearray) -> None:
             if part is not None:
                 with contextlib.suppress(OSError, ValueError):
                     part.close()
+
+
+def _feed(sock: Any, data: bytes) -> None:
+    """Write ``data`` to an exec's standard input, then end it (half-close: the output is
+    still read). A command that ends without reading it all is no error."""
+    raw = getattr(sock, "_sock", sock)
+    with contextlib.suppress(OSError, ValueError):
+        raw.sendall(data)
+        raw.shutdown(socket.SHUT_WR)
 
 
 def _exit_code(api: Any, eid: Any) -> int | None:

@@ -15,6 +15,8 @@ from replay.grade.hidden_tests import (
     parse_manifest,
     parse_tree,
     plan_restore,
+    read_tar,
+    restore_lists,
 )
 from replay.grade.model import Restored
 
@@ -151,8 +153,9 @@ def git(repo: Path, *args: str) -> str:
     ).stdout
 
 
-def apply(repo: Path, base: str, grade: Path) -> subprocess.CompletedProcess[str]:
-    """PREPARE (as the grading container runs it before the diff exists), then APPLY."""
+def apply(repo: Path, base: str, grade: Path, diff: str) -> dict[str, bytes | None]:
+    """PREPARE (as the grading container runs it before the diff exists), then APPLY with the
+    diff on its standard input: the files of the tar it writes to its standard output."""
     scripts = [
         script.format(
             workdir=repo,
@@ -164,7 +167,10 @@ def apply(repo: Path, base: str, grade: Path) -> subprocess.CompletedProcess[str
         for script in (PREPARE, APPLY)
     ]
     subprocess.run(["bash", "-c", scripts[0]], capture_output=True, text=True, check=True)
-    return subprocess.run(["bash", "-c", scripts[1]], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["bash", "-c", scripts[1]], input=diff.encode(), capture_output=True, check=True
+    )
+    return read_tar(done.stdout)
 
 
 def test_listing_applying_and_restoring_in_a_real_repository(tmp_path: Path) -> None:
@@ -196,7 +202,6 @@ def test_listing_applying_and_restoring_in_a_real_repository(tmp_path: Path) -> 
     git(repo, "commit", "-q", "-m", "agent")
     diff = git(repo, "diff", "--binary", base, "HEAD")
     git(repo, "checkout", "-q", "--detach", base)
-    (grade / "agent.diff").write_text(diff)
     hidden = (
         "diff --git a/tests/test_b.py b/tests/test_b.py\nnew file mode 100644\n"
         "--- /dev/null\n+++ b/tests/test_b.py\n@@ -0,0 +1 @@\n+def test_b(): pass\n"
@@ -204,16 +209,13 @@ def test_listing_applying_and_restoring_in_a_real_repository(tmp_path: Path) -> 
     (grade / "hidden.patch").write_text(hidden)
     (grade / "keep").write_text("the grader's own file\n")
 
-    out = apply(repo, base, grade)
-    assert out.stdout.strip().endswith("applied=apply")
-    read = {
-        n: (grade / n).read_bytes()
-        for n in [f"{w}.{k}" for w in ("before", "after") for k in ("files", "links", "other")]
-    }
+    read = apply(repo, base, grade, diff)
+    assert read["applied"] == b"apply\n"
+    assert (grade / "agent.diff").read_text() == diff, "the diff from standard input, whole"
     before = parse_manifest(read["before.files"], read["before.links"], read["before.other"])
     after = parse_manifest(read["after.files"], read["after.links"], read["after.other"])
     assert "src/pkg.egg-info/PKG-INFO" in before and after["tests"] == f"l:{grade}"
-    tree = parse_tree((grade / "base.tree").read_bytes())
+    tree = parse_tree(read["base.tree"])
     assert tree["tests"] == "tree" and tree["tests/test_a.py"] == "blob"
     got = plan_restore(before, after, tree, ["tests/test_b.py"], "pytest tests")
     assert {r.path: r.action for r in got} == {
@@ -226,11 +228,10 @@ def test_listing_applying_and_restoring_in_a_real_repository(tmp_path: Path) -> 
     }
 
     remove = sorted((r.path for r in got), key=lambda p: (p.count("/"), p))
-    (grade / "remove.lst").write_bytes(b"".join(p.encode() + b"\0" for p in remove))
     checkout = [r.path for r in got if r.action == "restored"]
-    (grade / "checkout.lst").write_bytes(b"".join(p.encode() + b"\0" for p in checkout))
     restore = RESTORE.format(workdir=repo, base=base, grade=grade, hidden=grade / "hidden.patch")
-    subprocess.run(["bash", "-c", restore], capture_output=True, text=True, check=True)
+    lists = restore_lists(remove, checkout)
+    subprocess.run(["bash", "-c", restore], input=lists, capture_output=True, check=True)
     assert (repo / "tests").is_dir() and not (repo / "tests").is_symlink()
     assert (repo / "tests" / "test_a.py").read_text() == "def test_a():\n    pass\n"
     assert (repo / "tests" / "test_b.py").exists(), "the hidden tests went in"
@@ -258,9 +259,7 @@ def test_the_fuzzy_fallback_cannot_write_into_the_repositorys_git_dir(tmp_path: 
         "+\tfsmonitor = touch /tmp/owned\n"
         "--- a/b.txt\n+++ b/b.txt\n@@ -0,0 +1 @@\n+b\n"
     )
-    (grade / "agent.diff").write_text(evil)
-    out = apply(repo, base, grade)
-    assert out.stdout.strip().endswith("applied=fuzz")
+    assert apply(repo, base, grade, evil)["applied"] == b"fuzz\n"
     assert (repo / "b.txt").read_text() == "b\n", "the rest of the diff went in"
     assert "fsmonitor" not in (repo / ".git" / "config").read_text()
     assert git(repo, "rev-parse", "HEAD").strip() == base

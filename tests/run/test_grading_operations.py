@@ -3,10 +3,11 @@ grading container made ahead of the diff can see. Against the real Docker engine
 demo case's environment image.
 
 The grading container is made and readied (the grader's files in, the base commit checked
-out and listed) before the agent's diff exists; the diff then goes in with one copy-in, is
-applied and listed by one exec, the listings come out in one copy-out, the case's test
-infrastructure goes back with one copy-in and one exec, and each repeat of the test command
-is one exec and one copy-out (its report and the guard's record together).
+out and listed) before the agent's diff exists; the diff then goes in on the standard input
+of the one exec that applies and lists it, whose standard output is the listings; the case's
+test infrastructure goes back by one exec (the paths to put back on its standard input), and
+each repeat of the test command is one exec and one copy-out (its report and the guard's
+record together).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     yield calls
 
 
-def test_a_grading_is_one_copy_in_and_out_per_step_and_one_exec_per_script(
+def test_a_grading_is_one_exec_per_script_and_one_copy_out_per_repeat(
     caret_env: tuple[Runtime, str], counted: Counter[str]
 ) -> None:
     runtime, image = caret_env
@@ -79,15 +80,12 @@ def test_a_grading_is_one_copy_in_and_out_per_step_and_one_exec_per_script(
     assert case.hidden_tests.repeat == 1
     assert counted == Counter(
         {
-            # the diff; the case's test infrastructure to put back
-            "copy_in": 2,
-            "api PUT archive": 2,
-            # apply and list; restore; the test command
+            # apply and list (the diff in, the listings out); restore; the test command
             "exec": 3,
-            "api exec": 3,  # no exec of its own for a copy-in: the directory is there
-            # the listings; the report and the guard's record
-            "copy_out": 2,
-            "api GET archive": 2,
+            "api exec": 3,
+            # the report and the guard's record
+            "copy_out": 1,
+            "api GET archive": 1,
             "remove": 1,
         }
     )

@@ -52,6 +52,25 @@ def test_exec_captures_output_and_exit_status(runtime: Runtime, base_image: str)
         c.remove()
 
 
+def test_exec_hands_its_standard_input_in_and_ends_it(runtime: Runtime, base_image: str) -> None:
+    """Every byte in (10 MB, more than any pipe holds, echoed back while it is written), end
+    of file after it; a command that stops reading early is no error; and without ``stdin``
+    the command reads nothing at once."""
+    data = bytes(range(256)) * 40_000
+    c = make(runtime, base_image, "rt-stdin")
+    try:
+        echoed = c.exec(["cat"], stdin=data, timeout=60)
+        assert echoed.ok and echoed.stdout == data
+        stored = c.exec(["sh", "-c", "cat > /tmp/in; wc -c < /tmp/in"], stdin=data, timeout=60)
+        assert stored.ok and stored.out.strip() == str(len(data))
+        early = c.exec(["sh", "-c", "head -c 3; echo; echo done"], stdin=data * 3, timeout=60)
+        assert early.ok and early.stdout == data[:3] + b"\ndone\n"
+        assert c.exec(["sh", "-c", "wc -c"], stdin=b"", timeout=60).out.strip() == "0"
+        assert c.exec(["sh", "-c", "wc -c"], timeout=60).out.strip() == "0"
+    finally:
+        c.remove()
+
+
 def test_copy_in_and_out_as_tar(runtime: Runtime, base_image: str, tmp_path: Path) -> None:
     src = tmp_path / "payload"
     (src / "sub").mkdir(parents=True)
