@@ -105,6 +105,15 @@ class Pulls:
         query = self.reviews_query(pull, viewer)
         return self._page(s, query, Review.id, offset, limit, joinedload(Review.author))
 
+    @staticmethod
+    def review_index(s: Session, review: Review) -> int:
+        """Where ``review`` stands among its pull request's reviews by id (its edge's index in
+        GraphQL's ``reviews``): how many come before it, from one aggregate."""
+        before = select(func.count(Review.id)).where(
+            Review.pull_id == review.pull_id, Review.id < review.id
+        )
+        return int(s.scalar(before) or 0)
+
     def review_comments_page(
         self, s: Session, pull: Pull, offset: int, limit: int
     ) -> tuple[list[ReviewComment], int]:

@@ -396,10 +396,8 @@ class MutationRoot(View):
             )
         except GitHubError as exc:
             raise Fault.from_backend(exc) from exc
-        assert row.pull is not None
-        edge = connections.edge(
-            "PullRequestReviewEdge", len(row.pull.reviews) - 1, ReviewView(self.ctx, review)
-        )
+        index = self.ctx.backend.pulls.review_index(self.ctx.session, review)
+        edge = connections.edge("PullRequestReviewEdge", index, ReviewView(self.ctx, review))
         return Payload(
             self.ctx,
             "AddPullRequestReviewPayload",

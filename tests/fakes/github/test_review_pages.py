@@ -337,3 +337,46 @@ def test_review_reads_cost_the_same_at_2000_reviews_and_comments(
         after = costs()
     assert before == after, list(zip(reads, before, after, strict=True))
     assert all(rows <= 40 for _, rows in after), after
+
+
+def test_a_new_reviews_edge_stands_where_the_list_has_it_at_any_count(
+    served: Served, tmp_path: Path
+) -> None:
+    """``addPullRequestReview``'s ``reviewEdge`` has the cursor the pull request's
+    ``reviews`` list gives that review, and submitting one costs the same statements and
+    rows after 2,000 more reviews."""
+    _open_pull(served, tmp_path)
+    _seed(served, REVIEWS * 3, 0)
+    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+
+        def graphql(query: str, variables: dict[str, Any] | None = None) -> Any:
+            answer = http.post("/graphql", json={"query": query, "variables": variables or {}})
+            assert answer.status_code == 200 and "errors" not in answer.json(), answer.text
+            return answer.json()["data"]
+
+        pull = graphql(
+            '{ repository(owner: "acme", name: "tiny") '
+            f"{{ pullRequest(number: {NUMBER}) {{ id }} }} }}"
+        )["repository"]["pullRequest"]["id"]
+        submit = """mutation($id: ID!) { addPullRequestReview(
+                      input: {pullRequestId: $id, event: COMMENT, body: "noted"}) {
+                      pullRequestReview { id } reviewEdge { cursor node { id } } } }"""
+        listed = (
+            '{ repository(owner: "acme", name: "tiny") '
+            f"{{ pullRequest(number: {NUMBER}) {{ reviews(last: 1) "
+            "{ edges { cursor node { id } } } } } }"
+        )
+
+        def submitted() -> tuple[tuple[int, int], Any, Any]:
+            with counted(served.world.engine, GitHubBase) as cost:
+                made = graphql(submit, {"id": pull})["addPullRequestReview"]
+            [last] = graphql(listed)["repository"]["pullRequest"]["reviews"]["edges"]
+            assert made["reviewEdge"]["node"]["id"] == made["pullRequestReview"]["id"]
+            return (cost.statements, cost.rows), made["reviewEdge"], last
+
+        before, edge, last = submitted()
+        assert edge == last
+        _seed(served, [REVIEWS[i % len(REVIEWS)] for i in range(2000)], 0)
+        after, edge, last = submitted()
+        assert edge == last
+    assert before == after
