@@ -74,8 +74,10 @@ harnesses: system-deps-demo $(BIN)/replay $(GATEWAY) wheelhouse
 harnesses-all: system-deps-demo $(BIN)/replay $(GATEWAY) wheelhouse
 	$(BIN)/replay harness matrix $(DEMO_CASES) $(REAL_CASES)
 
+# Three workers, one per group of tests (tests/conftest.py): the image builds, the runs and
+# the rest side by side.
 test: system-deps-test lint wheelhouse
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 3
 
 bench: $(BIN)/replay
 	$(BIN)/python bench/run.py

@@ -1,12 +1,59 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from replay.base.snapshot import Snapshot, load_snapshot
 from replay.snapshot import build_snapshot
 from tests import worlds
+
+# `make test` runs the suite on three pytest-xdist workers, one per group below: the tests
+# that build images (harness layers, release and mined images) on one, the tests that run
+# sandboxes, worlds and gradings on another, and the rest (fakes, gateway, contracts: no
+# container) on the third. Each group runs whole and in order on its worker, as the suite did
+# on one: no two tests of a group share the engine at once, and a module's fixtures (and what
+# one test leaves for the next) are as without xdist.
+GROUPS = {
+    "images": ("tests/harness/", "tests/images/", "tests/mine/", "tests/casebuild/"),
+    "runs": (
+        "tests/run/",
+        "tests/batch/",
+        "tests/runtime/",
+        "tests/redteam/",
+        "tests/grade/",
+        "tests/results/",
+        "tests/registry/",
+        "tests/cases_alive/",
+        "tests/test_demo.py",
+        "tests/test_real_cases.py",
+        "tests/test_compare_demo.py",
+        "tests/contract/test_cli.py",
+        "contract_tests/test_live_stand_in.py",
+    ),
+}
+
+
+def group_of(nodeid: str) -> str:
+    """The worker group of a test, by its path: ``images``, ``runs`` or ``rest``."""
+    for name, prefixes in GROUPS.items():
+        if nodeid.startswith(prefixes):
+            return name
+    return "rest"
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: `-n N` hands out whole groups
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    # (xdist's own --dist loadgroup marks cannot be used: pytest 9 no longer reads the
+    # node ids it rewrites.)
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return ByGroup(config, log)
 
 
 @pytest.fixture(scope="session")
