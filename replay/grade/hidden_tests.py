@@ -433,9 +433,10 @@ class GradingBox:
     done by :meth:`prepare`, which a runner calls in the background while the harness runs
     (:meth:`prepare_in_background`): the agent cannot reach this container (no network, no
     shared mount or process), and nothing of the agent's is in it before :meth:`grade`.
-    Then :meth:`grade` puts the diff in (one copy-in), applies and lists it (one exec), reads
-    the listings (one copy-out), puts the case's test infrastructure back (one copy-in, one
-    exec) and runs each repeat (one exec, one copy-out of its report and the guard's record).
+    Then :meth:`grade` applies the diff and lists the tree (one exec: the diff in on its
+    standard input, the listings out on its standard output), puts the case's test
+    infrastructure back (one exec, the paths on its standard input) and runs each repeat (one
+    exec, one copy-out of its report and the guard's record).
 
     The grading's time limit (``timeout`` for a repeat, ``timeout + 300`` in all) counts from
     :meth:`grade`, not from the container's creation.
