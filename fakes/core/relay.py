@@ -71,6 +71,16 @@ class Rows(Sequence[T]):
         self._wrap = wrap
         self._key = key
 
+    @property
+    def query(self) -> Select[Any]:
+        """The rows' query (unordered): a narrower list is ``Rows(s, rows.query.where(...),
+        rows.order_by, ...)``."""
+        return self._query
+
+    @property
+    def order_by(self) -> list[ColumnElement[Any]]:
+        return list(self._order_by)
+
     @cached_property
     def _count(self) -> int:
         counted = select(func.count()).select_from(self._query.subquery())

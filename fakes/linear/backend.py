@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import String, and_, case, cast, exists, false, func, or_, select
 from sqlalchemy.orm import DeclarativeBase, Session
 
 from fakes.core.relay import Rows
@@ -331,19 +331,41 @@ class LinearBackend:
         filter: Filter | None = None,
         include_archived: bool = False,
         order_by: str = "createdAt",
+        sort: Sequence[dict[str, Any]] = (),
     ) -> Rows[Issue]:
         """Issues matching ``filter`` newest first (by ``createdAt`` or ``updatedAt``; the id
-        breaks ties so pages are stable), as Linear lists them; kept in SQL (counted, paged
-        and placed by cursor there), so a team's or a user's issues cost a page however many
-        there are."""
+        breaks ties so pages are stable), as Linear lists them, or in the order ``sort``
+        gives (``IssueSortInput``s, the first the primary key, that order's ties newest
+        first); kept in SQL (counted, ordered, paged and placed by cursor there), so a team's
+        or a user's issues cost a page however many there are."""
         query = select(Issue)
         if not include_archived:
             query = query.where(Issue.archived_at.is_(None))
         if filter is not None:
             register_lower(s)
             query = query.where(SqlFilter(viewer, self.world.clock.now()).issue(filter))
+        return Rows(s, query, self._issue_order(sort, order_by), lambda i: i)
+
+    @staticmethod
+    def _issue_order(sort: Sequence[dict[str, Any]], order_by: str) -> list[Any]:
+        """``ORDER BY`` for ``sort`` then ``order_by``, newest first, and the id.
+
+        ``createdAt``/``updatedAt`` sort by time (``Ascending`` oldest first); ``priority``
+        ranks Urgent (1) to Low (4) when ascending (the default), "no priority" (0) after Low
+        unless ``noPriorityFirst``; ``Descending`` reverses either."""
+        keys: list[Any] = []
+        for item in sort:
+            for field, column in (("createdAt", Issue.created_at), ("updatedAt", Issue.updated_at)):
+                if item.get(field) is not None:
+                    asc = item[field].get("order") == "Ascending"
+                    keys.append(column.asc() if asc else column.desc())
+            if item.get("priority") is not None:
+                spec = item["priority"]
+                none = 0 if spec.get("noPriorityFirst") else 5
+                rank = case((func.coalesce(Issue.priority, 0) == 0, none), else_=Issue.priority)
+                keys.append(rank.desc() if spec.get("order") == "Descending" else rank.asc())
         key = Issue.updated_at if order_by == "updatedAt" else Issue.created_at
-        return Rows(s, query, [key.desc(), Issue.id.desc()], lambda i: i)
+        return [*keys, key.desc(), Issue.id.desc()]
 
     def search_issues(
         self,
@@ -353,21 +375,31 @@ class LinearBackend:
         filter: Filter | None = None,
         include_comments: bool = False,
         include_archived: bool = False,
-    ) -> list[Issue]:
-        """Every word of ``term`` in the title, description (or a comment), or the term is
-        the identifier. Linear ranks by relevance; here the newest come first."""
+    ) -> Rows[Issue]:
+        """Every word of ``term`` in the title or description (or a comment), case folded as
+        Python's ``str.lower`` folds, or the term is the identifier. Linear ranks by
+        relevance; here the newest come first. Matched, counted and paged in SQL."""
+        rows = self.issues(s, viewer, filter, include_archived)
+        register_lower(s)
+        text = func.py_lower(Issue.title + " " + func.coalesce(Issue.description, ""))
         words = term.lower().split()
-        found = []
-        for i in self.issues(s, viewer, filter, include_archived)[:]:
-            if term.strip().upper() == i.identifier:
-                found.append(i)
-                continue
-            text = " ".join([i.title, i.description or ""]).lower()
+        conditions = []
+        for word in words:
+            found = func.instr(text, word) > 0
             if include_comments:
-                text += " " + " ".join(c.body for c in i.comments).lower()
-            if words and all(w in text for w in words):
-                found.append(i)
-        return found
+                found = or_(
+                    found,
+                    exists().where(
+                        Comment.issue_id == Issue.id,
+                        func.instr(func.py_lower(Comment.body), word) > 0,
+                    ),
+                )
+            conditions.append(found)
+        matched = and_(*conditions) if conditions else false()
+        identifier = Team.key + "-" + cast(Issue.number, String)
+        named = exists().where(Team.id == Issue.team_id, identifier == term.strip().upper())
+        matched = or_(named, matched)
+        return Rows(s, rows.query.where(matched), rows.order_by, lambda i: i)
 
     def teams(self, s: Session, viewer: str, filter: Filter | None = None) -> list[Team]:
         m = self.matcher(viewer)

@@ -6,8 +6,6 @@ Each root field is one backend call; the objects it returns answer their fields 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,6 @@ from fakes.linear.models import (
     User,
     WorkflowState,
 )
-from fakes.linear.models import aware as _aware
 
 SCHEMA_FILE = Path(__file__).with_name("schema.graphql")
 
@@ -55,35 +52,17 @@ def _issue(_: Any, info: Info, id: str) -> Issue:
     return c.backend.issue(c.session, id)
 
 
-def _by(attr: str) -> Callable[[Issue], tuple[datetime, str]]:
-    return lambda i: (_aware(getattr(i, attr)), i.id)
-
-
 @query.field("issues")
 def _issues(_: Any, info: Info, **kwargs: Any) -> Any:
     c = ctx(info)
-    rows: Sequence[Issue] = c.backend.issues(
+    rows = c.backend.issues(
         c.session,
         c.viewer,
         kwargs.get("filter"),
         include_archived=bool(kwargs.get("includeArchived")),
         order_by=kwargs.get("orderBy") or "createdAt",
+        sort=kwargs.get("sort") or (),
     )
-    if kwargs.get("sort"):  # sorted in Python, over every match
-        rows = rows[:]
-    for sort in kwargs.get("sort") or []:
-        for field, attr in (("createdAt", "created_at"), ("updatedAt", "updated_at")):
-            if sort.get(field):
-                asc = sort[field].get("order") == "Ascending"
-                rows = sorted(rows, key=_by(attr))
-                rows = rows if asc else rows[::-1]
-        if sort.get("priority"):
-            asc = sort["priority"].get("order") != "Descending"
-            # Urgent (1) first; "no priority" (0) last unless noPriorityFirst.
-            npf = sort["priority"].get("noPriorityFirst")
-            rows = sorted(
-                rows, key=lambda i: (i.priority or (0 if npf else 5)) * (1 if asc else -1)
-            )
     return connect(rows, **kwargs)
 
 
