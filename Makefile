@@ -79,7 +79,9 @@ harnesses-all: system-deps-demo $(BIN)/replay $(GATEWAY) wheelhouse
 test: system-deps-test lint wheelhouse
 	$(BIN)/python -m pytest -n 3
 
-bench: $(BIN)/replay
+# The suites start the gateway (its venv), and the run and batch suites build the demo case's
+# images as `make demo` does (debootstrap).
+bench: system-deps-demo $(BIN)/replay $(GATEWAY)
 	$(BIN)/python bench/run.py
 
 # Regenerate the demo snapshot from its sources (byte-identical unless the sources changed).

@@ -248,7 +248,7 @@ def run_batches(
     """The same plan once per worker count, each on a fresh batch name and results database.
 
     ``run`` replaces the real run (see :func:`replay.batch.engine.execute`), for tests."""
-    from replay.batch.engine import execute, progress
+    from replay.batch.engine import execute, failures, progress
     from replay.batch.plan import load_plan
     from replay.results import Store
     from replay.run.runner import RunOptions
@@ -280,10 +280,14 @@ def run_batches(
                     )
                     seconds = time.perf_counter() - start
                 after = progress(store, plan)
+                why = "; ".join(str(f.error)[:500] for f in failures(store, plan, limit=3))
             finally:
                 store.close()
             if after.finished != runs or result.ran != runs:
-                raise RuntimeError(f"{name}: ran {result.ran}, finished {after.finished} of {runs}")
+                raise RuntimeError(
+                    f"{name}: ran {result.ran}, finished {after.finished} of {runs}"
+                    + (f": {why}" if why else "")
+                )
             done.append(BatchRun(jobs, runs, seconds, usage, dict(after.outcomes)))
     return done
 
