@@ -85,18 +85,32 @@ class Pulls:
 
     # ------------------------------------------------------------------ reviews, read in SQL
 
+    @staticmethod
+    def others_pending(viewer: str) -> Select[Any]:
+        """The ids of pending reviews by anyone but ``viewer`` (a login): GitHub shows a
+        pending review, and the comments drafted in it, to its author alone."""
+        return (
+            select(Review.id)
+            .join(User, User.id == Review.author_id)
+            .where(Review.state == "PENDING", func.lower(User.login) != viewer.lower())
+        )
+
     def reviews_query(self, pull: Pull, viewer: str) -> Select[Review]:
         """The reviews of ``pull`` that ``viewer`` (a login) may see: every submitted one and
         their own pending one. Paged and counted in SQL, so a page of a pull request's
         reviews costs the same however many it has (issue 19)."""
-        return (
-            select(Review)
-            .join(User, User.id == Review.author_id)
-            .where(
-                Review.pull_id == pull.id,
-                or_(Review.state != "PENDING", func.lower(User.login) == viewer.lower()),
-            )
+        return select(Review).where(
+            Review.pull_id == pull.id, Review.id.not_in(self.others_pending(viewer))
         )
+
+    def review_comment_visible(self, comment: ReviewComment, viewer: str) -> bool:
+        """Whether ``viewer`` may see ``comment`` (not one drafted in another's pending
+        review)."""
+        review = comment.review_id
+        s = object_session(comment)
+        assert s is not None, "a review comment read outside a session"
+        hidden = self.others_pending(viewer).where(Review.id == review)
+        return review is None or s.scalar(hidden) is None
 
     def reviews_page(
         self, s: Session, pull: Pull, viewer: str, offset: int, limit: int
@@ -105,20 +119,29 @@ class Pulls:
         query = self.reviews_query(pull, viewer)
         return self._page(s, query, Review.id, offset, limit, joinedload(Review.author))
 
-    @staticmethod
-    def review_index(s: Session, review: Review) -> int:
-        """Where ``review`` stands among its pull request's reviews by id (its edge's index in
-        GraphQL's ``reviews``): how many come before it, from one aggregate."""
+    def review_index(self, s: Session, review: Review, viewer: str) -> int:
+        """Where ``review`` stands among its pull request's reviews that ``viewer`` sees, by
+        id (its edge's index in GraphQL's ``reviews``): how many come before it, from one
+        aggregate."""
         before = select(func.count(Review.id)).where(
-            Review.pull_id == review.pull_id, Review.id < review.id
+            Review.pull_id == review.pull_id,
+            Review.id < review.id,
+            Review.id.not_in(self.others_pending(viewer)),
         )
         return int(s.scalar(before) or 0)
 
     def review_comments_page(
-        self, s: Session, pull: Pull, offset: int, limit: int
+        self, s: Session, pull: Pull, viewer: str, offset: int, limit: int
     ) -> tuple[list[ReviewComment], int]:
-        """One page of ``pull``'s review comments by id, and how many there are in all."""
-        query = select(ReviewComment).where(ReviewComment.pull_id == pull.id)
+        """One page of ``pull``'s review comments that ``viewer`` may see, by id, and how
+        many there are in all."""
+        query = select(ReviewComment).where(
+            ReviewComment.pull_id == pull.id,
+            or_(
+                ReviewComment.review_id.is_(None),
+                ReviewComment.review_id.not_in(self.others_pending(viewer)),
+            ),
+        )
         return self._page(
             s, query, ReviewComment.id, offset, limit, joinedload(ReviewComment.author)
         )
@@ -493,6 +516,8 @@ class Pulls:
         if in_reply_to is not None:
             parent = s.get(ReviewComment, in_reply_to)
             if parent is None or parent.pull_id != pull.id:
+                raise NotFound()
+            if not self.review_comment_visible(parent, actor):
                 raise NotFound()
             path, line, side, hunk = parent.path, parent.line, parent.side, parent.diff_hunk
         else:

@@ -92,6 +92,8 @@ def get_review_comment(owner: str, repo: str, comment_id: Id, ctx: Auth) -> Resp
         row = s.get(ReviewComment, comment_id)
         if row is None or row.pull.issue.repo_id != r.id:
             raise NotFound()
+        if not ctx.backend.pulls.review_comment_visible(row, ctx.login):
+            raise NotFound()
         return render.review_comment(row)
 
     return wire(ctx.run(go))
@@ -269,7 +271,7 @@ def list_review_comments(
         issue = ctx.backend.pulls.get(s, f"{owner}/{repo}", number)
         assert issue.pull is not None
         rows, total = ctx.backend.pulls.review_comments_page(
-            s, issue.pull, paging.offset, paging.per_page
+            s, issue.pull, ctx.login, paging.offset, paging.per_page
         )
         return [render.review_comment(c) for c in rows], paging.window(total)
 

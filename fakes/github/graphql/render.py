@@ -1472,7 +1472,7 @@ class PullRequestView(ThreadView):
         self, states: Sequence[str] | None = None, author: str | None = None, **page: Any
     ) -> Connection:
         def make() -> Rows[ReviewView]:
-            query = select(Review).where(Review.pull_id == self.pull.id)
+            query = self.ctx.backend.pulls.reviews_query(self.pull, self.ctx.viewer.login)
             if states:
                 query = query.where(Review.state.in_(states))
             if author:
@@ -1487,9 +1487,10 @@ class PullRequestView(ThreadView):
         """Each author's latest review: their last one that approves or requests changes,
         else their first (a pending or commenting review never replaces an earlier one)."""
         decisive = case((Review.state.not_in(("PENDING", "COMMENTED")), Review.id))
+        hidden = self.ctx.backend.pulls.others_pending(self.ctx.viewer.login)
         chosen = (
             select(func.coalesce(func.max(decisive), func.min(Review.id)))
-            .where(Review.pull_id == self.pull.id)
+            .where(Review.pull_id == self.pull.id, Review.id.not_in(hidden))
             .group_by(Review.author_id)
         )
         return select(Review).where(Review.id.in_(chosen))

@@ -74,11 +74,14 @@ def node(ctx: Context, global_id: str) -> View:
         comment = s.get(Comment, db_id)
         view = None if comment is None else CommentView(ctx, comment)
     elif type_name == "PullRequestReview":
+        # Another's pending review (and what it drafts) is theirs alone, as on GitHub.
         review = s.get(Review, db_id)
-        view = None if review is None else ReviewView(ctx, review)
+        hidden = ctx.backend.pulls.others_pending(ctx.viewer.login).where(Review.id == db_id)
+        view = None if review is None or s.scalar(hidden) else ReviewView(ctx, review)
     elif type_name == "PullRequestReviewComment":
         rc = s.get(ReviewComment, db_id)
-        view = None if rc is None else ReviewCommentView(ctx, rc)
+        shown = rc is not None and ctx.backend.pulls.review_comment_visible(rc, ctx.viewer.login)
+        view = ReviewCommentView(ctx, rc) if rc is not None and shown else None
     elif type_name == "Repository":
         repo = s.get(Repo, db_id)
         view = None if repo is None else RepositoryView(ctx, repo)
@@ -396,7 +399,7 @@ class MutationRoot(View):
             )
         except GitHubError as exc:
             raise Fault.from_backend(exc) from exc
-        index = self.ctx.backend.pulls.review_index(self.ctx.session, review)
+        index = self.ctx.backend.pulls.review_index(self.ctx.session, review, self._login)
         edge = connections.edge("PullRequestReviewEdge", index, ReviewView(self.ctx, review))
         return Payload(
             self.ctx,

@@ -105,6 +105,11 @@ def _paging(served: Served, path: str, query: dict[str, str]) -> Paging:
     )
 
 
+def _shown(review: Review, viewer: str = VIEWER) -> bool:
+    """GitHub shows a pending review (and its comments) to its author alone."""
+    return review.state != "PENDING" or review.author.login.lower() == viewer
+
+
 def _walked_rest(served: Served, kind: str, query: dict[str, str]) -> tuple[Any, Any]:
     """The previous routes: every review (submitted, or the viewer's pending one) or every
     review comment loaded and sliced."""
@@ -113,13 +118,13 @@ def _walked_rest(served: Served, kind: str, query: dict[str, str]) -> tuple[Any,
         pull = served.backend.pulls.get(s, REPO, NUMBER).pull
         assert pull is not None
         if kind == "reviews":
-            items = [
-                render.review(rv).wire()
-                for rv in pull.reviews
-                if rv.state != "PENDING" or rv.author.login.lower() == VIEWER
-            ]
+            items = [render.review(rv).wire() for rv in pull.reviews if _shown(rv)]
         else:
-            items = [render.review_comment(c).wire() for c in pull.review_comments]
+            items = [
+                render.review_comment(c).wire()
+                for c in pull.review_comments
+                if c.review_id is None or _shown(s.get_one(Review, c.review_id))
+            ]
         chunk, headers = _paging(served, path, query).slice(items)
     return chunk, headers.get("Link")
 
@@ -129,7 +134,7 @@ def _check_rest(served: Served, http: httpx.Client) -> None:
         pull = served.backend.pulls.get(s, REPO, NUMBER).pull
         assert pull is not None
         counts = {"reviews": len(pull.reviews), "comments": len(pull.review_comments)}
-        every = [(rv.id, rv.state != "PENDING" or rv.author.login == VIEWER) for rv in pull.reviews]
+        every = [(rv.id, _shown(rv)) for rv in pull.reviews]
     for kind, count in counts.items():
         queries: list[dict[str, str]] = [{}, {"page": "2"}]
         for per_page in ("1", "4", "30", "100"):
@@ -203,13 +208,13 @@ def _walked_graphql(served: Served, variables: dict[str, Any]) -> dict[str, Any]
     with served.world.session() as s:
         pull = served.backend.pulls.get(s, REPO, NUMBER).pull
         assert pull is not None
-        rows = list(pull.reviews)
+        rows = [r for r in pull.reviews if _shown(r)]
         if variables.get("states"):
             rows = [r for r in rows if r.state in variables["states"]]
         if variables.get("author"):
             rows = [r for r in rows if r.author.login.lower() == variables["author"].lower()]
         latest: dict[int, Review] = {}
-        for r in pull.reviews:
+        for r in filter(_shown, pull.reviews):
             if r.state in ("PENDING", "COMMENTED"):
                 latest.setdefault(r.author_id, r)
                 continue
@@ -380,3 +385,61 @@ def test_a_new_reviews_edge_stands_where_the_list_has_it_at_any_count(
         after, edge, last = submitted()
         assert edge == last
     assert before == after
+
+
+def test_another_users_pending_review_is_theirs_alone(served: Served, tmp_path: Path) -> None:
+    """GitHub shows a pending review, and the comments drafted in it, to its author alone:
+    bob's pending review is in none of the agent's lists (REST or GraphQL), cannot be read
+    by its id or global id, and its comment cannot be answered; the agent's own pending
+    review stays visible to the agent, and bob's to bob."""
+    _open_pull(served, tmp_path)
+    ids = _seed(served, [("bob", "PENDING"), ("agent", "PENDING"), ("bob", "APPROVED")], 6)
+    bobs, mine, approved = ids
+    with served.world.session() as s:
+        drafted = {
+            c.review_id: c.id for c in s.query(ReviewComment).order_by(ReviewComment.id.desc())
+        }
+        pull = served.backend.pulls.get(s, REPO, NUMBER).pull
+        assert pull is not None
+        as_bob = s.scalars(served.backend.pulls.reviews_query(pull, "bob")).all()
+        assert {r.id for r in as_bob} == {bobs, approved}
+    hidden_comment = drafted[bobs]
+    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+        reviews = http.get(f"/repos/{REPO}/pulls/{NUMBER}/reviews").json()
+        assert [r["id"] for r in reviews] == [mine, approved]
+        comments = http.get(f"/repos/{REPO}/pulls/{NUMBER}/comments").json()
+        assert hidden_comment not in [c["id"] for c in comments]
+        assert {c["pull_request_review_id"] for c in comments} == {None, mine, approved}
+        assert http.get(f"/repos/{REPO}/pulls/{NUMBER}/reviews/{bobs}").status_code == 404
+        assert http.get(f"/repos/{REPO}/pulls/comments/{hidden_comment}").status_code == 404
+        reply = http.post(
+            f"/repos/{REPO}/pulls/{NUMBER}/comments/{hidden_comment}/replies",
+            json={"body": "seen it"},
+        )
+        assert reply.status_code == 404, reply.text
+        answer = http.post("/graphql", json={"query": REVIEWS_QUERY, "variables": {}}).json()
+        got = answer["data"]["repository"]["pullRequest"]
+        assert [e["node"]["databaseId"] for e in got["reviews"]["edges"]] == [mine, approved]
+        assert [n["databaseId"] for n in got["latestReviews"]["nodes"]] == [mine, approved]
+        for typename, db_id in (
+            ("PullRequestReview", bobs),
+            ("PullRequestReviewComment", hidden_comment),
+        ):
+            global_id = render.node_id(typename, db_id)
+            found = http.post(
+                "/graphql",
+                json={
+                    "query": "query($id: ID!) { node(id: $id) { id } }",
+                    "variables": {"id": global_id},
+                },
+            ).json()
+            assert found["data"]["node"] is None and found["errors"][0]["type"] == "NOT_FOUND"
+        visible = render.node_id("PullRequestReview", mine)
+        found = http.post(
+            "/graphql",
+            json={
+                "query": "query($id: ID!) { node(id: $id) { id } }",
+                "variables": {"id": visible},
+            },
+        ).json()
+        assert found["data"]["node"] == {"id": visible}
