@@ -185,6 +185,91 @@ def _sixteen_clients(
     ]
 
 
+# ------------------------------------------------------------------ mitmproxy's own floor
+#
+# The same one-client exchange with nothing of ours in it: stock mitmdump whose addon
+# answers the request itself, against a bare ASGI app answering directly. What mitmproxy
+# alone adds on this machine, beside what the gateway adds (its goal is +1 ms).
+
+_ANSWER = b'{"ok":true,"url":"https://bench.slack.com/","user":"bench"}'
+
+# Nothing leaves the machine: mitmdump connects upstream lazily (only for a request no addon
+# answered: none here), and this addon refuses any upstream connection all the same.
+_ADDON = f"""
+from mitmproxy import http
+
+def request(flow):
+    flow.response = http.Response.make(
+        200, {_ANSWER!r}, {{"content-type": "application/json; charset=utf-8"}}
+    )
+
+def server_connect(data):
+    data.server.error = "the benchmark connects nowhere"
+"""
+
+_APP = f"""
+import uvicorn
+
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    await send({{"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json; charset=utf-8")]}})
+    await send({{"type": "http.response.body", "body": {_ANSWER!r}}})
+
+uvicorn.run(app, host="127.0.0.1", port=int(__import__("sys").argv[1]), log_level="warning")
+"""
+
+
+def _bare_mitmproxy() -> Pair:
+    from bench.servers import GATEWAY_PYTHON
+
+    tmp = Path(tempfile.mkdtemp(prefix="replay-bench-mitm-"))
+    (tmp / "answer.py").write_text(_ADDON)
+    (tmp / "app.py").write_text(_APP)
+    proxy_port, app_port = free_port(), free_port()
+    mitmdump = GATEWAY_PYTHON.parent / "mitmdump"
+    serve_in_subprocess(
+        [
+            str(mitmdump),
+            "-q",
+            "--listen-host",
+            "127.0.0.1",
+            "--listen-port",
+            str(proxy_port),
+            "--set",
+            f"confdir={tmp / 'conf'}",
+            "--set",
+            "connection_strategy=lazy",
+            "--set",
+            "upstream_cert=false",
+            "-s",
+            str(tmp / "answer.py"),
+        ],
+        proxy_port,
+    )
+    serve_in_subprocess([sys.executable, str(tmp / "app.py"), str(app_port)], app_port)
+    context = ssl.create_default_context(cafile=str(tmp / "conf" / "mitmproxy-ca-cert.pem"))
+    through = httpx.Client(proxy=f"http://127.0.0.1:{proxy_port}", verify=context)
+    direct = httpx.Client(base_url=f"http://127.0.0.1:{app_port}", headers={"host": "slack.com"})
+
+    def via_mitmproxy() -> None:
+        assert through.post("https://slack.com/api/auth.test").content == _ANSWER
+
+    def served_directly() -> None:
+        assert direct.post("/api/auth.test").content == _ANSWER
+
+    return Pair(
+        "  for reference: stock mitmdump answering vs a bare app",
+        via_mitmproxy,
+        served_directly,
+        rounds=100,
+        goal="mitmproxy's floor",
+    )
+
+
 @suite
 def gateway() -> list[Pair | Measured]:
     from replay.base.blobs import BlobStore
@@ -250,6 +335,7 @@ def gateway() -> list[Pair | Measured]:
             rounds=100,
             goal=overhead_at_most(1.0),
         ),
+        _bare_mitmproxy(),
         *sixteen,
         Pair(
             "pip install pytest: frozen registry via gateway vs static files",
