@@ -421,25 +421,18 @@ def test_another_users_pending_review_is_theirs_alone(served: Served, tmp_path: 
         got = answer["data"]["repository"]["pullRequest"]
         assert [e["node"]["databaseId"] for e in got["reviews"]["edges"]] == [mine, approved]
         assert [n["databaseId"] for n in got["latestReviews"]["nodes"]] == [mine, approved]
+
+        def node(global_id: str) -> Any:
+            query = "query($id: ID!) { node(id: $id) { id } }"
+            body = {"query": query, "variables": {"id": global_id}}
+            return http.post("/graphql", json=body).json()
+
         for typename, db_id in (
             ("PullRequestReview", bobs),
             ("PullRequestReviewComment", hidden_comment),
         ):
-            global_id = render.node_id(typename, db_id)
-            found = http.post(
-                "/graphql",
-                json={
-                    "query": "query($id: ID!) { node(id: $id) { id } }",
-                    "variables": {"id": global_id},
-                },
-            ).json()
+            found = node(render.node_id(typename, db_id))
             assert found["data"]["node"] is None and found["errors"][0]["type"] == "NOT_FOUND"
         visible = render.node_id("PullRequestReview", mine)
-        found = http.post(
-            "/graphql",
-            json={
-                "query": "query($id: ID!) { node(id: $id) { id } }",
-                "variables": {"id": visible},
-            },
-        ).json()
+        found = node(visible)
         assert found["data"]["node"] == {"id": visible}

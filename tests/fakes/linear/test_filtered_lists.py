@@ -370,16 +370,18 @@ def test_filtered_pages_cost_the_same_at_2000_more_issues_and_comments(served: S
         (QUERIES["comments"], {"f": {"body": {"containsIgnoreCase": "FIX"}}, "first": 5}),
     ]
 
-    def costs() -> list[tuple[int, int]]:
-        out = []
-        for query, variables in reads:
-            with counted(served.app.world.engine, LinearBase) as cost:
-                _data(served, query, variables)
-            out.append((cost.statements, cost.rows))
-        return out
-
-    before = costs()
+    before = _costs(served, reads)
     _seed(served, 2000, "b")
-    after = costs()
+    after = _costs(served, reads)
     assert before == after, (before, after)
     assert all(rows <= 20 for _, rows in after), after
+
+
+def _costs(served: Served, reads: list[tuple[str, dict[str, Any]]]) -> list[tuple[int, int]]:
+    """The statements each read runs and the rows it loads."""
+    out = []
+    for query, variables in reads:
+        with counted(served.app.world.engine, LinearBase) as cost:
+            _data(served, query, variables)
+        out.append((cost.statements, cost.rows))
+    return out

@@ -16,11 +16,11 @@ from typing import Any
 from sqlalchemy import select
 
 from fakes.linear.filters import Filter
-from fakes.linear.models import Issue, LinearBase, aware
-from tests.fakes.cost import counted
+from fakes.linear.models import Issue, aware
 from tests.fakes.linear.conftest import Served
 from tests.fakes.linear.test_filtered_lists import (
     _backend,
+    _costs,
     _data,
     _page,
     _seed,
@@ -223,16 +223,8 @@ def test_sorted_and_searched_pages_cost_the_same_at_2000_more_issues(served: Ser
         (SEARCH, {"term": "fix", "first": 5, "f": {"team": {"id": {"eq": ENG}}}}),
     ]
 
-    def costs() -> list[tuple[int, int]]:
-        out = []
-        for query, variables in reads:
-            with counted(served.app.world.engine, LinearBase) as cost:
-                _data(served, query, variables)
-            out.append((cost.statements, cost.rows))
-        return out
-
-    before = costs()
+    before = _costs(served, reads)
     _seed(served, 2000, "b")
-    after = costs()
+    after = _costs(served, reads)
     assert before == after, (before, after)
     assert all(rows <= 20 for _, rows in after), after
