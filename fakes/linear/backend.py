@@ -7,6 +7,7 @@ GraphQL request is one transaction.
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import String, and_, case, cast, exists, false, func, or_, select
+from sqlalchemy import String, case, cast, exists, false, func, not_, or_, select
 from sqlalchemy.orm import DeclarativeBase, Session
 
 from fakes.core.relay import Rows
@@ -378,24 +379,28 @@ class LinearBackend:
     ) -> Rows[Issue]:
         """Every word of ``term`` in the title or description (or a comment), case folded as
         Python's ``str.lower`` folds, or the term is the identifier. Linear ranks by
-        relevance; here the newest come first. Matched, counted and paged in SQL."""
+        relevance; here the newest come first. Matched, counted and paged in SQL.
+
+        The words are one JSON parameter, read as a table (SQLite's ``json_each``): the
+        condition is "no word is missing", one expression however long the term (a condition
+        per word would pass SQLite's expression depth of 1,000 at a long pasted term)."""
         rows = self.issues(s, viewer, filter, include_archived)
         register_lower(s)
         text = func.py_lower(Issue.title + " " + func.coalesce(Issue.description, ""))
-        words = term.lower().split()
-        conditions = []
-        for word in words:
-            found = func.instr(text, word) > 0
-            if include_comments:
-                found = or_(
-                    found,
-                    exists().where(
-                        Comment.issue_id == Issue.id,
-                        func.instr(func.py_lower(Comment.body), word) > 0,
-                    ),
+        words = sorted(set(term.lower().split()))
+        word = func.json_each(json.dumps(words)).table_valued("value").alias("word")
+        missing = select(word.c.value).where(func.instr(text, word.c.value) == 0)
+        if include_comments:
+            in_comment = (
+                exists()
+                .where(
+                    Comment.issue_id == Issue.id,
+                    func.instr(func.py_lower(Comment.body), word.c.value) > 0,
                 )
-            conditions.append(found)
-        matched = and_(*conditions) if conditions else false()
+                .correlate_except(Comment)  # the issue and the word are the outer ones
+            )
+            missing = missing.where(not_(in_comment))
+        matched = not_(exists(missing)) if words else false()
         identifier = Team.key + "-" + cast(Issue.number, String)
         named = exists().where(Team.id == Issue.team_id, identifier == term.strip().upper())
         matched = or_(named, matched)

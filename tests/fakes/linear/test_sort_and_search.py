@@ -228,3 +228,29 @@ def test_sorted_and_searched_pages_cost_the_same_at_2000_more_issues(served: Ser
     after = _costs(served, reads)
     assert before == after, (before, after)
     assert all(rows <= 20 for _, rows in after), after
+
+
+def test_a_search_of_a_long_pasted_term_is_answered(served: Served) -> None:
+    """A term of 1,500 different words (a pasted log, say) finds the issue whose text has
+    them all and none other, as the walk does; one word more that no text has finds
+    nothing. (A condition per word passed SQLite's expression depth of 1,000.)"""
+    _seed(served, 20)
+    _LISTED.clear()
+    words = [f"w{i}x" for i in range(1500)]
+    with served.app.world.session() as s:
+        issue = s.get(Issue, _seed_ids(served)[3])
+        assert issue is not None
+        issue.description = " ".join(words)
+    backend = _backend(served)
+    term = " ".join(reversed(words))
+    for comments in (False, True):
+        with served.app.world.session() as s:
+            found = [i.id for i in backend.search_issues(s, AGENT, term, None, comments)[:]]
+            assert found == _searched(served, term, None, comments, False)
+            assert found == [issue.id]
+            more = backend.search_issues(s, AGENT, term + " nowhere", None, comments)
+            assert len(more) == 0
+
+
+def _seed_ids(served: Served) -> list[str]:
+    return _walked_issues(served, None, False, "createdAt")
