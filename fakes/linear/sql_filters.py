@@ -18,7 +18,18 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, exists, false, func, not_, or_, select, true
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    exists,
+    false,
+    func,
+    literal_column,
+    not_,
+    or_,
+    select,
+    true,
+)
 from sqlalchemy.orm import Session, aliased
 
 from fakes.linear.filters import Filter, when
@@ -97,6 +108,27 @@ def _compare(
     return and_(true(), *out)
 
 
+def _balanced(
+    join: Callable[..., Condition], empty: Condition, parts: list[Condition], width: int = 64
+) -> Condition:
+    """``join(empty, *parts)`` as a tree of groups of at most ``width`` terms: SQLite parses
+    ``a OR b OR c...`` to a depth of one per term and refuses past 1,000, so a filter's
+    ``or`` of 1,500 sub-filters is grouped. SQLAlchemy flattens a group joined by the same
+    operator, so each group stands behind its identity under the other one (``1 AND (...)``
+    in an ``or``, ``0 OR (...)`` in an ``and``), which keeps its value, NULL included."""
+    if len(parts) <= width:
+        return join(empty, *parts)
+    step = -(-len(parts) // width)
+    groups = [
+        _balanced(join, empty, parts[i : i + step], width) for i in range(0, len(parts), step)
+    ]
+    if join is or_:
+        kept = [and_(literal_column("1"), g) for g in groups]
+    else:
+        kept = [or_(literal_column("0"), g) for g in groups]
+    return join(empty, *kept)
+
+
 def _text(col: ColumnElement[Any], cmp: Filter) -> Condition:
     return _compare(col, cmp, _text_op)
 
@@ -141,9 +173,9 @@ class SqlFilter:
             if sub is None or key == "null":
                 continue
             if key == "and":
-                out.append(and_(true(), *[match(s) for s in sub]))
+                out.append(_balanced(and_, true(), [match(s) for s in sub]))
             elif key == "or":
-                out.append(or_(false(), *[match(s) for s in sub]))
+                out.append(_balanced(or_, false(), [match(s) for s in sub]))
             else:
                 out.append(fields[key](sub))
         return and_(true(), *out)
