@@ -7,7 +7,6 @@ GraphQL request is one transaction.
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -15,10 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import String, case, cast, exists, false, func, not_, or_, select
+from sqlalchemy import ColumnElement, String, case, cast, exists, func, or_, select
 from sqlalchemy.orm import DeclarativeBase, Session
 
 from fakes.core.relay import Rows
+from fakes.core.sqltext import every_word, lower, register_lower
 from fakes.core.world import World
 from fakes.linear.errors import AuthenticationError, EntityNotFound, InvalidInput
 from fakes.linear.filters import Filter, Matcher
@@ -34,7 +34,7 @@ from fakes.linear.models import (
     WorkflowState,
     aware,
 )
-from fakes.linear.sql_filters import SqlFilter, register_lower
+from fakes.linear.sql_filters import SqlFilter
 
 SERVICE = "linear"
 IDS = uuid.UUID("4c1ea5e0-0000-4000-8000-000000000000")
@@ -381,26 +381,24 @@ class LinearBackend:
         Python's ``str.lower`` folds, or the term is the identifier. Linear ranks by
         relevance; here the newest come first. Matched, counted and paged in SQL.
 
-        The words are one JSON parameter, read as a table (SQLite's ``json_each``): the
-        condition is "no word is missing", one expression however long the term (a condition
-        per word would pass SQLite's expression depth of 1,000 at a long pasted term)."""
+        The words are matched by :func:`fakes.core.sqltext.every_word`: one condition however
+        long the term."""
         rows = self.issues(s, viewer, filter, include_archived)
         register_lower(s)
-        text = func.py_lower(Issue.title + " " + func.coalesce(Issue.description, ""))
-        words = sorted(set(term.lower().split()))
-        word = func.json_each(json.dumps(words)).table_valued("value").alias("word")
-        missing = select(word.c.value).where(func.instr(text, word.c.value) == 0)
-        if include_comments:
+        text = lower(Issue.title + " " + func.coalesce(Issue.description, ""))
+
+        def found(word: ColumnElement[Any]) -> ColumnElement[bool]:
+            here = func.instr(text, word) > 0
+            if not include_comments:
+                return here
             in_comment = (
                 exists()
-                .where(
-                    Comment.issue_id == Issue.id,
-                    func.instr(func.py_lower(Comment.body), word.c.value) > 0,
-                )
+                .where(Comment.issue_id == Issue.id, func.instr(lower(Comment.body), word) > 0)
                 .correlate_except(Comment)  # the issue and the word are the outer ones
             )
-            missing = missing.where(not_(in_comment))
-        matched = not_(exists(missing)) if words else false()
+            return or_(here, in_comment)
+
+        matched = every_word(term.lower().split(), found)
         identifier = Team.key + "-" + cast(Issue.number, String)
         named = exists().where(Team.id == Issue.team_id, identifier == term.strip().upper())
         matched = or_(named, matched)

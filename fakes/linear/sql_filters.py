@@ -30,21 +30,12 @@ from sqlalchemy import (
     select,
     true,
 )
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import aliased
 
 from fakes.linear.filters import Filter, when
 from fakes.linear.models import Comment, Issue, Label, Team, User, WorkflowState, issue_labels
 
 Condition = ColumnElement[bool]
-
-
-def register_lower(s: Session) -> None:
-    """Make ``py_lower`` (Python's ``str.lower``) callable on this session's connection."""
-    raw = s.connection().connection.driver_connection
-    assert raw is not None
-    raw.create_function(
-        "py_lower", 1, lambda v: None if v is None else str(v).lower(), deterministic=True
-    )
 
 
 def _present(f: Filter) -> bool:
