@@ -7,10 +7,22 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, literal, select, union_all, update
+from sqlalchemy import (
+    bindparam,
+    exists,
+    false,
+    func,
+    insert,
+    literal,
+    select,
+    union_all,
+    update,
+)
 from sqlalchemy.orm import Session, contains_eager, defer, joinedload, make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
 
+from fakes.core.relay import Rows
+from fakes.core.sqltext import every_word, lower, register_lower
 from fakes.github.backend_repos import Repos
 from fakes.github.backend_state import GitHubState, split_query
 from fakes.github.errors import (
@@ -167,11 +179,13 @@ class Issues:
         rows.sort(key=keys.get(sort, keys["created"]), reverse=direction != "asc")
         return rows
 
-    def search(self, s: Session, query: str) -> list[Issue]:
-        """GitHub's issue search over the qualifiers agents use, plus free text."""
+    def search(self, s: Session, query: str) -> Rows[Issue]:
+        """GitHub's issue search over the qualifiers agents use, plus free text (each word in
+        the title or body), newest first. Matched, counted and paged in SQL (issue 19): a
+        page of results costs the same however many issues match."""
+        register_lower(s)
         q = select(Issue)
         terms: list[str] = []
-        labels: list[str] = []
         authors: list[str] = []
         assignees: list[str] = []
         for token in split_query(query):
@@ -185,7 +199,8 @@ class Issues:
                 try:
                     r = self.repos.get(s, owner, name)
                 except NotFound:
-                    return []
+                    q = q.where(false())
+                    continue
                 q = q.where(Issue.repo_id == r.id)
             elif key in ("user", "org", "owner"):
                 ids = select(Repo.id).where(func.lower(Repo.owner) == value.lower())
@@ -203,7 +218,16 @@ class Issues:
             elif key == "state":
                 q = q.where(Issue.state == value.lower())
             elif key == "label":
-                labels.append(value.lower())
+                # Every label asked for is on the issue.
+                q = q.where(
+                    exists()
+                    .where(
+                        issue_labels.c.issue_id == Issue.id,
+                        issue_labels.c.label_id == Label.id,
+                        lower(Label.name) == value.lower(),
+                    )
+                    .correlate_except(issue_labels, Label)
+                )
             elif key == "author":
                 authors.append(value.lower())
             elif key == "assignee":
@@ -212,21 +236,22 @@ class Issues:
                 continue
             else:
                 terms.append(token.lower())
-        rows = list(s.scalars(q.order_by(Issue.created_at.desc(), Issue.id.desc())))
-        out = []
-        for i in rows:
-            names = {lb.name.lower() for lb in i.labels}
-            if any(label not in names for label in labels):
-                continue
-            if authors and i.author.login.lower() not in authors:
-                continue
-            if assignees and not {u.login.lower() for u in i.assignees} & set(assignees):
-                continue
-            text = f"{i.title}\n{i.body or ''}".lower()
-            if any(t not in text for t in terms):
-                continue
-            out.append(i)
-        return out
+        if authors:  # by any of them
+            q = q.where(Issue.author_id.in_(select(User.id).where(lower(User.login).in_(authors))))
+        if assignees:  # assigned to any of them
+            q = q.where(
+                exists()
+                .where(
+                    issue_assignees.c.issue_id == Issue.id,
+                    issue_assignees.c.user_id == User.id,
+                    lower(User.login).in_(assignees),
+                )
+                .correlate_except(issue_assignees, User)
+            )
+        if terms:
+            text = lower(Issue.title + "\n" + func.coalesce(Issue.body, ""))
+            q = q.where(every_word(terms, lambda word: func.instr(text, word) > 0))
+        return Rows(s, q, [Issue.created_at.desc(), Issue.id.desc()], lambda i: i)
 
     # ------------------------------------------------------------------ issue events
 

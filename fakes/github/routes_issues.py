@@ -265,12 +265,14 @@ def search_issues(
     if not q:
         raise ValidationFailed("Search", "q", "missing")
 
-    def go(s: Session) -> list[w.SearchIssue]:
-        return [render.search_issue(i) for i in ctx.backend.issues.search(s, q)]
+    def go(s: Session) -> tuple[w.SearchIssues, dict[str, str]]:
+        found = ctx.backend.issues.search(s, q)
+        page, headers = paging.slice(found)  # one COUNT and one LIMIT query
+        items = [render.search_issue(i) for i in page]
+        return w.SearchIssues(total_count=len(found), items=items), headers
 
-    rows = ctx.run(go)
-    items, headers = paging.slice(rows)
-    return wire(w.SearchIssues(total_count=len(rows), items=items), headers=headers)
+    out, headers = ctx.run(go)
+    return wire(out, headers=headers)
 
 
 @router.get("/search/code")

@@ -1661,10 +1661,11 @@ class SearchConnection(Connection):
 def search(ctx: Context, query: str, type_: str, **page: Any) -> SearchConnection:
     if type_ != "ISSUE":  # the schema's SearchType holds ISSUE only
         raise Fault("INVALID_ARGUMENT", f"search type {type_} is not supported")
-    rows = ctx.backend.issues.search(ctx.session, query)
+    found = ctx.backend.issues.search(ctx.session, query)
+    rows = Rows(ctx.session, found.query, found.order_by, lambda r: thread(ctx, r))
     return SearchConnection(
         "SearchResultItemConnection",
-        [thread(ctx, r) for r in rows],
+        rows,
         connection="search",
         first=page.get("first"),
         after=page.get("after"),
