@@ -14,6 +14,7 @@ from sqlalchemy import (
     func,
     insert,
     literal,
+    not_,
     select,
     union_all,
     update,
@@ -149,8 +150,10 @@ class Issues:
         sort: str = "created",
         direction: str = "desc",
         pulls: bool | None = None,
-    ) -> list[Issue]:
-        """Issues (and, when ``pulls`` is None, pull requests too, as REST lists them)."""
+    ) -> Rows[Issue]:
+        """Issues (and, when ``pulls`` is None, pull requests too, as REST lists them).
+        Matched, ordered, counted and paged in SQL (issue 19): a page of a repository's
+        issues costs the same however many it has."""
         r = self.repos.get(s, repo)
         q = select(Issue).where(Issue.repo_id == r.id)
         if pulls is not None:
@@ -159,25 +162,39 @@ class Issues:
             q = q.where(Issue.state == state)
         if since is not None:
             q = q.where(Issue.updated_at >= since)
-        rows = list(s.scalars(q))
-        wanted = {name.lower() for name in labels}
-        if wanted:
-            rows = [i for i in rows if wanted <= {lb.name.lower() for lb in i.labels}]
+        register_lower(s)
+        for name in sorted({name.lower() for name in labels}):  # every one of them
+            q = q.where(
+                exists()
+                .where(
+                    issue_labels.c.issue_id == Issue.id,
+                    issue_labels.c.label_id == Label.id,
+                    lower(Label.name) == name,
+                )
+                .correlate_except(issue_labels, Label)
+            )
+        assigned = exists().where(issue_assignees.c.issue_id == Issue.id)
         if assignee == "none":
-            rows = [i for i in rows if not i.assignees]
+            q = q.where(not_(assigned))
         elif assignee == "*":
-            rows = [i for i in rows if i.assignees]
+            q = q.where(assigned)
         elif assignee:
-            rows = [i for i in rows if assignee.lower() in {u.login.lower() for u in i.assignees}]
+            q = q.where(
+                exists()
+                .where(
+                    issue_assignees.c.issue_id == Issue.id,
+                    issue_assignees.c.user_id == User.id,
+                    lower(User.login) == assignee.lower(),
+                )
+                .correlate_except(issue_assignees, User)
+            )
         if creator:
-            rows = [i for i in rows if i.author.login.lower() == creator.lower()]
-        keys = {
-            "created": lambda i: (i.created_at, i.id),
-            "updated": lambda i: (i.updated_at, i.id),
-            "comments": lambda i: (i.comment_count, i.id),
-        }
-        rows.sort(key=keys.get(sort, keys["created"]), reverse=direction != "asc")
-        return rows
+            by = select(User.id).where(lower(User.login) == creator.lower())
+            q = q.where(Issue.author_id.in_(by))
+        keys: dict[str, Any] = {"updated": Issue.updated_at, "comments": Issue.comment_count}
+        key = keys.get(sort, Issue.created_at)
+        order = [key.asc(), Issue.id.asc()] if direction == "asc" else [key.desc(), Issue.id.desc()]
+        return Rows(s, q, order, lambda i: i)
 
     def search(self, s: Session, query: str) -> Rows[Issue]:
         """GitHub's issue search over the qualifiers agents use, plus free text (each word in

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, false, func, or_, select
 from sqlalchemy.orm import Session, joinedload, object_session
 
+from fakes.core.relay import Rows
 from fakes.github.backend_issues import Issues
 from fakes.github.backend_refs import Refs
 from fakes.github.backend_repos import Repos
@@ -71,17 +72,20 @@ class Pulls:
         base: str | None = None,
         sort: str = "created",
         direction: str = "desc",
-    ) -> list[Issue]:
+    ) -> Rows[Issue]:
+        """Pull requests as REST lists them (``head`` as ``owner:branch`` or a branch),
+        matched, ordered, counted and paged in SQL as :meth:`Issues.find`'s."""
         r = self.repos.get(s, repo)
         rows = self.issues.find(s, r, state=state, pulls=True, sort=sort, direction=direction)
+        q = rows.query
         if head:
             owner, _, ref = head.rpartition(":")
             if owner and owner.lower() != r.owner.lower():
-                return []
-            rows = [i for i in rows if i.pull is not None and i.pull.head_ref == ref]
+                q = q.where(false())
+            q = q.where(Issue.id.in_(select(Pull.id).where(Pull.head_ref == ref)))
         if base:
-            rows = [i for i in rows if i.pull is not None and i.pull.base_ref == base]
-        return rows
+            q = q.where(Issue.id.in_(select(Pull.id).where(Pull.base_ref == base)))
+        return Rows(s, q, rows.order_by, lambda i: i)
 
     # ------------------------------------------------------------------ reviews, read in SQL
 
