@@ -19,10 +19,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import Select, case, exists, func, select
+from sqlalchemy import ColumnElement, Select, case, exists, func, or_, select, true
 from sqlalchemy.orm import joinedload
 
 from fakes.core.relay import Rows
+from fakes.core.sqltext import lower, register_lower
 from fakes.github.errors import NotFound
 from fakes.github.gitstore import CommitInfo, FileChange, GitFailed, Person
 from fakes.github.graphql.connections import Connection, connection
@@ -40,6 +41,8 @@ from fakes.github.models import (
     Review,
     ReviewComment,
     User,
+    issue_assignees,
+    issue_labels,
     node_id,
 )
 
@@ -1562,29 +1565,47 @@ def thread_by_number(
     return thread(ctx, row)
 
 
-def _order(rows: list[Issue], order_by: dict[str, str] | None) -> list[Issue]:
+def _order(order_by: dict[str, str] | None) -> list[Any]:
+    """``ORDER BY`` for a list's ``orderBy`` (ascending unless ``DESC``), the id last."""
     field = (order_by or {}).get("field", "CREATED_AT")
     desc = (order_by or {}).get("direction", "ASC") == "DESC"
     keys: dict[str, Any] = {
-        "CREATED_AT": lambda i: (i.created_at, i.id),
-        "UPDATED_AT": lambda i: (i.updated_at, i.id),
-        "COMMENTS": lambda i: (i.comment_count, i.id),
+        "CREATED_AT": Issue.created_at,
+        "UPDATED_AT": Issue.updated_at,
+        "COMMENTS": Issue.comment_count,
     }
-    return sorted(rows, key=keys[field], reverse=desc)
+    key = keys[field]
+    return [key.desc(), Issue.id.desc()] if desc else [key.asc(), Issue.id.asc()]
 
 
-def _has_labels(row: Issue, labels: Sequence[str] | None) -> bool:
+def _any_label(labels: Sequence[str] | None) -> ColumnElement[bool]:
     # GitHub's ``labels`` argument matches issues carrying *any* of the names.
     if not labels:
-        return True
-    names = {lb.name.lower() for lb in row.labels}
-    return any(name.lower() in names for name in labels)
+        return true()
+    return (
+        exists()
+        .where(
+            issue_labels.c.issue_id == Issue.id,
+            issue_labels.c.label_id == Label.id,
+            lower(Label.name).in_([name.lower() for name in labels]),
+        )
+        .correlate_except(issue_labels, Label)
+    )
 
 
-def _mentions(row: Issue, login: str) -> bool:
+def _mentions(login: str) -> ColumnElement[bool]:
+    """``@login`` (case folded) in the body or in a comment."""
     handle = "@" + login.lower()
-    texts = [row.body or "", *(c.body for c in row.comments)]
-    return any(handle in t.lower() for t in texts)
+    in_comment = (
+        exists()
+        .where(Comment.issue_id == Issue.id, func.instr(lower(Comment.body), handle) > 0)
+        .correlate_except(Comment)
+    )
+    return or_(func.instr(lower(func.coalesce(Issue.body, "")), handle) > 0, in_comment)
+
+
+def _thread_rows(ctx: Context, query: Select[Any], order_by: dict[str, str] | None) -> Rows[Any]:
+    return Rows(ctx.session, query, _order(order_by), lambda r: thread(ctx, r))
 
 
 def issue_connection(
@@ -1597,31 +1618,41 @@ def issue_connection(
     order_by: dict[str, str] | None = None,
     **page: Any,
 ) -> Connection:
-    def make() -> list[IssueView | PullRequestView]:
-        rows = list(
-            ctx.session.scalars(select(Issue).where(Issue.repo_id == repo.id, ~Issue.is_pull))
-        )
+    """A repository's issues, matched, ordered, counted and paged in SQL (issue 19)."""
+
+    def make() -> Rows[Any]:
+        register_lower(ctx.session)
+        q = select(Issue).where(Issue.repo_id == repo.id, ~Issue.is_pull)
         wanted = list(states or [])
         f = filter_by or {}
         if f.get("states"):
             wanted += f["states"]
         if wanted:
-            rows = [r for r in rows if r.state.upper() in wanted]
-        rows = [r for r in rows if _has_labels(r, labels) and _has_labels(r, f.get("labels"))]
+            q = q.where(func.upper(Issue.state).in_(wanted))
+        q = q.where(_any_label(labels), _any_label(f.get("labels")))
         if f.get("assignee"):
             who = str(f["assignee"]).lower()
-            if who == "*":
-                rows = [r for r in rows if r.assignees]
-            else:
-                rows = [r for r in rows if who in {u.login.lower() for u in r.assignees}]
+            assigned = exists().where(issue_assignees.c.issue_id == Issue.id)
+            if who != "*":
+                assigned = (
+                    exists()
+                    .where(
+                        issue_assignees.c.issue_id == Issue.id,
+                        issue_assignees.c.user_id == User.id,
+                        lower(User.login) == who,
+                    )
+                    .correlate_except(issue_assignees, User)
+                )
+            q = q.where(assigned)
         if f.get("createdBy"):
-            rows = [r for r in rows if r.author.login.lower() == str(f["createdBy"]).lower()]
+            by = select(User.id).where(lower(User.login) == str(f["createdBy"]).lower())
+            q = q.where(Issue.author_id.in_(by))
         if f.get("mentioned"):
-            rows = [r for r in rows if _mentions(r, str(f["mentioned"]))]
+            q = q.where(_mentions(str(f["mentioned"])))
         if f.get("since"):
             since = datetime.fromisoformat(str(f["since"]).replace("Z", "+00:00"))
-            rows = [r for r in rows if r.updated_at >= since]
-        return [thread(ctx, r) for r in _order(rows, order_by)]
+            q = q.where(Issue.updated_at >= since)
+        return _thread_rows(ctx, q, order_by)
 
     return connection("IssueConnection", "issues", make, **page)
 
@@ -1637,17 +1668,20 @@ def pull_connection(
     order_by: dict[str, str] | None = None,
     **page: Any,
 ) -> Connection:
-    def make() -> list[IssueView | PullRequestView]:
+    """A repository's pull requests, matched, ordered, counted and paged in SQL."""
+
+    def make() -> Rows[Any]:
+        register_lower(ctx.session)
         q = select(Issue).join(Pull, Pull.id == Issue.id).where(Issue.repo_id == repo.id)
         if head_ref_name is not None:
             q = q.where(Pull.head_ref == head_ref_name)
         if base_ref_name is not None:
             q = q.where(Pull.base_ref == base_ref_name)
-        rows = list(ctx.session.scalars(q))
         if states:
-            rows = [r for r in rows if PullRequestView(ctx, r).state in states]
-        rows = [r for r in rows if _has_labels(r, labels)]
-        return [thread(ctx, r) for r in _order(rows, order_by)]
+            state = case((Pull.merged_at.is_not(None), "MERGED"), else_=func.upper(Issue.state))
+            q = q.where(state.in_(list(states)))
+        q = q.where(_any_label(labels))
+        return _thread_rows(ctx, q, order_by)
 
     return connection("PullRequestConnection", "pullRequests", make, **page)
 

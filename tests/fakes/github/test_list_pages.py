@@ -161,3 +161,165 @@ def test_a_list_page_costs_the_same_at_2000_more_issues(served: Served, tmp_path
         _seed(served, 2000, start=5000, days_before=400)
         after = costs()
     assert before == after, (before, after)
+
+
+def _walked_graphql(served: Served, kind: str, args: dict[str, Any]) -> list[int]:
+    """The previous ``issue_connection`` and ``pull_connection``: every issue or pull
+    request of the repository loaded, matched and sorted in Python. Numbers, in order."""
+
+    def any_label(row: Issue, labels: list[str] | None) -> bool:
+        names = {lb.name.lower() for lb in row.labels}
+        return not labels or any(name.lower() in names for name in labels)
+
+    with served.world.session() as s:
+        r = s.scalars(select(Repo).where(Repo.owner == "acme", Repo.name == "tiny")).one()
+        rows = [i for i in s.scalars(select(Issue).where(Issue.repo_id == r.id))]
+        rows = [i for i in rows if i.is_pull == (kind == "pullRequests")]
+        f = args.get("filterBy") or {}
+        if kind == "issues":
+            wanted = list(args.get("states") or []) + list(f.get("states") or [])
+            if wanted:
+                rows = [i for i in rows if i.state.upper() in wanted]
+            rows = [i for i in rows if any_label(i, f.get("labels"))]
+            if f.get("assignee"):
+                who = f["assignee"].lower()
+                rows = [
+                    i
+                    for i in rows
+                    if (
+                        i.assignees if who == "*" else who in {u.login.lower() for u in i.assignees}
+                    )
+                ]
+            if f.get("createdBy"):
+                rows = [i for i in rows if i.author.login.lower() == f["createdBy"].lower()]
+            if f.get("mentioned"):
+                handle = "@" + f["mentioned"].lower()
+                rows = [
+                    i
+                    for i in rows
+                    if any(
+                        handle in t.lower() for t in [i.body or "", *(c.body for c in i.comments)]
+                    )
+                ]
+        else:
+            if args.get("headRefName") is not None:
+                rows = [i for i in rows if i.pull and i.pull.head_ref == args["headRefName"]]
+            if args.get("states"):
+                rows = [
+                    i
+                    for i in rows
+                    if ("MERGED" if i.pull and i.pull.merged_at else i.state.upper())
+                    in args["states"]
+                ]
+        rows = [i for i in rows if any_label(i, args.get("labels"))]
+        order = args.get("orderBy") or {}
+        key = {"CREATED_AT": "created_at", "UPDATED_AT": "updated_at", "COMMENTS": "comment_count"}
+        attr = key[order.get("field", "CREATED_AT")]
+        rows.sort(key=lambda i: (getattr(i, attr), i.id), reverse=order.get("direction") == "DESC")
+        return [i.number for i in rows]
+
+
+class E(str):
+    """An enum value, written bare in the query."""
+
+
+GRAPHQL_LISTS: list[tuple[str, dict[str, Any]]] = [
+    ("issues", {}),
+    ("issues", {"states": [E("OPEN")]}),
+    ("issues", {"states": [E("CLOSED")], "labels": ["BUG", "docs"]}),
+    (
+        "issues",
+        {
+            "filterBy": {"assignee": "bob"},
+            "orderBy": {"field": E("UPDATED_AT"), "direction": E("DESC")},
+        },
+    ),
+    ("issues", {"filterBy": {"assignee": "*", "createdBy": "ALICE", "states": [E("OPEN")]}}),
+    (
+        "issues",
+        {
+            "filterBy": {"labels": ["docs"]},
+            "orderBy": {"field": E("COMMENTS"), "direction": E("DESC")},
+        },
+    ),
+    ("issues", {"filterBy": {"mentioned": "Bob"}}),
+    ("pullRequests", {}),
+    ("pullRequests", {"states": [E("OPEN")], "headRefName": "feature"}),
+    ("pullRequests", {"states": [E("MERGED"), E("CLOSED")]}),
+    ("pullRequests", {"labels": ["bug"]}),
+]
+
+
+def test_graphql_issue_and_pull_lists_match_the_walk(served: Served, tmp_path: Path) -> None:
+    _open_pull(served, tmp_path)
+    _seed(served, 60)
+    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+        for n, body in ((1003, "ask @bob"), (1010, "@BOB?"), (1030, "nobody")):
+            made = http.post(f"/repos/{REPO}/issues/{n}/comments", json={"body": body})
+            assert made.status_code == 201
+        for kind, args in GRAPHQL_LISTS:
+            walked = _walked_graphql(served, kind, args)
+            for window in ({"first": 100}, {"first": 4}, {"last": 3}):
+                query = (
+                    '{ repository(owner: "acme", name: "tiny") { '
+                    f"{kind}(ARGS) {{ totalCount nodes {{ number }} }} }} }}"
+                )
+                given = {**args, **window}
+                rendered = ", ".join(f"{k}: {_literal(v)}" for k, v in given.items())
+                answer = http.post("/graphql", json={"query": query.replace("ARGS", rendered)})
+                body = answer.json()
+                assert "errors" not in body, body
+                got = body["data"]["repository"][kind]
+                numbers = walked[: window["first"]] if "first" in window else walked[-3:]
+                assert got == {
+                    "totalCount": len(walked),
+                    "nodes": [{"number": n} for n in numbers],
+                }, (
+                    kind,
+                    given,
+                )
+    assert _walked_graphql(served, "pullRequests", {}) == [3]
+
+
+def _literal(value: Any) -> str:
+    """A GraphQL literal: enums (:class:`E`) bare, strings quoted."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, E):
+        return str(value)
+    return '"' + value + '"'
+
+
+def test_a_graphql_list_page_costs_the_same_at_2000_more_issues(
+    served: Served, tmp_path: Path
+) -> None:
+    _open_pull(served, tmp_path)
+    _seed(served, 40)
+    queries = [
+        '{ repository(owner: "acme", name: "tiny") { issues(first: 5, states: [OPEN], '
+        "orderBy: {field: CREATED_AT, direction: DESC}) { totalCount nodes { title } } } }",
+        '{ repository(owner: "acme", name: "tiny") { issues(first: 5, '
+        'filterBy: {assignee: "bob", labels: ["bug"]}, orderBy: {field: CREATED_AT, '
+        "direction: DESC}) { totalCount nodes { title } } } }",
+        '{ repository(owner: "acme", name: "tiny") { pullRequests(first: 5, states: [OPEN]) '
+        "{ totalCount nodes { title } } } }",
+    ]
+    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+
+        def costs() -> list[tuple[int, int]]:
+            out = []
+            for query in queries:
+                with counted(served.world.engine, GitHubBase) as cost:
+                    answer = http.post("/graphql", json={"query": query})
+                assert answer.status_code == 200 and "errors" not in answer.json(), answer.text
+                out.append((cost.statements, cost.rows))
+            return out
+
+        before = costs()
+        _seed(served, 2000, start=5000, days_before=400)
+        after = costs()
+    assert before == after, (before, after)
