@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    ColumnElement,
     bindparam,
     exists,
     false,
@@ -83,6 +84,40 @@ _TOUCH_ISSUE = (
 _BY_REPO_ID = _THREAD.where(
     Issue.repo_id == bindparam("repo_id"), Issue.number == bindparam("number")
 )
+
+
+def labelled(names: Iterable[str]) -> ColumnElement[bool]:
+    """The issue carries a label of one of ``names`` (case folded; ``register_lower``)."""
+    return (
+        exists()
+        .where(
+            issue_labels.c.issue_id == Issue.id,
+            issue_labels.c.label_id == Label.id,
+            lower(Label.name).in_([name.lower() for name in names]),
+        )
+        .correlate_except(issue_labels, Label)
+    )
+
+
+def assigned(logins: Iterable[str] | None = None) -> ColumnElement[bool]:
+    """The issue is assigned to one of ``logins`` (case folded), or to anyone when None."""
+    if logins is None:
+        return exists().where(issue_assignees.c.issue_id == Issue.id)
+    return (
+        exists()
+        .where(
+            issue_assignees.c.issue_id == Issue.id,
+            issue_assignees.c.user_id == User.id,
+            lower(User.login).in_([login.lower() for login in logins]),
+        )
+        .correlate_except(issue_assignees, User)
+    )
+
+
+def authored(logins: Iterable[str]) -> ColumnElement[bool]:
+    """The issue was opened by one of ``logins`` (case folded)."""
+    by = select(User.id).where(lower(User.login).in_([login.lower() for login in logins]))
+    return Issue.author_id.in_(by)
 
 
 class Issues:
@@ -164,33 +199,15 @@ class Issues:
             q = q.where(Issue.updated_at >= since)
         register_lower(s)
         for name in sorted({name.lower() for name in labels}):  # every one of them
-            q = q.where(
-                exists()
-                .where(
-                    issue_labels.c.issue_id == Issue.id,
-                    issue_labels.c.label_id == Label.id,
-                    lower(Label.name) == name,
-                )
-                .correlate_except(issue_labels, Label)
-            )
-        assigned = exists().where(issue_assignees.c.issue_id == Issue.id)
+            q = q.where(labelled([name]))
         if assignee == "none":
-            q = q.where(not_(assigned))
+            q = q.where(not_(assigned()))
         elif assignee == "*":
-            q = q.where(assigned)
+            q = q.where(assigned())
         elif assignee:
-            q = q.where(
-                exists()
-                .where(
-                    issue_assignees.c.issue_id == Issue.id,
-                    issue_assignees.c.user_id == User.id,
-                    lower(User.login) == assignee.lower(),
-                )
-                .correlate_except(issue_assignees, User)
-            )
+            q = q.where(assigned([assignee]))
         if creator:
-            by = select(User.id).where(lower(User.login) == creator.lower())
-            q = q.where(Issue.author_id.in_(by))
+            q = q.where(authored([creator]))
         keys: dict[str, Any] = {"updated": Issue.updated_at, "comments": Issue.comment_count}
         key = keys.get(sort, Issue.created_at)
         order = [key.asc(), Issue.id.asc()] if direction == "asc" else [key.desc(), Issue.id.desc()]
@@ -234,17 +251,8 @@ class Issues:
                     q = q.where(Issue.id.in_(select(Pull.id).where(Pull.merged_at.is_(None))))
             elif key == "state":
                 q = q.where(Issue.state == value.lower())
-            elif key == "label":
-                # Every label asked for is on the issue.
-                q = q.where(
-                    exists()
-                    .where(
-                        issue_labels.c.issue_id == Issue.id,
-                        issue_labels.c.label_id == Label.id,
-                        lower(Label.name) == value.lower(),
-                    )
-                    .correlate_except(issue_labels, Label)
-                )
+            elif key == "label":  # every label asked for is on the issue
+                q = q.where(labelled([value]))
             elif key == "author":
                 authors.append(value.lower())
             elif key == "assignee":
@@ -254,17 +262,9 @@ class Issues:
             else:
                 terms.append(token.lower())
         if authors:  # by any of them
-            q = q.where(Issue.author_id.in_(select(User.id).where(lower(User.login).in_(authors))))
+            q = q.where(authored(authors))
         if assignees:  # assigned to any of them
-            q = q.where(
-                exists()
-                .where(
-                    issue_assignees.c.issue_id == Issue.id,
-                    issue_assignees.c.user_id == User.id,
-                    lower(User.login).in_(assignees),
-                )
-                .correlate_except(issue_assignees, User)
-            )
+            q = q.where(assigned(assignees))
         if terms:
             text = lower(Issue.title + "\n" + func.coalesce(Issue.body, ""))
             q = q.where(every_word(terms, lambda word: func.instr(text, word) > 0))

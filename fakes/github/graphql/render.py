@@ -24,6 +24,7 @@ from sqlalchemy.orm import joinedload
 
 from fakes.core.relay import Rows
 from fakes.core.sqltext import lower, register_lower
+from fakes.github.backend_issues import assigned, authored, labelled
 from fakes.github.errors import NotFound
 from fakes.github.gitstore import CommitInfo, FileChange, GitFailed, Person
 from fakes.github.graphql.connections import Connection, connection
@@ -41,8 +42,6 @@ from fakes.github.models import (
     Review,
     ReviewComment,
     User,
-    issue_assignees,
-    issue_labels,
     node_id,
 )
 
@@ -1580,17 +1579,7 @@ def _order(order_by: dict[str, str] | None) -> list[Any]:
 
 def _any_label(labels: Sequence[str] | None) -> ColumnElement[bool]:
     # GitHub's ``labels`` argument matches issues carrying *any* of the names.
-    if not labels:
-        return true()
-    return (
-        exists()
-        .where(
-            issue_labels.c.issue_id == Issue.id,
-            issue_labels.c.label_id == Label.id,
-            lower(Label.name).in_([name.lower() for name in labels]),
-        )
-        .correlate_except(issue_labels, Label)
-    )
+    return labelled(labels) if labels else true()
 
 
 def _mentions(login: str) -> ColumnElement[bool]:
@@ -1631,22 +1620,10 @@ def issue_connection(
             q = q.where(func.upper(Issue.state).in_(wanted))
         q = q.where(_any_label(labels), _any_label(f.get("labels")))
         if f.get("assignee"):
-            who = str(f["assignee"]).lower()
-            assigned = exists().where(issue_assignees.c.issue_id == Issue.id)
-            if who != "*":
-                assigned = (
-                    exists()
-                    .where(
-                        issue_assignees.c.issue_id == Issue.id,
-                        issue_assignees.c.user_id == User.id,
-                        lower(User.login) == who,
-                    )
-                    .correlate_except(issue_assignees, User)
-                )
-            q = q.where(assigned)
+            who = str(f["assignee"])
+            q = q.where(assigned(None if who == "*" else [who]))
         if f.get("createdBy"):
-            by = select(User.id).where(lower(User.login) == str(f["createdBy"]).lower())
-            q = q.where(Issue.author_id.in_(by))
+            q = q.where(authored([str(f["createdBy"])]))
         if f.get("mentioned"):
             q = q.where(_mentions(str(f["mentioned"])))
         if f.get("since"):

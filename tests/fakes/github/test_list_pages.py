@@ -15,12 +15,11 @@ import httpx
 from sqlalchemy import select
 
 from fakes.core.paging import Paging
-from fakes.github.models import GitHubBase, Issue, Repo
+from fakes.github.models import Issue, Repo
 from fakes.github.routes_issues import parse_since
-from tests.fakes.cost import counted
 from tests.fakes.github.conftest import REPO, Served
 from tests.fakes.github.test_review_pages import _open_pull
-from tests.fakes.github.test_search_pages import AUTH, _seed
+from tests.fakes.github.test_search_pages import AUTH, Read, _seed, request_costs
 
 
 def _walked(served: Served, params: dict[str, str], pulls: bool) -> list[int]:
@@ -149,13 +148,7 @@ def test_a_list_page_costs_the_same_at_2000_more_issues(served: Served, tmp_path
     with httpx.Client(base_url=served.url, headers=AUTH) as http:
 
         def costs() -> list[tuple[int, int]]:
-            out = []
-            for path in paths:
-                with counted(served.world.engine, GitHubBase) as cost:
-                    answer = http.get(path)
-                assert answer.status_code == 200 and answer.json(), answer.text
-                out.append((cost.statements, cost.rows))
-            return out
+            return request_costs(served, http, [("GET", path, None) for path in paths])
 
         before = costs()
         _seed(served, 2000, start=5000, days_before=400)
@@ -311,13 +304,8 @@ def test_a_graphql_list_page_costs_the_same_at_2000_more_issues(
     with httpx.Client(base_url=served.url, headers=AUTH) as http:
 
         def costs() -> list[tuple[int, int]]:
-            out = []
-            for query in queries:
-                with counted(served.world.engine, GitHubBase) as cost:
-                    answer = http.post("/graphql", json={"query": query})
-                assert answer.status_code == 200 and "errors" not in answer.json(), answer.text
-                out.append((cost.statements, cost.rows))
-            return out
+            reads: list[Read] = [("POST", "/graphql", {"query": q}) for q in queries]
+            return request_costs(served, http, reads)
 
         before = costs()
         _seed(served, 2000, start=5000, days_before=400)

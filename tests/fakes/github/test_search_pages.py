@@ -219,15 +219,26 @@ def test_a_search_page_costs_the_same_at_2000_more_matches(served: Served) -> No
     with httpx.Client(base_url=served.url, headers=AUTH) as http:
 
         def costs() -> list[tuple[int, int]]:
-            out = []
-            for method, path, body in reads:
-                with counted(served.world.engine, GitHubBase) as cost:
-                    answer = http.request(method, path, json=body)
-                assert answer.status_code == 200, answer.text
-                out.append((cost.statements, cost.rows))
-            return out
+            return request_costs(served, http, reads)
 
         before = costs()
         _seed(served, 2000, start=5000, days_before=400)
         after = costs()
     assert before == after, (before, after)
+
+
+Read = tuple[str, str, dict[str, Any] | None]
+"""A request: method, path, JSON body."""
+
+
+def request_costs(served: Served, http: httpx.Client, reads: list[Read]) -> list[tuple[int, int]]:
+    """The statements each request runs and the rows it loads; each must answer 200 with
+    something in it and no GraphQL error."""
+    out = []
+    for method, path, body in reads:
+        with counted(served.world.engine, GitHubBase) as cost:
+            answer = http.request(method, path, json=body)
+        assert answer.status_code == 200 and answer.json(), answer.text
+        assert "errors" not in answer.json(), answer.text
+        out.append((cost.statements, cost.rows))
+    return out
