@@ -150,12 +150,18 @@ class Pulls:
             s, query, ReviewComment.id, offset, limit, joinedload(ReviewComment.author)
         )
 
-    @staticmethod
-    def review_comment_count(pull: Pull) -> int:
-        """How many review comments ``pull`` has, from one aggregate, never its list."""
+    def review_comment_count(self, pull: Pull, viewer: str) -> int:
+        """How many of ``pull``'s review comments ``viewer`` may see (not those drafted in
+        another's pending review), from one aggregate, never its list."""
         s = object_session(pull)
         assert s is not None, "a pull request read outside a session"
-        q = select(func.count(ReviewComment.id)).where(ReviewComment.pull_id == pull.id)
+        q = select(func.count(ReviewComment.id)).where(
+            ReviewComment.pull_id == pull.id,
+            or_(
+                ReviewComment.review_id.is_(None),
+                ReviewComment.review_id.not_in(self.others_pending(viewer)),
+            ),
+        )
         return int(s.scalar(q) or 0)
 
     @staticmethod

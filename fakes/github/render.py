@@ -347,8 +347,10 @@ def _href(url: str) -> w.Href:
 
 
 def pull(
-    backend: GitHubBackend, i: Issue, open_issues: int, *, full: bool = False
+    backend: GitHubBackend, i: Issue, open_issues: int, *, viewer: str, full: bool = False
 ) -> w.PullRequest:
+    """A pull request as ``viewer`` (a login) sees it: its counts leave out what another's
+    pending review drafted."""
     p = i.pull
     assert p is not None
     r = i.repo
@@ -431,7 +433,7 @@ def pull(
             "mergeable_state": state,
             "merged_by": simple_user(p.merged_by) if p.merged_by is not None else None,
             "comments": i.comment_count,
-            "review_comments": backend.pulls.review_comment_count(p),
+            "review_comments": backend.pulls.review_comment_count(p, viewer),
             "maintainer_can_modify": p.maintainer_can_modify,
             "commits": commits,
             "additions": sum(f.additions for f in files),

@@ -31,7 +31,9 @@ router = APIRouter()
 
 def full(ctx: Ctx, s: Session, owner: str, repo: str, number: int) -> w.PullRequest:
     issue = ctx.backend.pulls.get(s, f"{owner}/{repo}", number)
-    return render.pull(ctx.backend, issue, open_issue_count(s, issue.repo), full=True)
+    return render.pull(
+        ctx.backend, issue, open_issue_count(s, issue.repo), viewer=ctx.login, full=True
+    )
 
 
 @router.get("/repos/{owner}/{repo}/pulls")
@@ -56,7 +58,7 @@ def list_pulls(
         )
         chunk, headers = paging.slice(rows)
         count = open_issue_count(s, r)
-        return [render.pull(ctx.backend, i, count) for i in chunk], headers
+        return [render.pull(ctx.backend, i, count, viewer=ctx.login) for i in chunk], headers
 
     items, headers = ctx.run(go)
     return wire(items, headers=headers)
@@ -79,7 +81,9 @@ def create_pull(owner: str, repo: str, body: w.PullCreate, ctx: Auth) -> Respons
             draft=body.draft,
             maintainer_can_modify=body.maintainer_can_modify,
         )
-        return render.pull(ctx.backend, issue, open_issue_count(s, issue.repo), full=True)
+        return render.pull(
+            ctx.backend, issue, open_issue_count(s, issue.repo), viewer=ctx.login, full=True
+        )
 
     out = ctx.run(go)
     return wire(out, status=201, headers={"Location": out.url})

@@ -1522,10 +1522,8 @@ class PullRequestView(ThreadView):
 
     @property
     def total_comments_count(self) -> int:
-        review_comments = self.ctx.session.scalar(
-            select(func.count(ReviewComment.id)).where(ReviewComment.pull_id == self.pull.id)
-        )
-        return self.row.comment_count + int(review_comments or 0)
+        seen = self.ctx.backend.pulls.review_comment_count(self.pull, self.ctx.viewer.login)
+        return self.row.comment_count + seen
 
 
 def comment_rows(

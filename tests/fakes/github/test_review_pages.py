@@ -410,6 +410,18 @@ def test_another_users_pending_review_is_theirs_alone(served: Served, tmp_path: 
         comments = http.get(f"/repos/{REPO}/pulls/{NUMBER}/comments").json()
         assert hidden_comment not in [c["id"] for c in comments]
         assert {c["pull_request_review_id"] for c in comments} == {None, mine, approved}
+        # The pull request's counts leave them out too (6 seeded, 2 of them in bob's draft).
+        shown = http.get(f"/repos/{REPO}/pulls/{NUMBER}").json()
+        assert shown["review_comments"] == len(comments) == 4
+        total = http.post(
+            "/graphql",
+            json={
+                "query": '{ repository(owner: "acme", name: "tiny") '
+                f"{{ pullRequest(number: {NUMBER}) "
+                "{ totalCommentsCount comments { totalCount } } } }"
+            },
+        ).json()["data"]["repository"]["pullRequest"]
+        assert total["totalCommentsCount"] == total["comments"]["totalCount"] + 4
         assert http.get(f"/repos/{REPO}/pulls/{NUMBER}/reviews/{bobs}").status_code == 404
         assert http.get(f"/repos/{REPO}/pulls/comments/{hidden_comment}").status_code == 404
         reply = http.post(
