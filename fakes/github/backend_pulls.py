@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy import Select, false, func, or_, select
+from sqlalchemy import ColumnElement, Select, false, func, or_, select
 from sqlalchemy.orm import Session, joinedload, object_session
 
 from fakes.core.relay import Rows
@@ -107,14 +107,20 @@ class Pulls:
             Review.pull_id == pull.id, Review.id.not_in(self.others_pending(viewer))
         )
 
+    def seen_by(self, viewer: str) -> ColumnElement[bool]:
+        """The review comments ``viewer`` (a login) may see, as a condition: every one but
+        those drafted in another's pending review."""
+        return or_(
+            ReviewComment.review_id.is_(None),
+            ReviewComment.review_id.not_in(self.others_pending(viewer)),
+        )
+
     def review_comment_visible(self, comment: ReviewComment, viewer: str) -> bool:
-        """Whether ``viewer`` may see ``comment`` (not one drafted in another's pending
-        review)."""
-        review = comment.review_id
+        """Whether ``viewer`` may see ``comment``, by :meth:`seen_by`."""
         s = object_session(comment)
         assert s is not None, "a review comment read outside a session"
-        hidden = self.others_pending(viewer).where(Review.id == review)
-        return review is None or s.scalar(hidden) is None
+        seen = select(ReviewComment.id).where(ReviewComment.id == comment.id, self.seen_by(viewer))
+        return s.scalar(seen) is not None
 
     def reviews_page(
         self, s: Session, pull: Pull, viewer: str, offset: int, limit: int
@@ -139,13 +145,7 @@ class Pulls:
     ) -> tuple[list[ReviewComment], int]:
         """One page of ``pull``'s review comments that ``viewer`` may see, by id, and how
         many there are in all."""
-        query = select(ReviewComment).where(
-            ReviewComment.pull_id == pull.id,
-            or_(
-                ReviewComment.review_id.is_(None),
-                ReviewComment.review_id.not_in(self.others_pending(viewer)),
-            ),
-        )
+        query = select(ReviewComment).where(ReviewComment.pull_id == pull.id, self.seen_by(viewer))
         return self._page(
             s, query, ReviewComment.id, offset, limit, joinedload(ReviewComment.author)
         )
@@ -156,11 +156,7 @@ class Pulls:
         s = object_session(pull)
         assert s is not None, "a pull request read outside a session"
         q = select(func.count(ReviewComment.id)).where(
-            ReviewComment.pull_id == pull.id,
-            or_(
-                ReviewComment.review_id.is_(None),
-                ReviewComment.review_id.not_in(self.others_pending(viewer)),
-            ),
+            ReviewComment.pull_id == pull.id, self.seen_by(viewer)
         )
         return int(s.scalar(q) or 0)
 
