@@ -14,6 +14,15 @@ from pathlib import Path
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 
+SMOKE = False
+"""Set by ``bench/run.py --smoke``: every suite at its smallest (one round, short loads), to
+show that each row is produced with its goal; the figures of such a run mean nothing."""
+
+
+def sized(full: int, smoke: int) -> int:
+    """``full``, or ``smoke`` in a smoke run (rounds, requests per load, repeats)."""
+    return smoke if SMOKE else full
+
 
 @dataclass(frozen=True)
 class Goal:
@@ -98,7 +107,7 @@ def measure(pair: Pair | Measured, rounds: int) -> tuple[float, float]:
         return pair.subject, pair.baseline
     subject: list[float] = []
     baseline: list[float] = []
-    for _ in range(pair.rounds or rounds):
+    for _ in range(sized(pair.rounds or rounds, 1)):
         for fn, sink in ((pair.subject, subject), (pair.baseline, baseline)):
             start = time.perf_counter()
             fn()

@@ -28,7 +28,7 @@ from functools import partial
 from pathlib import Path
 
 from bench import load
-from bench.common import ROOT_DIR, Goal, Measured, at_most, rate_at_least, suite
+from bench.common import ROOT_DIR, Goal, Measured, at_most, rate_at_least, sized, suite
 from bench.servers import free_port, serve_in_subprocess
 
 HOST = "api.github.com"
@@ -54,7 +54,7 @@ def _post(path: str, body: Callable[[int], dict[str, str]]) -> load.Request:
 def _interleaved(*sides: Callable[[], float]) -> list[list[float]]:
     """ROUNDS of each side, rotating which goes first."""
     out: list[list[float]] = [[] for _ in sides]
-    for n in range(ROUNDS):
+    for n in range(sized(ROUNDS, 1)):
         for k in range(len(sides)):
             at = (n + k) % len(sides)
             out[at].append(sides[at]())
@@ -74,11 +74,11 @@ def _row(name: str, a: list[float], b: list[float], goal: Goal | str, unit: str 
 
 
 def _p50(port: int, make: load.Request, expect: int = 200) -> float:
-    return statistics.median(load.run(port, make, 60, clients=1, expect=expect).latencies)
+    return statistics.median(load.run(port, make, sized(60, 5), clients=1, expect=expect).latencies)
 
 
 def _rate(port: int, make: load.Request, expect: int = 200) -> float:
-    return load.run(port, make, LOAD_REQUESTS, clients=16, expect=expect).rate
+    return load.run(port, make, sized(LOAD_REQUESTS, 32), clients=16, expect=expect).rate
 
 
 def _serve(argv: list[str], tree: Path | None = None) -> int:

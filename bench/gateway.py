@@ -26,6 +26,7 @@ from bench.common import (
     Pair,
     at_most,
     overhead_at_most,
+    sized,
     suite,
     throughput_at_least,
 )
@@ -157,6 +158,7 @@ def _sixteen_clients(
     direct_port, direct_pid = direct
     wall: dict[str, list[float]] = {"gateway": [], "direct": []}
     cpu: dict[str, list[float]] = {"gateway": [], "direct": []}
+    rounds, total = sized(rounds, 1), sized(total, 32)
     for _ in range(rounds):
         for side, pid, run in (
             (

@@ -14,7 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import SUITES, Goal, Measured, measure  # noqa: E402 - needs the path above
+from bench import common  # noqa: E402 - needs the path above
+from bench.common import SUITES, Goal, Measured, measure  # noqa: E402
 
 
 def load_suites() -> None:
@@ -28,10 +29,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("suites", nargs="*", help=f"default: all of {sorted(SUITES)}")
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every suite at its smallest, to show each row is produced: its figures mean nothing",
+    )
     args = parser.parse_args()
+    common.SMOKE = args.smoke
     unknown = set(args.suites) - set(SUITES)
     if unknown:
         parser.error(f"unknown suite(s) {sorted(unknown)}; known: {sorted(SUITES)}")
+    if args.smoke:
+        print("# smoke run: one round, short loads; the figures below are not measurements")
     print(
         f"{'suite':<12} {'comparison':<58} {'subject':>11} {'baseline':>11} {'ratio':>7}"
         f"   {'goal':<16} {'figure':>12}"

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.common import ROOT_DIR, Measured, at_most, suite
+from bench.common import ROOT_DIR, Measured, at_most, sized, suite
 
 T = TypeVar("T")
 CASE = ROOT_DIR / "cases" / "demo-caret-zero" / "case.yaml"
@@ -93,7 +93,7 @@ def runs() -> list[Measured]:
         runtime.close()
     assert env is not None
     command = case.hidden_tests.command.replace("{junit}", "/tmp/replay-floor.xml")
-    floors = [_floor(env.id, case.environment.workdir, command) for _ in range(FLOORS)]
+    floors = [_floor(env.id, case.environment.workdir, command) for _ in range(sized(FLOORS, 1))]
     # One run alone (its own world started and stopped), then RUNS in one call, each timed
     # from outside: what RUNS - 1 more runs add to the wall clock is what a run costs in a
     # batch, whatever each run's own clock leaves out (a sandbox started ahead).
@@ -106,7 +106,7 @@ def runs() -> list[Measured]:
                 CASE, RunOptions(stub="gold", runs=RUNS, out=out, db=str(out / "r.db"))
             )
         )
-    floors += [_floor(env.id, case.environment.workdir, command) for _ in range(FLOORS)]
+    floors += [_floor(env.id, case.environment.workdir, command) for _ in range(sized(FLOORS, 1))]
     assert all(r.outcome == Outcome.PASS for r in [*alone, *results]), [
         r.reason for r in [*alone, *results]
     ]

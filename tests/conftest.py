@@ -28,6 +28,7 @@ GROUPS = {
         "tests/cases_alive/",
         "tests/test_demo.py",
         "tests/test_real_cases.py",
+        "tests/test_bench_rows.py",
         "tests/test_compare_demo.py",
         "tests/contract/test_cli.py",
         "contract_tests/test_live_stand_in.py",
