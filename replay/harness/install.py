@@ -63,6 +63,7 @@ from replay.runtime.base import (
     ENV_IMAGE_LABEL,
     OWNER_LABEL,
     OWNER_START_LABEL,
+    ROOT_LABEL,
     RUN_LABEL,
     Container,
     ContainerSpec,
@@ -489,7 +490,7 @@ def ensure_harness_image(
             changes=[
                 f"LABEL {KIND_LABEL}=harness {RECIPE_LABEL}={key} replay.harness={spec.name}"
                 f" {ENV_IMAGE_LABEL}={env_image_id}",
-                f"LABEL {RUN_LABEL}= {OWNER_LABEL}= {OWNER_START_LABEL}=",
+                f"LABEL {RUN_LABEL}= {OWNER_LABEL}= {OWNER_START_LABEL}= {ROOT_LABEL}=",
             ],
         )
     finally:

@@ -26,6 +26,7 @@ from replay.images.base import KIND_LABEL, RECIPE_LABEL, check_toolchains, parse
 from replay.runtime.base import (
     OWNER_LABEL,
     OWNER_START_LABEL,
+    ROOT_LABEL,
     RUN_LABEL,
     Limits,
     Runtime,
@@ -152,7 +153,7 @@ def build_env_image(
                 f"LABEL {KIND_LABEL}=env {RECIPE_LABEL}={recipe} replay.base.case={case.id}"
                 f" replay.base={base_id}",
                 # The build container's run labels would otherwise ride along into the image.
-                f"LABEL {RUN_LABEL}= {OWNER_LABEL}= {OWNER_START_LABEL}=",
+                f"LABEL {RUN_LABEL}= {OWNER_LABEL}= {OWNER_START_LABEL}= {ROOT_LABEL}=",
             ],
         )
     return EnvImage(ref, image, case.id, recipe, built=True)

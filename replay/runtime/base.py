@@ -27,6 +27,21 @@ OWNER_LABEL = "replay.owner"
 OWNER_START_LABEL = "replay.owner.start"
 """The owner's start time (``/proc/<pid>/stat`` field 22), so a reused pid is not mistaken
 for a live owner."""
+ROOT_LABEL = "replay.root"
+"""The run root (:func:`run_root`) of the process that made the resource. Garbage
+collection takes only what dead runners of its own run root left, as it does for run
+directories (which live under that root): two run roots sharing one engine (two
+installations, or a batch given a root of its own) never collect each other's leftovers. A
+resource without the label (made before it existed) counts as of every root."""
+
+
+def run_root() -> Path:
+    """Where run directories live: ``$REPLAY_RUN_ROOT`` or ``/tmp/replay-runs``.
+
+    Kept short: a Unix socket's path must fit in 108 bytes.
+    """
+    return Path(os.environ.get("REPLAY_RUN_ROOT", "/tmp/replay-runs"))
+
 
 LimitName = Literal["cpu", "memory", "pids", "wall_time", "disk", "inodes"]
 """A limit a run can hit. CPU is a quota (the container is throttled, never stopped), so
@@ -196,7 +211,7 @@ def process_start(pid: int) -> str | None:
 
 def run_labels(run_id: str, owner: Owner | None = None) -> dict[str, str]:
     """The labels every resource of run ``run_id`` carries."""
-    return {RUN_LABEL: run_id, **(owner or Owner.current()).labels()}
+    return {RUN_LABEL: run_id, **(owner or Owner.current()).labels(), ROOT_LABEL: str(run_root())}
 
 
 IMAGE_KIND_LABEL = "replay.image"

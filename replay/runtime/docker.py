@@ -52,6 +52,7 @@ from replay.runtime.base import (
     ENV_IMAGE_LABEL,
     IMAGE_KIND_LABEL,
     OWNER_LABEL,
+    ROOT_LABEL,
     RUN_LABEL,
     Container,
     ContainerSpec,
@@ -63,6 +64,7 @@ from replay.runtime.base import (
     SandboxError,
     provider,
     run_labels,
+    run_root,
 )
 
 # What root inside still needs to install packages and own files; NET_RAW (raw sockets),
@@ -228,6 +230,7 @@ class DockerRuntime(Runtime):
     ) -> GcReport:
         report = GcReport()
         dead: dict[str, bool] = {}
+        here = str(run_root())
 
         def gone(labels: Mapping[str, str]) -> bool:
             run = labels.get(RUN_LABEL, "")
@@ -239,6 +242,8 @@ class DockerRuntime(Runtime):
                 return False
             if everything:
                 return True
+            if labels.get(ROOT_LABEL, here) != here:
+                return False  # a dead runner of another run root: that root's to collect
             if run not in dead:
                 owner = Owner.from_labels(labels)
                 dead[run] = owner is None or not owner.alive()

@@ -7,22 +7,18 @@ garbage collection removes the directories of dead runs exactly as it removes th
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
-from replay.runtime.base import Owner
+from replay.runtime.base import Owner, run_root
 
 OWNER_FILE = "owner.json"
 
 
 def root() -> Path:
-    """Where run directories live: ``$REPLAY_RUN_ROOT`` or ``/tmp/replay-runs``.
-
-    Kept short: a Unix socket's path must fit in 108 bytes.
-    """
-    return Path(os.environ.get("REPLAY_RUN_ROOT", "/tmp/replay-runs"))
+    """Where run directories live (:func:`replay.runtime.base.run_root`)."""
+    return run_root()
 
 
 def create(run_id: str, owner: Owner | None = None) -> Path:

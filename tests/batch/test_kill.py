@@ -100,6 +100,8 @@ def test_a_real_batch_sigkilled_mid_run_leaves_nothing_once_resumed(
         "candidates: [{name: gold, stub: gold}]\nruns: 3\n"
     )
     # Run directories under a root of the test's own: what is left there is this batch's.
+    # Its containers, networks and volumes carry that root, so no sweep of another test
+    # (the xdist workers share the engine) takes them before the resume can.
     run_root = Path(tempfile.mkdtemp(prefix="rr-", dir="/tmp"))
     env = {**os.environ, "REPLAY_RUN_ROOT": str(run_root)}
     argv = [str(REPLAY), "--db", db, "batch", "run", str(plan), "--jobs", "2",

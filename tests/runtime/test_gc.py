@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -11,6 +12,8 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+import docker
+import pytest
 from typer.testing import CliRunner
 
 from replay.cli import app as replay_app
@@ -21,6 +24,7 @@ from replay.runtime import Runtime
 from replay.runtime.base import (
     ENV_IMAGE_LABEL,
     IMAGE_KIND_LABEL,
+    ROOT_LABEL,
     RUN_LABEL,
     Owner,
     process_start,
@@ -157,6 +161,39 @@ def test_next_sandbox_start_collects_a_dead_runs_leftovers(
     finally:
         ca.unlink()
         ghost.remove()
+
+
+def test_a_gc_takes_only_what_dead_runners_of_its_own_run_root_left(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two run roots share the engine (two installations, or a batch given a root of its
+    own): a sweep under one never takes the other's leftovers, as it never takes its run
+    directories; a resource made before the label existed counts as of every root."""
+    dead = Owner(pid=2**22 + 3, host=Owner.current().host, start="1")
+    tag = uuid.uuid4().hex[:8]
+    theirs, mine, older = (f"{tag}-{n}" for n in ("theirs", "mine", "older"))
+    monkeypatch.setenv("REPLAY_RUN_ROOT", str(tmp_path / "other"))
+    labels = {theirs: run_labels(theirs, dead)}
+    monkeypatch.setenv("REPLAY_RUN_ROOT", str(tmp_path / "mine"))
+    labels[mine] = run_labels(mine, dead)
+    labels[older] = {k: v for k, v in run_labels(older, dead).items() if k != ROOT_LABEL}
+    assert labels[theirs][ROOT_LABEL] == str(tmp_path / "other")
+    volumes = {
+        run: runtime.client.volumes.create(f"replay-vol-{run}", labels=labels[run])
+        for run in labels
+    }
+    try:
+        # Restricted to this test's runs: other sessions may share this engine.
+        report = runtime.gc(runs=list(labels))
+        assert sorted(report.volumes) == sorted(f"replay-vol-{r}" for r in (mine, older))
+        assert resources(runtime, theirs)["volumes"] == [f"replay-vol-{theirs}"]
+        # A sweep under their root takes them.
+        monkeypatch.setenv("REPLAY_RUN_ROOT", str(tmp_path / "other"))
+        assert runtime.gc(runs=[theirs]).volumes == [f"replay-vol-{theirs}"]
+    finally:
+        for volume in volumes.values():
+            with contextlib.suppress(docker.errors.NotFound):
+                volume.remove(force=True)
 
 
 def test_a_removal_already_under_way_elsewhere_is_not_an_error() -> None:
