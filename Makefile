@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench demo-snapshot wheelhouse harnesses harnesses-all system-deps-demo system-deps-test
+.PHONY: demo test lint bench redteam demo-snapshot wheelhouse harnesses harnesses-all system-deps-demo system-deps-test
 
 # What the targets need from Debian's packages (debootstrap for the base image; gh, npm, chromium and
 # iproute2 for the tests): installed when run as root, else the exact command, before any work.
@@ -73,6 +73,12 @@ harnesses: system-deps-demo $(BIN)/replay $(GATEWAY) wheelhouse
 # here, layers included, on 2 cores shared with other work).
 harnesses-all: system-deps-demo $(BIN)/replay $(GATEWAY) wheelhouse
 	$(BIN)/replay harness matrix $(DEMO_CASES) $(REAL_CASES)
+
+# The red-team corpus (replay redteam list): every attack on the grader played end to end
+# through `replay run` on the demo cases, each held to the outcome and reason it must end with;
+# fails on the first that does not. `make test` runs its CI subset on one case.
+redteam: system-deps-demo $(BIN)/replay $(GATEWAY)
+	$(BIN)/replay redteam run $(DEMO_CASES)
 
 # Three workers, one per group of tests (tests/conftest.py): the image builds, the runs and
 # the rest side by side.

@@ -28,6 +28,7 @@ from replay.cli import (
     gc,
     harness,
     image,
+    redteam,
     registry,
     results,
     run,
@@ -53,6 +54,7 @@ app.command("compare")(compare.compare)
 app.command("events")(events.events)
 app.add_typer(case.app, name="case")
 app.add_typer(batch.app, name="batch")
+app.add_typer(redteam.app, name="redteam")
 app.add_typer(snapshot.app, name="snapshot")
 app.add_typer(results.app, name="results")
 app.add_typer(fakes.app, name="fakes")

@@ -3,6 +3,9 @@
 The built-in table (``prices.yaml`` beside this file) is a starting point, not the truth:
 providers change prices, so a user passes their own with ``replay run --prices FILE`` (same
 format). A model the table does not know has no cost (``None``), never a guessed one.
+
+A key ending in ``*`` prices every model its prefix starts (``stub:*``: every trajectory of
+the stub model); an exact key wins over it, a longer prefix over a shorter one.
 """
 
 from __future__ import annotations
@@ -29,12 +32,16 @@ class PriceTable(RootModel[dict[str, Price]]):
     def cost(
         self, model: str, input_tokens: int, output_tokens: int, cached: int = 0
     ) -> float | None:
-        price = self.root.get(model)
+        price = self.root.get(model) or self._by_prefix(model)
         if price is None:
             return None
         cached_price = price.cached_input if price.cached_input is not None else price.input
         fresh = max(input_tokens - cached, 0)
         return (fresh * price.input + cached * cached_price + output_tokens * price.output) / 1e6
+
+    def _by_prefix(self, model: str) -> Price | None:
+        prefixes = [k for k in self.root if k.endswith("*") and model.startswith(k[:-1])]
+        return self.root[max(prefixes, key=len)] if prefixes else None
 
 
 def load_prices(path: Path | None = None) -> PriceTable:

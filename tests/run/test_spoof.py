@@ -23,8 +23,9 @@ from replay.base.case import Case, load_case
 from replay.base.snapshot import load_snapshot
 from replay.grade import judge, load_grade
 from replay.grade.junit import TestVerdict as Verdict
+from replay.run.attacks import ATTACKS
 from replay.run.runner import RunOptions, run_case
-from replay.run.trajectories import SPOOFS, Builder
+from replay.run.trajectories import Builder
 from replay.runtime.base import Container, ContainerSpec, Runtime, SandboxError
 from tests.run.conftest import CARET
 
@@ -44,6 +45,9 @@ def naive_grade(container: Container, case: Case) -> Verdict:
     return judge(
         [report], [done.exit_code], case.hidden_tests.fail_to_pass, case.hidden_tests.pass_to_pass
     )
+
+
+SPOOFS = ("spoof-conftest", "spoof-plugin", "spoof-site")
 
 
 @pytest.mark.parametrize("spoof", SPOOFS)
@@ -73,7 +77,10 @@ def test_the_spoof_really_turns_the_failing_hidden_tests_green_when_run_naively(
         assert ready.ok, ready.err
         before = naive_grade(container, case)
         assert set(before.fail_to_pass.values()) == {"failed"}, "no fix: the hidden tests fail"
-        for step in Builder(case, load_snapshot(case.snapshot)).spoof(spoof):
+        steps = ATTACKS[spoof].steps(Builder(case, load_snapshot(case.snapshot)))
+        # The attack's own steps: up to the commit that ships it.
+        for step in steps[: next(i for i, s in enumerate(steps) if "git commit" in (s.bash or ""))]:
+            assert step.bash is not None
             done = container.exec(["bash", "-c", step.bash], timeout=120)
             assert done.ok, (step.bash, done.err)
         after = naive_grade(container, case)

@@ -1,0 +1,52 @@
+"""The red-team corpus's CI subset, end to end through ``replay run`` on one demo case.
+
+Every attack marked ``ci`` is played by the stub model through the reference harness in the
+locked sandbox, graded as any run is, and must end with the outcome and reason it declares
+(``make redteam`` runs the whole corpus on every demo case). The command's own table and exit
+status are held too: a row that misses makes ``replay redteam run`` exit 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from replay.run.redteam import run_corpus, select
+from replay.runtime.base import Runtime
+from tests.cli_helpers import run_cli
+from tests.run.conftest import CARET
+
+
+def test_every_attack_of_the_ci_subset_ends_as_it_must(
+    tmp_path: Path, caret_env: tuple[Runtime, str]
+) -> None:
+    attacks = select(ci=True)
+    rows = run_corpus([CARET], attacks, out=tmp_path / "runs", db=str(tmp_path / "r.db"))
+    assert [r.attack.name for r in rows] == [a.name for a in attacks]
+    missed = [f"{r.attack.name}: {r.outcome.value}: {r.reason}" for r in rows if not r.held]
+    assert missed == []
+
+
+def test_the_command_prints_the_table_and_fails_on_a_row_that_misses(
+    tmp_path: Path,
+    caret_env: tuple[Runtime, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from dataclasses import replace
+
+    from replay.base.outcomes import Outcome
+    from replay.run import attacks
+
+    # The conftest spoof declared as one that must pass: the grader catches it, so it misses.
+    wrong = replace(attacks.ATTACKS["spoof-conftest"], expect=Outcome.PASS)
+    monkeypatch.setitem(attacks.ATTACKS, "spoof-conftest", wrong)
+    done = run_cli(
+        capsys,
+        *("--db", str(tmp_path / "r.db"), "redteam", "run", str(CARET)),
+        *("--attack", "spoof-conftest", "--out", str(tmp_path / "runs")),
+    )
+    assert done.code == 1, done.out + done.err
+    assert "MISSED spoof-conftest on demo-caret-zero: model_fail" in done.out
+    assert "1 of 1 attack run(s) did not end as they must" in done.out
