@@ -4,7 +4,7 @@ the outcome, and the typed ``grade.json`` (:class:`Grade`) that every reader goe
 from __future__ import annotations
 
 from replay.grade.grader import RunToGrade, grade_run
-from replay.grade.junit import GuardReport, TestVerdict, judge, parse_junit
+from replay.grade.junit import GuardRecord, TestVerdict, judge, parse_junit
 from replay.grade.model import GRADE_VERSION, Grade, load_grade, parse_grade
 from replay.grade.outcome import Evidence, classify
 from replay.grade.sideeffects import SideEffectVerdict, judge_side_effects
@@ -14,7 +14,7 @@ __all__ = [
     "GRADE_VERSION",
     "Evidence",
     "Grade",
-    "GuardReport",
+    "GuardRecord",
     "RunToGrade",
     "SideEffectVerdict",
     "TestVerdict",

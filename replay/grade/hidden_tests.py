@@ -33,6 +33,7 @@ from __future__ import annotations
 import io
 import posixpath
 import re
+import secrets
 import shlex
 import shutil
 import tarfile
@@ -40,12 +41,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from replay.base.case import Case, read_patch
 from replay.base.errors import ReplayError
-from replay.grade.junit import GuardReport, TestVerdict, judge
+from replay.grade.honeypots import Honeypot, candidate_files, plant
+from replay.grade.junit import GuardRecord, TestVerdict, judge
 from replay.grade.model import Restored
 from replay.runtime.base import (
     Container,
@@ -150,9 +152,10 @@ for d in dirs:
     names.update(n for n in os.listdir(d) if n.isidentifier() and os.path.isdir(os.path.join(d, n)))
 print("\\n".join(sorted(names)))
 """
-# Its standard input is a tar of remove.lst and checkout.lst, unpacked into {grade}.
+# Its standard input is a tar of remove.lst, checkout.lst and honey.lst, unpacked into {grade}.
 RESTORE = """\
 set -u
+exec 3>&1 1>&2
 tar -x -f - -C {grade} || exit 1
 cd {workdir}
 top=$(pwd -P)
@@ -165,11 +168,22 @@ if [ -s {grade}/checkout.lst ]; then
   git --literal-pathspecs checkout -q {base} --pathspec-from-file={grade}/checkout.lst \\
     --pathspec-file-nul || exit 1
 fi
-git apply --binary {hidden}
+git apply --binary {hidden} || exit 1
+# The restored test files honeypots are cloned from (the case's own now), as a tar on stdout.
+if [ -s {grade}/honey.lst ]; then
+  while IFS= read -r -d '' f; do [ -f "$f" ] && [ ! -L "$f" ] && printf '%s\\0' "$f"; done \\
+    < {grade}/honey.lst | tar -c --null -T - -f - >&3
+fi
 """
 # The grader's own pytest plugin (replay/grade/guard.py), loaded before the repository's
-# code by every pytest the test command starts: a second witness of what ran and what failed.
-GUARD = "replay_grade_guard"
+# code by every pytest the test command starts, under a name drawn for each grading (no file
+# of the diff can be named after it): a witness of what ran and what failed, writing out of
+# the tests' process as it happens.
+RESTORE_LIMIT = "putting the test set back on the agent's tree hit"
+GUARD_PREFIX = "_replay_guard_"
+RECORDS_CAP = 64 * 1024**2
+"""The most bytes of the plugin's records read per repeat (about 300,000 tests' phases);
+past it the records are cut, and the cut ones count as missing."""
 LISTED = f"{GRADE_DIR}/listed"
 """Where PREPARE and APPLY write the tree's listings, the base tree and the interpreter's
 module names: APPLY hands them all out on its standard output, after the diff went in."""
@@ -181,14 +195,20 @@ py=$(command -v {python} || command -v python3) || exit 0
 cd / && "$py" -I -S -c {script} {workdir} > {grade}/importable || exit 3
 """
 # One repeat of the test command. It runs in a subshell of its own (an ``exit`` in the case's
-# command ends only that), and the report it wrote is moved beside the guard's record.
+# command ends only that), and the report it wrote is moved out of the tree. The exec's
+# standard output is the guard's pipe (descriptor 3, which the guard takes and hides); what the
+# command prints goes to standard error. With honeypots, the first repeat's standard input is a
+# tar of the test files that hold them, written over the restored ones first.
 TEST_RUN = """\
+exec 3>&1 1>&2
+if [ {plant} = 1 ]; then tar -x -f - -C {workdir} || exit 1; fi
 rm -rf -- {dir} {junit}; mkdir -p -- {dir}
 export PYTHONPATH={grade}/guard"${{PYTHONPATH:+:$PYTHONPATH}}" \\
-  PYTEST_ADDOPTS="-p {guard} ${{PYTEST_ADDOPTS:-}}" REPLAY_GUARD_OUT={dir}/guard.json
+  PYTEST_ADDOPTS="-p {guard} ${{PYTEST_ADDOPTS:-}}" REPLAY_GUARD_FD=3
 ( {command}
-)
+) </dev/null
 code=$?
+exec 3>&-
 if [ -e {junit} ] || [ -L {junit} ]; then mv -fT -- {junit} {dir}/junit.xml; fi
 exit $code
 """
@@ -219,6 +239,15 @@ class Grading:
     """When the test command wrote no JUnit report in any repeat (it crashed before running a
     test): the command, its exit statuses and the last lines of its output, in one line.
     The full outputs are :attr:`outputs` (a run keeps them as ``tests/output-N.txt``)."""
+    records: list[bytes] = field(default_factory=list)
+    """Each repeat's records from the grader's pytest plugin, as read from its pipe."""
+    honeypots: list[Honeypot] = field(default_factory=list)
+    """The tests planted for this grading that must fail on any code."""
+    honeypot_note: str | None = None
+    """Why fewer honeypots (or none) were planted, when that is so."""
+    limited: bool = False
+    """:attr:`stopped` is a limit (memory, processes, time) a grading step hit on the agent's
+    diff, not the hidden tests refusing to go on it."""
 
 
 class GradingError(ReplayError):
@@ -453,6 +482,8 @@ class GradingBox:
         self._failure: BaseException | None = None
         self._remover: threading.Thread | None = None
         self._deadline: float | None = None
+        self.guard = GUARD_PREFIX + secrets.token_hex(6)
+        """The grader's pytest plugin's module name in this grading (fresh each time)."""
 
     def __enter__(self) -> GradingBox:
         return self
@@ -492,7 +523,9 @@ class GradingBox:
             for sub in ("guard", "listed", "out"):
                 (stage / sub).mkdir(parents=True)
             (stage / "hidden.patch").write_text(read_patch(case.hidden_tests.patch))
-            shutil.copyfile(Path(__file__).with_name("guard.py"), stage / "guard" / f"{GUARD}.py")
+            shutil.copyfile(
+                Path(__file__).with_name("guard.py"), stage / "guard" / f"{self.guard}.py"
+            )
             container.copy_in(stage, posixpath.dirname(GRADE_DIR))
         words = case.hidden_tests.command.split()
         first = words[0] if words else ""
@@ -545,8 +578,14 @@ class GradingBox:
                 manifest=MANIFEST.format(grade=LISTED),
             ),
             600,
-            stdin=diff.encode(),
+            stdin=diff.encode(errors="surrogateescape"),
         )
+        if applied.limit is not None or applied.exit_code is None:
+            # Putting the agent's diff in, and nothing else, hit a limit (a diff of blobs that
+            # inflate past the memory limit, say): the agent's doing, so its tests failed.
+            # Voiding the run instead would let a diff cancel its own losing run.
+            why = f"applying the agent's diff hit the {applied.limit or 'time'} limit"
+            return self._stopped(why, "none", [], limited=True)
         if not applied.ok:
             raise GradingError(f"applying the agent's diff failed: {applied.err[-500:]}")
         found = read_tar(applied.stdout)
@@ -556,15 +595,25 @@ class GradingBox:
         missing = [n for n in [*names, "base.tree"] if n not in listed]
         if missing:
             raise GradingError(f"the grading sandbox did not write {LISTED}/{missing[0]}")
+        hidden_files = files_of_patch(hidden)
+        base_tree = parse_tree(listed["base.tree"])
         plan = plan_restore(
             parse_manifest(listed["before.files"], listed["before.links"], listed["before.other"]),
             parse_manifest(listed["after.files"], listed["after.links"], listed["after.other"]),
-            parse_tree(listed["base.tree"]),
-            files_of_patch(hidden),
+            base_tree,
+            hidden_files,
             case.hidden_tests.command,
             frozenset((found.get("importable") or b"").decode(errors="replace").split()),
         )
-        unapplied = self._restore(container, plan, hidden_in)
+        tests = [*case.hidden_tests.fail_to_pass, *case.hidden_tests.pass_to_pass]
+        # Only files the restore leaves as the case has them (hidden test files and everything
+        # in the hidden tests' directories) are read to clone honeypots from.
+        dirs = hidden_test_dirs(hidden_files, case.hidden_tests.command, base_tree)
+        trusted = [
+            f for f in {t.split("::")[0] for t in tests} if f in hidden_files or _within(f, dirs)
+        ]
+        honey = candidate_files(tests, trusted)
+        unapplied, restored_files = self._restore(container, plan, hidden_in, honey)
         if unapplied is not None:
             if how in ("empty", "none") or not self._applies_at_base(container, hidden_in):
                 # The hidden tests do not go on the base commit itself: the case is broken,
@@ -573,26 +622,36 @@ class GradingBox:
             # The gold fix takes the hidden tests (case validate checks it); a diff that the
             # hidden tests cannot go on top of leaves them failed. Voiding the run instead
             # would let an agent cancel a losing run by shaping its diff.
-            nothing = judge(
-                [None], [1], case.hidden_tests.fail_to_pass, case.hidden_tests.pass_to_pass
-            )
+            if unapplied.startswith(RESTORE_LIMIT):
+                return self._stopped(unapplied, how, plan, limited=True)
             why = f"the hidden tests did not go in on top of the agent's diff: {unapplied}"
-            return Grading(nothing, how, [unapplied], [None], plan, why)
+            return self._stopped(why, how, plan, [unapplied])
         junit = shlex.quote(case.hidden_tests.junit_xml)
         command = case.hidden_tests.command.replace("{junit}", junit)
         guarded = "pytest" in command
+        planting = plant(restored_files, tests, command) if guarded else None
+        pots = planting.honeypots if planting else []
         reports: list[bytes | None] = []
-        guards: list[GuardReport | None] = []
+        guards: list[GuardRecord | None] = []
+        records: list[bytes] = []
         codes: list[int] = []
         outputs: list[str] = []
         stopped: str | None = None
         for n in range(1, case.hidden_tests.repeat + 1):
             # A report left from before (or planted by the diff) must not count.
+            seed = _tar_files(planting.files) if planting and planting.files and n == 1 else None
             result = self._exec(
                 TEST_RUN.format(
-                    dir=f"{OUT}/{n}", junit=junit, grade=GRADE_DIR, guard=GUARD, command=command
+                    dir=f"{OUT}/{n}",
+                    junit=junit,
+                    grade=GRADE_DIR,
+                    guard=self.guard,
+                    command=command,
+                    plant=int(seed is not None),
+                    workdir=shlex.quote(case.environment.workdir),
                 ),
                 self.timeout,
+                stdin=seed,
             )
             if result.limit is not None or result.exit_code is None:
                 # The agent's code under the hidden tests hit a limit (memory, processes, time):
@@ -600,15 +659,17 @@ class GradingBox:
                 # not the grader's failure: that would let a diff void its own run.
                 stopped = f"the hidden tests hit the {result.limit or 'time'} limit"
                 codes.append(result.exit_code if result.exit_code else 137)
-                outputs.append(result.out + result.err + f"\n[replay: {stopped}]\n")
+                outputs.append(result.err + f"\n[replay: {stopped}]\n")
                 reports.append(None)
                 guards.append(None)
+                records.append(result.stdout[:RECORDS_CAP])
                 break
             codes.append(result.exit_code)
-            outputs.append(result.out + result.err)
+            outputs.append(result.err)
+            records.append(result.stdout[:RECORDS_CAP])
             found = _read_dir(container, f"{OUT}/{n}")
             reports.append(found.get("junit.xml"))
-            guards.append(GuardReport.parse(found.get("guard.json")))
+            guards.append(GuardRecord.parse(result.stdout[:RECORDS_CAP]))
         self._release()
         if (
             stopped is None
@@ -622,6 +683,7 @@ class GradingBox:
             case.hidden_tests.fail_to_pass,
             case.hidden_tests.pass_to_pass,
             guards if guarded else None,
+            pots,
         )
         unreported = None
         if stopped is None and reports and all(r is None for r in reports):
@@ -629,7 +691,34 @@ class GradingBox:
                 f"the test command `{case.hidden_tests.command}` wrote no JUnit report "
                 f"(exit {', '.join(map(str, codes))}); its output ends: {last_lines(outputs[0])}"
             )
-        return Grading(verdict, how, outputs, reports, plan, stopped, unreported)
+        return Grading(
+            verdict,
+            how,
+            outputs,
+            reports,
+            plan,
+            stopped,
+            unreported,
+            records=records,
+            honeypots=pots,
+            honeypot_note=planting.note if planting else "the test command is not pytest",
+            limited=stopped is not None,
+        )
+
+    def _stopped(
+        self,
+        why: str,
+        how: str,
+        plan: list[Restored],
+        outputs: list[str] | None = None,
+        *,
+        limited: bool = False,
+    ) -> Grading:
+        """The hidden tests counted as failed, all of them, because of ``why``."""
+        hidden = self.case.hidden_tests
+        nothing = judge([None], [1], hidden.fail_to_pass, hidden.pass_to_pass)
+        out = outputs or [f"[replay: {why}]"]
+        return Grading(nothing, how, out, [None], plan, why, limited=limited)
 
     def _exec(self, script: str, timeout: float, stdin: bytes | None = None) -> ExecResult:
         """``bash -c script`` within both ``timeout`` and what is left of the grading's time:
@@ -643,8 +732,12 @@ class GradingBox:
             return replace(done, limit="wall_time")
         return done
 
-    def _restore(self, container: Container, plan: list[Restored], hidden_in: str) -> str | None:
-        """Put the planned paths back and apply the hidden tests; why that failed, or None."""
+    def _restore(
+        self, container: Container, plan: list[Restored], hidden_in: str, honey: list[str]
+    ) -> tuple[str | None, dict[str, bytes]]:
+        """Put the planned paths back and apply the hidden tests: why that failed (or None),
+        and the restored contents of the test files ``honey`` (honeypots are cloned from them).
+        """
         # Ancestors first, so a symbolic link the diff put in place of a directory goes before
         # anything is checked out beneath it.
         remove = sorted((r.path for r in plan), key=lambda p: (p.count("/"), p))
@@ -657,11 +750,18 @@ class GradingBox:
                 hidden=hidden_in,
             ),
             300,
-            stdin=restore_lists(remove, checkout),
+            stdin=restore_lists(remove, checkout, honey),
         )
         if done.limit is not None or done.exit_code is None:
+            # What the diff left made putting the test set back hit a limit. The same restore
+            # on a clean copy of the base commit tells whose that is.
+            if self._applies_at_base(container, hidden_in):
+                return f"{RESTORE_LIMIT} the {done.limit or 'time'} limit", {}
             raise GradingError(f"restoring the test set hit the {done.limit or 'time'} limit")
-        return None if done.ok else done.err[-1000:]
+        if not done.ok:
+            return done.err[-1000:], {}
+        files = {k: v for k, v in read_tar(done.stdout, nested=True).items() if v is not None}
+        return None, files
 
     def _applies_at_base(self, container: Container, hidden_in: str) -> bool:
         """Whether the hidden tests go on a clean copy of the base commit (outside the tree)."""
@@ -750,12 +850,18 @@ def _nul(path: str) -> bytes:
     return path.encode(errors="surrogateescape") + b"\0"
 
 
-def restore_lists(remove: Iterable[str], checkout: Iterable[str]) -> bytes:
-    """RESTORE's standard input: a tar of ``remove.lst`` and ``checkout.lst`` (NUL-separated
-    paths, so any name survives)."""
+def restore_lists(
+    remove: Iterable[str], checkout: Iterable[str], honey: Iterable[str] = ()
+) -> bytes:
+    """RESTORE's standard input: a tar of ``remove.lst``, ``checkout.lst`` and ``honey.lst``
+    (NUL-separated paths, so any name survives)."""
     lists = io.BytesIO()
     with tarfile.open(fileobj=lists, mode="w") as tar:
-        for name, paths in (("remove.lst", remove), ("checkout.lst", checkout)):
+        for name, paths in (
+            ("remove.lst", remove),
+            ("checkout.lst", checkout),
+            ("honey.lst", honey),
+        ):
             data = b"".join(_nul(p) for p in paths)
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -763,16 +869,31 @@ def restore_lists(remove: Iterable[str], checkout: Iterable[str]) -> bytes:
     return lists.getvalue()
 
 
-def read_tar(data: bytes) -> dict[str, bytes | None]:
-    """The regular files at the top of a tar stream, by name; any other entry there (a link,
-    a directory, a device) is listed as None, never followed. A stream that is not a tar
-    gives what was read before it broke."""
+def _tar_files(files: Mapping[str, bytes]) -> bytes:
+    """A tar of ``files`` (relative paths), regular files of mode 644."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def read_tar(data: bytes, *, nested: bool = False) -> dict[str, bytes | None]:
+    """The regular files of a tar stream, by name (only those at its top unless ``nested``);
+    any other entry (a link, a directory, a device) is listed as None, never followed, and a
+    name that climbs out (``..``, absolute) is left out. A stream that is not a tar gives what
+    was read before it broke."""
     found: dict[str, bytes | None] = {}
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
             for member in tar:
                 name = posixpath.normpath(member.name)
-                if name in (".", "..") or "/" in name:
+                if name in (".", "..") or name.startswith(("../", "/")):
+                    continue
+                if "/" in name and not nested:
                     continue
                 handle = tar.extractfile(member) if member.isreg() else None
                 found[name] = None if handle is None else handle.read()

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+
+from replay.grade.honeypots import Honeypot
 
 TestStatus = Literal["passed", "failed", "error", "skipped", "missing"]
 
@@ -94,6 +96,8 @@ class TestVerdict:
     contradictory: list[str] = field(default_factory=list)
     """Listed tests a single report gave contradictory statuses (say, passed and failed);
     such a test counts with its worst status and the run is not resolved."""
+    spoof_reasons: list[str] = field(default_factory=list)
+    """Why the reports cannot be trusted, one line per finding (empty unless spoofed)."""
 
     @property
     def f2p_passed(self) -> int:
@@ -111,30 +115,222 @@ class TestVerdict:
         return honest and all(s == "passed" for s in every)
 
 
-@dataclass(frozen=True)
-class GuardReport:
-    """What the grader's pytest plugin (``replay/grade/guard.py``) saw in one repeat."""
+Address = tuple[str, str]
+"""A test as pytest's JUnit writer names it: ``(classname, name)``."""
 
+
+def reported_addresses(xml: str | bytes) -> dict[Address, list[TestStatus]]:
+    """Every status the report gives each ``(classname, name)``, in the report's order."""
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise JUnitError(f"not XML: {exc}") from exc
+    found: dict[Address, list[TestStatus]] = {}
+    for case in root.iter("testcase"):
+        status: TestStatus = "passed"
+        for child in case:
+            got = _CHILD_STATUS.get(child.tag)
+            if got is not None and _rank(got) > _rank(status):
+                status = got
+        found.setdefault((case.get("classname", ""), case.get("name", "")), []).append(status)
+    return found
+
+
+RecordStatus = Literal["passed", "failed", "skipped"]
+
+
+@dataclass(frozen=True)
+class GuardRecord:
+    """What the grader's pytest plugin (``replay/grade/guard.py``) wrote out of the tests'
+    process in one repeat, as it happened: read from the pipe it was handed."""
+
+    sessions: int
+    """pytest sessions that loaded the plugin (its ``hello`` records)."""
+    collected: dict[str, Address]
+    """Every test collected to run: node id -> its JUnit address."""
+    outcomes: dict[str, RecordStatus]
+    """Every test that reported: its worst phase (an expected failure counts as skipped)."""
+    addresses: dict[str, Address]
+    """The JUnit address of every test that reported."""
     tampered: list[str]
     """Node ids with a phase that raised but was reported passed."""
-    failed: list[str]
-    """Node ids some phase's report said failed (expected failures aside)."""
+    machinery: list[str]
+    """pytest's own functions and classes (and those of the JUnit writer's libraries, and the
+    plugin's) found replaced, re-coded or added after the snapshot taken before any of the
+    repository was imported."""
+    plugins: list[str]
+    """pytest plugins registered during collection that no conftest, ``pytest_plugins`` list
+    or pytest itself accounts for: registered by code under test."""
+    exitstatus: int | None
+    """The exit status pytest's session ended with (its last ``end`` record); None: none."""
+    malformed: int
+    """Lines on the pipe that are not the plugin's records (written there by someone else)."""
 
     @classmethod
-    def parse(cls, data: bytes | None) -> GuardReport | None:
-        """The plugin's JSON; None when absent or not what the plugin writes."""
+    def parse(cls, data: bytes | None) -> GuardRecord | None:
+        """The records on the pipe; None when the plugin never said hello."""
         if not data:
             return None
-        try:
-            raw = json.loads(data)
-            tampered, failed = raw["tampered"], raw["failed"]
-        except (ValueError, TypeError, KeyError):
+        sessions, malformed = 0, 0
+        collected: dict[str, Address] = {}
+        outcomes: dict[str, RecordStatus] = {}
+        addresses: dict[str, Address] = {}
+        tampered: list[str] = []
+        machinery: list[str] = []
+        plugins: list[str] = []
+        exitstatus: int | None = None
+        for line in data.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                kind = record["k"]
+                if kind == "hello":
+                    sessions += 1
+                elif kind == "collected":
+                    for nodeid, (classname, name) in record["items"]:
+                        collected[str(nodeid)] = (str(classname), str(name))
+                elif kind == "report":
+                    nodeid = str(record["id"])
+                    classname, name = record["address"]
+                    addresses[nodeid] = (str(classname), str(name))
+                    outcome = record["outcome"]
+                    status: RecordStatus
+                    if record["xfail"]:
+                        status = "failed" if outcome == "failed" else "skipped"
+                    else:
+                        status = {"passed": "passed", "failed": "failed"}.get(outcome, "skipped")  # type: ignore[assignment]
+                    if outcome == "passed" and record["raised"] and not record["xfail"]:
+                        tampered.append(nodeid)
+                        status = "failed"
+                    before = outcomes.get(nodeid, "passed")
+                    outcomes[nodeid] = max(before, status, key=_RECORD_RANK.index)
+                elif kind == "machinery":
+                    machinery += [str(c) for c in record["changed"]]
+                elif kind == "plugin":
+                    plugins.append(str(record["origin"]))
+                elif kind == "end":
+                    exitstatus = int(record["exitstatus"])
+                else:
+                    malformed += 1
+            except (ValueError, TypeError, KeyError, AttributeError):
+                malformed += 1
+        if sessions == 0:
             return None
-        if not all(
-            isinstance(x, list) and all(isinstance(i, str) for i in x) for x in (tampered, failed)
-        ):
-            return None
-        return cls(tampered=tampered, failed=failed)
+        return cls(
+            sessions=sessions,
+            collected=collected,
+            outcomes=outcomes,
+            addresses=addresses,
+            tampered=sorted(set(tampered)),
+            machinery=machinery,
+            plugins=plugins,
+            exitstatus=exitstatus,
+            malformed=malformed,
+        )
+
+
+_RECORD_RANK: list[RecordStatus] = ["passed", "skipped", "failed"]
+_JUNIT_RANK = {"passed": 0, "skipped": 1, "missing": 2, "failed": 2, "error": 2}
+
+
+def _lies(
+    record: GuardRecord,
+    report: bytes | str | None,
+    code: int,
+    honeypots: Sequence[Honeypot],
+) -> tuple[list[str], set[str]]:
+    """Why one repeat's report cannot be trusted, and the node ids it misreported."""
+    why: list[str] = []
+    lied: set[str] = set(record.tampered)
+    if record.tampered:
+        why.append(f"phases that raised were reported passed: {_few(record.tampered)}")
+    if record.machinery:
+        why.append(f"pytest's own machinery was changed: {_few(record.machinery)}")
+    if record.plugins:
+        why.append(f"code under test registered pytest plugins: {_few(record.plugins)}")
+    if record.malformed:
+        why.append(f"{record.malformed} line(s) not written by the grader's plugin on its pipe")
+    try:
+        junit = reported_addresses(report) if report else {}
+    except JUnitError:
+        junit = {}
+    if report and junit:
+        seen = {record.addresses[n] for n in record.outcomes}
+        kinder = [
+            n
+            for n, status in record.outcomes.items()
+            if (got := junit.get(record.addresses[n])) is not None
+            and _JUNIT_RANK[_worst(got)] < _RECORD_RANK.index(status)
+        ]
+        left_out = [n for n in record.outcomes if record.addresses[n] not in junit]
+        invented = [f"{c}::{n}" for c, n in junit if (c, n) not in seen]
+        if kinder:
+            why.append(f"the JUnit report is kinder than what ran: {_few(kinder)}")
+        if left_out:
+            why.append(f"the JUnit report leaves out tests that ran: {_few(left_out)}")
+        if invented:
+            why.append(f"the JUnit report names tests that never ran: {_few(invented)}")
+        lied |= set(kinder) | set(left_out)
+    if record.sessions == 1:
+        if record.exitstatus is None and report:
+            why.append("pytest's session never ended, yet a report was written")
+        elif record.exitstatus not in (None, 0) and code == 0:
+            why.append(f"pytest's session ended with {record.exitstatus}, the process with 0")
+    why += _honeypot_lies(honeypots, record, junit)
+    if (
+        honeypots
+        and code == 0
+        and any(_instances(pot, record.collected.values()) for pot in honeypots)
+    ):
+        why.append("the process exited 0 although honeypot tests ran (they always fail)")
+    return why, lied
+
+
+def _instances(
+    pot: Honeypot, addresses: Iterable[Address], name: str | None = None
+) -> list[Address]:
+    want = name or pot.name
+    return [
+        (c, n)
+        for c, n in addresses
+        if c == pot.classname and (n == want or n.startswith(want + "["))
+    ]
+
+
+def _honeypot_lies(
+    honeypots: Sequence[Honeypot], record: GuardRecord, junit: dict[Address, list[TestStatus]]
+) -> list[str]:
+    """What the honeypots say of one repeat: each must have run (if its source ran) and failed,
+    as it ran and in the report."""
+    ran_ok: list[str] = []
+    reported_ok: list[str] = []
+    unrun: list[str] = []
+    for pot in honeypots:
+        for address in _instances(pot, record.addresses.values()):
+            nodeid = next(n for n, a in record.addresses.items() if a == address)
+            if record.outcomes[nodeid] != "failed":
+                ran_ok.append(f"{nodeid} ({record.outcomes[nodeid]})")
+        for address in _instances(pot, junit):
+            status = _worst(junit[address])
+            if status not in ("failed", "error"):
+                reported_ok.append(f"{address[0]}::{address[1]} ({status})")
+        source_ran = _instances(pot, record.collected.values(), pot.source_name)
+        if source_ran and not _instances(pot, record.collected.values()):
+            unrun.append(f"{pot.node} (cloned from {pot.source})")
+    why = []
+    if ran_ok:
+        why.append(f"honeypot tests did not fail as they ran: {_few(ran_ok)}")
+    if reported_ok:
+        why.append(f"honeypot tests did not fail in the JUnit report: {_few(reported_ok)}")
+    if unrun:
+        why.append(f"honeypot tests were not run while the tests they copy were: {_few(unrun)}")
+    return why
+
+
+def _few(items: Sequence[str], n: int = 3) -> str:
+    shown = ", ".join(items[:n])
+    return shown + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
 def judge(
@@ -142,7 +338,8 @@ def judge(
     exit_codes: Sequence[int],
     fail_to_pass: Sequence[str],
     pass_to_pass: Sequence[str],
-    guards: Sequence[GuardReport | None] | None = None,
+    guards: Sequence[GuardRecord | None] | None = None,
+    honeypots: Sequence[Honeypot] = (),
 ) -> TestVerdict:
     """Combine one report and exit status per repeat into a verdict.
 
@@ -151,10 +348,13 @@ def judge(
     listed test as missing. When the exit status is non-zero yet the report claims every
     listed test passed, the repeat is treated as spoofed and nothing in it counts as passed.
 
-    ``guards`` (one per repeat, when the grader's pytest plugin ran) is a second witness: a
-    test it saw raise and reported passed, or fail and written to JUnit as passed, fails and
-    makes the run spoofed; a missing record beside an existing report means the plugin was
-    taken out, and the whole repeat counts as spoofed.
+    ``guards`` (one per repeat, when the grader's pytest plugin ran) are the records it wrote
+    out of the tests' process as they happened: a report kinder than those records, leaving
+    out a test that ran, naming one that never ran, an exit status other than the session's,
+    pytest's machinery changed, a plugin registered by code under test, or a honeypot (see
+    :mod:`replay.grade.honeypots`) that did not fail, makes the repeat spoofed: nothing in it
+    counts as passed, and :attr:`TestVerdict.spoof_reasons` says why. A missing record beside
+    an existing report means the plugin was taken out: spoofed too.
     """
     if len(reports) != len(exit_codes) or not reports:
         raise ValueError("one report and one exit status per repeat")
@@ -165,6 +365,7 @@ def judge(
     spoofed = False
     contradictory: set[str] = set()
     tampered: set[str] = set()
+    reasons: list[str] = []
     unguarded = False
     for i, (report, code) in enumerate(zip(reports, exit_codes, strict=True)):
         try:
@@ -180,17 +381,21 @@ def judge(
         )
         if code != 0 and all_pass and not others_failed:
             spoofed = True
+            reasons.append("the report says every listed test passed, the exit status does not")
             statuses = {t: "failed" for t in listed}
         if guards is not None:
             guard = guards[i]
             if guard is None and report:
                 spoofed = unguarded = True
+                reasons.append("the grader's plugin left no record, yet a report exists")
                 statuses = {t: "failed" for t in listed}
             elif guard is not None:
-                lied = set(guard.tampered) | {t for t in guard.failed if parsed.get(t) == "passed"}
+                why, lied = _lies(guard, report, code, honeypots)
                 tampered |= lied
-                spoofed = spoofed or bool(lied)
-                statuses = {t: "failed" if t in lied else s for t, s in statuses.items()}
+                if why:
+                    spoofed = True
+                    reasons += [r for r in why if r not in reasons]
+                    statuses = {t: "failed" for t in listed}
         per_repeat.append(statuses)
     flaky = sorted(t for t in listed if len({r[t] for r in per_repeat}) > 1)
     final = {t: _worst([r[t] for r in per_repeat]) for t in listed}
@@ -198,11 +403,12 @@ def judge(
         fail_to_pass={t: final[t] for t in fail_to_pass},
         pass_to_pass={t: final[t] for t in pass_to_pass},
         exit_codes=list(exit_codes),
-        flaky=flaky,
+        flaky=flaky if not spoofed else [],
         spoofed=spoofed,
         tampered=sorted(tampered),
         unguarded=unguarded,
         contradictory=sorted(contradictory),
+        spoof_reasons=reasons,
     )
 
 

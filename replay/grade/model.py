@@ -17,6 +17,7 @@ from pydantic import Field
 from replay.base.errors import InputError
 from replay.base.formats import Strict, parse_json, read_text, validate_data
 from replay.base.outcomes import Outcome
+from replay.grade.honeypots import Honeypot
 from replay.grade.junit import TestStatus
 from replay.grade.sideeffects import RuleResult
 from replay.grade.wire import WireSummary
@@ -64,6 +65,13 @@ class HiddenTestsGrade(Strict):
     """Test infrastructure the diff changed, graded with the case's version instead."""
     stopped: str | None
     """Why the hidden tests could not run to the end under the agent's code (they failed)."""
+    spoof_reasons: list[str] = Field(default_factory=list)
+    """Why the reports could not be trusted, one finding per line (empty unless spoofed):
+    the grader's plugin's records, the exit status and the honeypots against the report."""
+    honeypots: list[Honeypot] = Field(default_factory=list)
+    """Tests planted in this grading that must fail on any code (fresh every grading)."""
+    honeypot_note: str | None = None
+    """Why fewer honeypots (or none) were planted, when that is so."""
 
     @property
     def f2p_passed(self) -> int:
