@@ -102,6 +102,7 @@ _MODEL_CALL = {
         "usage",
         "stop_reason",
         "verdict",
+        "request",
     )
 }
 

@@ -30,6 +30,7 @@ from mitmproxy.proxy import server_hooks
 from replay.gateway.asgi import serve
 from replay.gateway.config import Route
 from replay.gateway.gate import ROUTE, Gate, Guarded, deny, refuse_request
+from replay.gateway.hostile import safe_text
 from replay.gateway.model_route import MODEL_ALLOWED, ModelRoute
 from replay.gateway.paths import names_control_plane
 from replay.gateway.scrub import Scrubber
@@ -81,16 +82,17 @@ class ServeWorld(Guarded):
                 # agent gets a 500 (as a real service sometimes answers) and the run is graded
                 # on what it did. Voiding the run instead would let an agent cancel a losing run
                 # with one malformed GET. The error is recorded and shown with the grade.
+                url = safe_text(flow.request.pretty_url)
                 self.gate.record(
                     "gateway",
                     "gateway.world_error",
                     "request",
-                    flow.request.pretty_url,
+                    url,
                     {
-                        "url": flow.request.pretty_url,
-                        "method": flow.request.method,
-                        "host": flow.request.pretty_host,
-                        "error": failure[:2000],
+                        "url": url,
+                        "method": safe_text(flow.request.method, 100),
+                        "host": safe_text(flow.request.pretty_host, 300),
+                        "error": safe_text(failure),
                     },
                 )
 

@@ -22,6 +22,7 @@ from mitmproxy.proxy import server_hooks
 
 from fakes.core.world import World
 from replay.gateway.config import GatewayConfig, Route
+from replay.gateway.hostile import safe_data, safe_text
 from replay.gateway.scrub import Scrubber
 
 log = logging.getLogger("replay.gateway")
@@ -68,6 +69,11 @@ class Gate:
     def record(
         self, service: str, kind: str, object_type: str, object_id: str, data: dict[str, Any]
     ) -> None:
+        """Record an event in the world's log. Strings from the sandbox (a URL, a header,
+        a path in bytes that are not UTF-8, a lone surrogate from JSON) are written as
+        escapes, so that nothing the agent sends makes the record itself fail."""
+        object_id = safe_text(object_id)
+        data = safe_data(data)
         if self.scrubber:
             object_id = self.scrubber.scrub_text(object_id)
             data = json.loads(self.scrubber.scrub_text(json.dumps(data)))
@@ -117,7 +123,7 @@ class Guarded:
     def _fail(self, hook: str, arg: Any, exc: Exception) -> None:
         where = f"{type(self).__name__}.{hook}"
         scrub = self.gate.scrubber.scrub_text
-        reason = scrub(f"{where}: {type(exc).__name__}: {exc}")
+        reason = safe_text(scrub(f"{where}: {type(exc).__name__}: {exc}"))
         log.error("addon failed, killing the flow: %s\n%s", reason, scrub(traceback.format_exc()))
         self.gate.invalid.append(reason)
         if isinstance(arg, server_hooks.ServerConnectionHookData):
@@ -139,10 +145,11 @@ class Guarded:
 
 
 def _url(arg: Any) -> str | None:
-    return arg.request.pretty_url if isinstance(arg, http.HTTPFlow) else None
+    return safe_text(arg.request.pretty_url) if isinstance(arg, http.HTTPFlow) else None
 
 
 def deny(gate: Gate, flow: http.HTTPFlow, host: str, why: str) -> None:
+    host, why = safe_text(host, 300), safe_text(why)
     body = (
         f"replay: {host} is outside the frozen world ({why}); this request was not sent anywhere.\n"
     )
@@ -156,9 +163,9 @@ def deny(gate: Gate, flow: http.HTTPFlow, host: str, why: str) -> None:
         {
             "host": host,
             "port": flow.request.port,
-            "method": flow.request.method,
+            "method": safe_text(flow.request.method, 100),
             "scheme": flow.request.scheme,
-            "path": flow.request.path if flow.request.method != "CONNECT" else None,
+            "path": safe_text(flow.request.path) if flow.request.method != "CONNECT" else None,
             "reason": why,
         },
     )

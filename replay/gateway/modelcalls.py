@@ -33,9 +33,11 @@ Classification (FIELD_NOTES 8). Per call, ``verdict`` is:
   and other 4xx (``http_4xx``: the request is wrong, the agent's), 401/403 (``auth``: the key
   or the account is refused), or a quota stop (``quota``: an exhausted spend limit or credit
   balance). This is neither the wire nor an unparseable answer, and retrying does not help.
-  The grader decides what a run stopped by it is: a refused key or account is the runner's
-  (``infra_fail``, see :attr:`replay.grade.wire.WireSummary.account_refused`); a 400 for
-  the agent's own bad body is the agent's.
+  The grader decides what a run stopped by it is: a refused key or account on the harness's
+  own call is the runner's (``infra_fail``, see
+  :attr:`replay.grade.wire.WireSummary.account_refused`); a 400 for the agent's own bad body
+  is the agent's, and so is a refusal its own calls drew (another model, another client,
+  after the harness exited).
 - ``abandoned``: the agent's own client hung up before the answer was complete, while the
   gateway was still waiting on a provider that had not failed (and whose deadline had not
   passed). The agent's doing, not the wire's: it does not make the wire unhealthy.
@@ -43,6 +45,21 @@ Classification (FIELD_NOTES 8). Per call, ``verdict`` is:
 Who broke the wire is decided by the gateway's own deadline towards the provider: when it
 passes first, the gateway closes the upstream side and the call is a ``timeout``
 (transport); when the client hangs up first, the call is ``abandoned``.
+
+Who sent a call. The agent holds a placeholder key and reaches the model API through the same
+proxy as its harness, so the gateway sees the agent's own calls (``curl`` from its shell, a
+background process) beside the harness's. Each record keeps the evidence the grader tells them
+apart by (:mod:`replay.grade.wire`): the ``model`` the body asks for, when the request was sent,
+and the client's fingerprint, :attr:`RequestFacts.client` (the values of
+:data:`IDENTITY_HEADERS`: the user agent, the SDKs' ``x-stainless-*`` package and runtime
+headers, ``anthropic-version``, ``x-app``; the same on every call one client makes).
+
+Hostile input. Every header and body is the agent's to choose: a retry count in digits that
+are not ASCII (``'²'``), one with thousands of digits, a header sent twice, a body that is not
+JSON, is JSON nested past the parser's limit, or names a ``model`` that is not a string or holds
+a lone surrogate. None of it raises (an exception would fail the gateway's addon and void the
+run): the call is recorded with what was odd in :attr:`RequestFacts.odd`, and every string in
+the record is made encodable (:mod:`replay.gateway.hostile`).
 
 Retries: the SDKs resend the same bytes with ``x-stainless-retry-count`` raised; every attempt
 is its own record, sharing :attr:`ModelCall.logical_key`. Rolling the records up into logical
@@ -52,7 +69,6 @@ calls and the run's wire verdict is the grader's (:mod:`replay.grade.wire`), not
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import uuid
 import zlib
@@ -60,9 +76,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+from replay.gateway.hostile import ascii_count, parse_json, safe_text, show
+
+SCHEMA_VERSION = 2
+"""2 added :attr:`ModelCall.request`; a record of format 1 reads with it None."""
 
 Provider = Literal["openai_chat", "openai_responses", "anthropic_messages", "unknown"]
 ErrorClass = Literal[
@@ -113,6 +132,47 @@ _QUOTA_WORDING = re.compile(
     r"current quota",
     re.IGNORECASE,
 )
+
+
+IDENTITY_HEADERS: tuple[str, ...] = (
+    "user-agent",
+    "x-app",
+    "anthropic-version",
+    "x-stainless-lang",
+    "x-stainless-package-version",
+    "x-stainless-os",
+    "x-stainless-arch",
+    "x-stainless-runtime",
+    "x-stainless-runtime-version",
+)
+"""The request headers that say which client sent a call: the same on every call one client
+makes (unlike ``x-stainless-retry-count``, ``x-stainless-helper-method``, ``anthropic-beta`` or
+``content-length``, which change from call to call), different between the harness's SDK and
+the agent's own ``curl``. Their values make :attr:`RequestFacts.client`."""
+_HEADER_CAP = 200
+"""Characters kept of one identity header's value."""
+_MODEL_CAP = 256
+"""Characters kept of a request's ``model``: longer than any provider's model id."""
+_RETRY_DIGITS = 4
+"""An SDK's retry count has one digit; more than four is not a count."""
+
+
+class RequestFacts(BaseModel):
+    """What a call's request says about its sender, and what was odd in it (format 2)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    client: str
+    """The client's identity headers (:data:`IDENTITY_HEADERS`) as sent: ``name=value`` in
+    that order, joined by ``; `` (repeated headers' values joined by ``, ``; each cut to 200
+    characters; bytes that are not UTF-8 escaped); empty when it sent none. Every call one
+    client makes carries the same: the harness's calls share one (see
+    :mod:`replay.grade.wire`, which tells the harness's calls from the agent's by it)."""
+    odd: list[str] = Field(default_factory=list)
+    """What in the request no provider's SDK sends, recorded as it was (a retry count that is
+    not a count, a header sent twice, a body that is not JSON or a ``model`` that is not a
+    string...). Never held against the run: the call is classified by what the provider
+    answered."""
 
 
 class TokenUsage(BaseModel):
@@ -198,6 +258,9 @@ class ModelCall(BaseModel):
     verdict: Verdict
     """``ok``, ``transport_fail``, ``protocol_fail``, ``rejected`` or ``abandoned`` (see the
     module doc)."""
+    request: RequestFacts | None = None
+    """Which client sent the call and what was odd in its request; None in a record of
+    format 1."""
 
 
 def verdict_for(error_class: ErrorClass | None) -> Verdict:
@@ -225,16 +288,50 @@ def detect_provider(path: str) -> Provider:
     return "unknown"
 
 
-def _header(headers: Mapping[str, str] | Iterable[tuple[str, str]], name: str) -> str | None:
+Headers = Mapping[str, str] | Iterable[tuple[str, str]]
+
+
+def _header_values(headers: Headers, name: str) -> list[str]:
+    """Every value of header ``name`` (any case), in the order sent."""
     items = headers.items() if isinstance(headers, Mapping) else headers
-    for key, value in items:
-        if key.lower() == name:
-            return value
-    return None
+    return [value for key, value in items if key.lower() == name]
+
+
+def _header(headers: Headers, name: str) -> str | None:
+    values = _header_values(headers, name)
+    return values[0] if values else None
+
+
+def client_of(headers: Headers) -> str:
+    """The :attr:`RequestFacts.client` of a request's headers."""
+    parts = []
+    for name in IDENTITY_HEADERS:
+        values = _header_values(headers, name)
+        if values:
+            parts.append(f"{name}={safe_text(', '.join(values), _HEADER_CAP)}")
+    return "; ".join(parts)
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    # A count the provider reported; anything else (a bool, a float, a negative or absurd
+    # number that a results store's integer column could not hold) counts as none.
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53:
+        return value
+    return 0
+
+
+def _retry_count(values: list[str], odd: list[str]) -> int:
+    """The SDK's retry count from ``x-stainless-retry-count``; 0, noted as odd, for a value
+    that is not a small count in ASCII digits, and the first of several."""
+    if not values:
+        return 0
+    if len(values) > 1:
+        odd.append(f"x-stainless-retry-count sent {len(values)} times")
+    count = ascii_count(values[0], _RETRY_DIGITS)
+    if count is None:
+        odd.append(f"x-stainless-retry-count {show(values[0])} is not a count")
+        return 0
+    return count
 
 
 def _openai_usage(raw: Mapping[str, Any]) -> TokenUsage:
@@ -423,6 +520,8 @@ class ModelCallObserver:
         self._asked_stream = False
         self._include_usage = False
         self._retry_count = 0
+        self._client = ""
+        self._odd: list[str] = []
         self._logical_key = ""
         self._request_bytes = 0
         self._t_request_end = 0.0
@@ -457,30 +556,50 @@ class ModelCallObserver:
         request_body: bytes,
         t_request_end: float,
     ) -> None:
-        """The request has been sent in full."""
-        parts = urlsplit(url)
+        """The request has been sent in full.
+
+        Everything here is the agent's to choose (its client can send any headers and body):
+        what is odd is noted in :attr:`RequestFacts.odd`, never raised.
+        """
+        odd: list[str] = []
+        try:
+            parts = urlsplit(url)
+            host, path = parts.hostname or "", parts.path or "/"
+        except ValueError:
+            host, path = "", "/"
+            odd.append(f"URL {show(url)} does not parse")
         self._method = method.upper()
-        self._host = parts.hostname or ""
-        self._path = parts.path or "/"
+        self._host = host
+        self._path = path
         self._provider = detect_provider(self._path)
         self._request_bytes = len(request_body)
         self._t_request_end = t_request_end
-        retry = _header(request_headers, "x-stainless-retry-count")
-        self._retry_count = int(retry) if retry and retry.strip().isdigit() else 0
+        headers = list(
+            request_headers.items() if isinstance(request_headers, Mapping) else request_headers
+        )
+        self._retry_count = _retry_count(_header_values(headers, "x-stainless-retry-count"), odd)
+        self._client = client_of(headers)
         digest = hashlib.sha256()
-        digest.update(f"{self._method} {self._host}{self._path}\n".encode())
+        digest.update(f"{self._method} {self._host}{self._path}\n".encode("utf-8", "replace"))
         digest.update(request_body)
         self._logical_key = digest.hexdigest()[:24]
-        try:
-            req = json.loads(request_body) if request_body else None
-        except ValueError:
-            req = None
+        req, why = parse_json(request_body) if request_body else (None, None)
+        if why is not None:
+            odd.append(f"the body ({len(request_body)} bytes) is {why}")
+        elif request_body and not isinstance(req, Mapping):
+            odd.append(f"the body is JSON but not an object ({type(req).__name__})")
         if isinstance(req, Mapping):
             model = req.get("model")
-            self._model = model if isinstance(model, str) else None
+            if isinstance(model, str):
+                self._model = safe_text(model, _MODEL_CAP)
+                if self._model != model:
+                    odd.append(f"model {show(model)} is kept as {show(self._model)}")
+            elif model is not None:
+                odd.append(f"model is not a string ({type(model).__name__})")
             self._asked_stream = req.get("stream") is True
             opts = req.get("stream_options")
             self._include_usage = isinstance(opts, Mapping) and opts.get("include_usage") is True
+        self._odd = odd
 
     def headers(
         self,
@@ -566,12 +685,9 @@ class ModelCallObserver:
 
     def _finish_body(self, body: bytes) -> None:
         status = self._status or 0
-        try:
-            parsed: Any = json.loads(body) if body else None
-        except ValueError:
-            parsed = None
-            if status < 400:
-                self._fail("bad_json", f"body is not JSON ({len(body)} bytes)")
+        parsed, why = parse_json(body) if body else (None, None)
+        if why is not None and status < 400:
+            self._fail("bad_json", f"body is not JSON ({len(body)} bytes)")
         if status >= 400:
             cls = classify_status(status, parsed)
             _, message = _error_message(parsed)
@@ -615,10 +731,9 @@ class ModelCallObserver:
         if self._provider == "openai_chat" and payload.strip() == "[DONE]":
             self._terminal = True
             return
-        try:
-            data: Any = json.loads(payload)
-        except ValueError:
-            self._fail("bad_json", f"SSE data is not JSON: {payload[:80]!r}")
+        data, why = parse_json(payload)
+        if why is not None:
+            self._fail("bad_json", f"SSE data is {why}: {show(payload)}")
             return
         if not isinstance(data, Mapping):
             self._fail("bad_json", "SSE data is not a JSON object")
@@ -698,12 +813,14 @@ class ModelCallObserver:
         ttfb = None
         if self._t_first_byte is not None:
             ttfb = round(max(0.0, self._t_first_byte - self._t_request_end) * 1000, 3)
+        # Every string is made recordable (the provider's words too: an error message may
+        # quote what the agent sent).
         self.record = ModelCall(
-            request_id=header_id or f"gw-{uuid.uuid4().hex}",
+            request_id=safe_text(header_id, _HEADER_CAP) if header_id else f"gw-{uuid.uuid4().hex}",
             request_id_from_provider=header_id is not None,
-            method=self._method,
-            host=self._host,
-            path=self._path,
+            method=safe_text(self._method, _HEADER_CAP),
+            host=safe_text(self._host, _HEADER_CAP),
+            path=safe_text(self._path),
             provider=self._provider,
             model=self._model,
             streamed=self._is_sse or self._asked_stream,
@@ -716,9 +833,14 @@ class ModelCallObserver:
             request_bytes=self._request_bytes,
             response_bytes=self._response_bytes,
             error_class=self._error,
-            error_detail=self._detail,
+            error_detail=safe_text(self._detail) if self._detail is not None else None,
             usage=self._usage,
-            stop_reason=self._stop_reason if self._error is None else None,
+            stop_reason=(
+                safe_text(self._stop_reason, _HEADER_CAP)
+                if self._error is None and self._stop_reason is not None
+                else None
+            ),
             verdict=verdict_for(self._error),
+            request=RequestFacts(client=self._client, odd=self._odd),
         )
         return self.record

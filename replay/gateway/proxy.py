@@ -43,6 +43,7 @@ from replay.gateway.certs import backdate_minted_certificates, ensure_ca
 from replay.gateway.config import CREDENTIALS, GatewayConfig, Route, client_env
 from replay.gateway.dispatch import GatewayMaster
 from replay.gateway.gate import Gate
+from replay.gateway.hostile import safe_data, safe_text
 from replay.gateway.typecheck import fast_message_typecheck
 from replay.gateway.unparsed import record_unparsed
 from replay.registry.serve import Registry, registry_app
@@ -83,8 +84,9 @@ def build_gate(config: GatewayConfig) -> Gate:
                 kind=kind,
                 actor=None,
                 object_type="page",
-                object_id=url,
-                data=data,
+                # The URL is the agent's to choose: written so that any bytes can be recorded.
+                object_id=safe_text(url),
+                data=safe_data(data),
             )
 
     apps: dict[Route, Any] = {

@@ -26,6 +26,7 @@ import pytest
 from replay.gateway.modelcalls import (
     ModelCall,
     ModelCallObserver,
+    RequestFacts,
     TokenUsage,
     failure_class,
     transport_kind,
@@ -1000,3 +1001,90 @@ def test_ttfb_and_total_follow_the_stubs_delays() -> None:
     assert 300 <= call.ttfb_ms < 1300
     # message_start, ping, block start/deltas/stop..., message_delta, message_stop
     assert call.total_ms - call.ttfb_ms >= 20 * 8
+
+
+# ------------------------------------------------------------------ hostile requests
+
+
+def _sent(headers: Any, body: bytes = b'{"model": "gpt-4.1"}') -> ModelCall:
+    obs = ModelCallObserver()
+    obs.begin("POST", "https://api.openai.com/v1/chat/completions", headers, body, 0.0)
+    call = obs.error("reset", "x", 1.0)
+    ModelCall.model_validate_json(call.model_dump_json().encode("utf-8"))
+    return call
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "\xb2",  # the byte 0xB2 as the gateway reads headers (latin-1): '²', isdigit() but no int
+        "\xc2\xb2",  # '²' in UTF-8, read the same way
+        "²",
+        "\u0661",  # ARABIC-INDIC DIGIT ONE
+        "9" * 5000,  # more digits than int() converts
+        "12345",
+        "-1",
+        "0x1",
+        "",
+    ],
+)
+def test_a_retry_count_that_is_not_a_count_is_recorded_as_odd(value: str) -> None:
+    """Issue 33: ``x-stainless-retry-count: ²`` raised in the gateway's observer, failed the
+    addon and voided the run."""
+    call = _sent({"x-stainless-retry-count": value})
+    assert call.retry_count == 0 and call.request is not None
+    assert len(call.request.odd) == 1 and "is not a count" in call.request.odd[0]
+    assert len(call.request.odd[0]) < 200, "a huge value is quoted cut"
+
+
+def test_retry_counts_repeated_headers_and_the_client() -> None:
+    call = _sent(
+        [
+            ("X-Stainless-Retry-Count", " 2 "),
+            ("x-stainless-retry-count", "0"),
+            ("User-Agent", "OpenAI/Python 1.99.1"),
+            ("x-stainless-lang", "python"),
+            ("x-stainless-retry-count-ish", "x"),
+            ("x-stainless-timeout", "600"),
+        ]
+    )
+    assert call.retry_count == 2 and call.request is not None
+    assert call.request.odd == ["x-stainless-retry-count sent 2 times"]
+    assert call.request.client == "user-agent=OpenAI/Python 1.99.1; x-stainless-lang=python"
+    assert _sent({}).request == RequestFacts(client="", odd=[])
+    # A byte that is not UTF-8, as mitmproxy's own reading carries it: written as an escape.
+    odd = _sent([("user-agent", "curl/\udcff" + "x" * 500)])
+    assert odd.request is not None and odd.request.client.startswith("user-agent=curl/\\xff")
+    assert len(odd.request.client) < 260
+
+
+@pytest.mark.parametrize(
+    ("body", "odd", "model"),
+    [
+        (b"[" * 100_000, "the body (100000 bytes) is JSON nested too deep to read", None),
+        (b'{"a":' * 50_000, "the body (250000 bytes) is JSON nested too deep to read", None),
+        (b"\xff\xfe not json", "the body (11 bytes) is not JSON (UnicodeDecodeError)", None),
+        (b"model=gpt-4.1", "the body (13 bytes) is not JSON (JSONDecodeError)", None),
+        (
+            b'{"model": 1' + b"0" * 5000 + b"}",
+            "the body (5012 bytes) is not JSON (ValueError)",
+            None,
+        ),
+        (b'["gpt-4.1"]', "the body is JSON but not an object (list)", None),
+        (b'{"model": 41}', "model is not a string (int)", None),
+        # A lone surrogate is valid JSON; kept written as its escape.
+        (b'{"model": "o1\\ud800"}', "model 'o1\\ud800' is kept as 'o1\\\\ud800'", "o1\\ud800"),
+    ],
+)
+def test_bodies_the_sdks_never_send_are_recorded_as_odd(
+    body: bytes, odd: str, model: str | None
+) -> None:
+    call = _sent({}, body)
+    assert call.request is not None and call.request.odd == [odd]
+    assert call.model == model
+
+
+def test_a_huge_model_name_is_kept_cut() -> None:
+    call = _sent({}, json.dumps({"model": "m" * 100_000}).encode())
+    assert call.model is not None and call.model.endswith("... (100000 characters)")
+    assert len(call.model) < 300 and call.request is not None and len(call.request.odd) == 1
