@@ -97,6 +97,12 @@ class RunToGrade:
     removals: Sequence[threading.Thread] = ()
     """What of the run is still being removed while it is graded (its sandbox, whose removal
     overlaps with the grading): joined before the run's total time is taken."""
+    harness_model: str | None = None
+    """The model the harness was configured with (what its calls ask for, the stub's runs
+    too); None when not known. With :attr:`harness_ended`, it tells the harness's refused
+    model calls from the agent's own (:mod:`replay.grade.wire`)."""
+    harness_ended: float | None = None
+    """When the harness exited (``time.time()``, the gateway's clock); None when not known."""
 
 
 def grade_run(run: RunToGrade, runtime: Runtime, prices: Pricing) -> Grade:
@@ -114,14 +120,15 @@ def _grade_run(run: RunToGrade, box: GradingBox, prices: Pricing) -> Grade:
     with (run.run_dir / "model_calls.jsonl").open("w") as fh:
         for c in calls:
             fh.write(c.model_dump_json() + "\n")
-    wire = summarize_wire(calls)
+    wire = summarize_wire(calls, run.harness_model, run.harness_ended)
     infra = list(run.infra_errors)
     crashed = [e.data["error"] for e in events if e.kind == "gateway.addon_failed"]
     infra += [f"gateway: {c}" for c in crashed]
     protocol = wire.protocol_failed
     if wire.account_refused:
-        # A refused key or account (401/403, an exhausted quota) that no later call
-        # contradicts says nothing about the model; the run cannot count.
+        # A refused key or account (401/403, an exhausted quota) that stopped the harness's
+        # own calls says nothing about the model; the run cannot count. The agent's own
+        # refused calls are not in it (replay.grade.wire).
         infra.append(f"the provider refused the runner's key or account: {wire.account_refused}")
     claims: list[str] = []
     said = run.exit_codes.meaning(run.harness_exit)

@@ -498,6 +498,7 @@ def _run_and_grade(
     model = options.model_label
     infra: list[str] = []
     harness_exit: int | None = None
+    harness_ended: float | None = None
     stopped_by: str | None = None
     diff = ""
     harness_seconds = 0.0
@@ -533,6 +534,7 @@ def _run_and_grade(
                     user=AGENT_USER,
                 )
                 harness_seconds = time.monotonic() - started_harness
+                harness_ended = time.time()
                 harness_exit = result.exit_code
                 (run_dir / "stdout.txt").write_bytes(result.stdout)
                 (run_dir / "stderr.txt").write_bytes(result.stderr)
@@ -573,6 +575,8 @@ def _run_and_grade(
             started=clock,
             grading=grading,
             removals=removals,
+            harness_model=options.model,
+            harness_ended=harness_ended,
         ),
         runtime,
         store,

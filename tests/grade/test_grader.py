@@ -223,6 +223,23 @@ def test_a_refused_account_is_infra_and_a_harness_claim_is_kept(
     assert dodged.outcome is Outcome.MODEL_FAIL and dodged.harness_claims
 
 
+def test_a_refusal_the_agents_own_call_drew_is_recorded_and_voids_nothing(
+    run: RunToGrade, hidden: list[Grading | Exception]
+) -> None:
+    """After the harness's last call, a call for a model the account may not use: the agent's
+    (replay.grade.wire), so the run is graded on its work; the same refusal of the configured
+    model, while the harness ran, is the runner's."""
+    late = call(2.0, "auth", 403).model_copy(update={"model": "o1-pro"})
+    events = [model_call(1, call(1.0)), model_call(2, late), pr(3)]
+    hidden.append(passing(run.case, f2p="failed"))
+    grade = regrade(run, events=events, harness_model="gpt-4.1", harness_ended=9.0)
+    assert grade.outcome is Outcome.MODEL_FAIL and grade.infra_errors == []
+    assert (grade.wire.account_refused, grade.wire.agent_refusals) == (None, 1)
+    own = [model_call(1, call(1.0)), model_call(2, call(2.0, "auth", 403)), pr(3)]
+    refused = regrade(run, events=own, harness_model="gpt-4.1", harness_ended=9.0)
+    assert refused.outcome is Outcome.INFRA_FAIL and refused.wire.agent_refusals == 0
+
+
 def test_the_wire_and_the_token_budget(run: RunToGrade, hidden: list[Grading | Exception]) -> None:
     hidden.append(passing(run.case))
     spoiled = [model_call(1, call(1.0, "reset", None)), pr()]
