@@ -12,6 +12,7 @@ import httpx2
 import openai
 import pytest
 
+from replay.gateway.modelcalls import ModelCallObserver
 from replay.harness.stub import Fault, FaultKind, Script, StubConfig, StubModel, make_stub_app
 from tests.harness.server import serving
 
@@ -330,6 +331,56 @@ def test_models_and_errors_in_each_providers_shape(gold_url: str) -> None:
         "type": "error",
         "error": {"type": "not_found_error", "message": "Invalid URL (POST /v1/nowhere)"},
     }
+
+
+def test_a_model_the_account_may_not_use_is_refused_as_each_provider_refuses_it() -> None:
+    """403 for a model the account may not use (the default list), 404 for one that does not
+    exist, each in its provider's shape; the real SDKs raise what they raise for the real
+    API's, and the gateway's observer classes the 403 a refusal of the account."""
+    config = StubConfig(script=GOLD, unknown_models=["gpt-9"])
+    assert config.forbidden_models == ["o1-pro", "claude-opus-4-1"]
+    stub = make_stub_app(config)
+    with serving(stub) as url:
+        with pytest.raises(openai.PermissionDeniedError) as oa_403:
+            _oa(url).chat.completions.create(model="o1-pro", messages=MSGS)
+        with pytest.raises(openai.NotFoundError) as oa_404:
+            _oa(url).responses.create(model="gpt-9", input="hi")
+        with pytest.raises(anthropic.PermissionDeniedError) as an_403:
+            _an(url).messages.create(model="claude-opus-4-1", max_tokens=9, messages=MSGS)
+        with pytest.raises(anthropic.NotFoundError) as an_404:
+            _an(url).messages.create(model="gpt-9", max_tokens=9, messages=MSGS, stream=True)
+        # Any other model is served.
+        assert _oa(url).chat.completions.create(model="gpt-4.1", messages=MSGS).choices
+    assert oa_403.value.code == "model_not_found"
+    assert oa_403.value.body == {
+        "message": "Project `proj_replaystub` does not have access to model `o1-pro`",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "model_not_found",
+    }
+    assert oa_404.value.code == "model_not_found"
+    assert oa_404.value.message.endswith(
+        "The model `gpt-9` does not exist or you do not have access to it."
+    )
+    assert an_403.value.body == {
+        "type": "error",
+        "error": {
+            "type": "permission_error",
+            "message": "Your API key does not have permission to use the specified resource.",
+        },
+        "request_id": an_403.value.request_id,
+    }
+    assert an_403.value.request_id and an_403.value.request_id.startswith("req_stub")
+    assert an_404.value.body["error"] == {  # type: ignore[index]
+        "type": "not_found_error",
+        "message": "model: gpt-9",
+    }
+    assert [s.cursor_after for s in stub.served] == [None, None, None, None, 1]
+    refusal = ModelCallObserver()
+    refusal.begin("POST", "https://api.openai.com/v1/chat/completions", {}, b"{}", 0.0)
+    refusal.headers(403, {"content-type": "application/json"}, 0.1)
+    body = json.dumps({"error": oa_403.value.body}).encode()
+    assert refusal.end(0.2, body).error_class == "auth"
 
 
 # --------------------------------------------------------------- faults

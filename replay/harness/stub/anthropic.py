@@ -40,6 +40,14 @@ def error_body(status: int, message: str | None = None, request_id: str = "") ->
     return body
 
 
+def refuse_model(model: str, forbidden: bool, request_id: str = "") -> tuple[int, dict[str, Any]]:
+    """Anthropic's answer to a model the key may not use (403 ``permission_error``) or that
+    does not exist (404 ``not_found_error``, naming the model)."""
+    if forbidden:
+        return 403, error_body(403, request_id=request_id)
+    return 404, error_body(404, f"model: {model}", request_id)
+
+
 class AnthropicMessages:
     """``POST /v1/messages``."""
 
@@ -156,3 +164,8 @@ class AnthropicMessages:
 
     def error_body(self, status: int, message: str | None = None) -> dict[str, Any]:
         return error_body(status, message)
+
+    def refuse_model(
+        self, model: str, forbidden: bool, request_id: str
+    ) -> tuple[int, dict[str, Any]]:
+        return refuse_model(model, forbidden, request_id)

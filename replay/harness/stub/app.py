@@ -37,6 +37,9 @@ BAD_GATEWAY = (
 GARBAGE = b"<html><body>upstream hiccup</body></html>"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 """Anthropic's token counting: answered, never faulted, and no turn of the script played."""
+FORBIDDEN_MODELS = ("o1-pro", "claude-opus-4-1")
+"""Real models the stub's account stands for a project without access to (the default of
+:attr:`StubConfig.forbidden_models`): what an agent asks for when it draws a refusal itself."""
 CALLS_PATH = "/_replay/stub/calls"
 """Control endpoint: what the stub did, call by call (JSON list of :class:`Served`)."""
 
@@ -58,6 +61,13 @@ class StubConfig(Strict):
     """Delay before an answer's headers (time to first byte of a model that thinks)."""
     event_gap_seconds: float = Field(default=0.0, ge=0)
     """Delay between the events of a stream."""
+    forbidden_models: list[str] = Field(default_factory=lambda: list(FORBIDDEN_MODELS))
+    """Models the stub's account may not use: a call for one is refused as the provider
+    refuses it (OpenAI 403 ``model_not_found``, Anthropic 403 ``permission_error``), before
+    any fault or turn of the script."""
+    unknown_models: list[str] = Field(default_factory=list)
+    """Models that do not exist for the stub: refused with the provider's 404 (OpenAI
+    ``model_not_found``, Anthropic ``not_found_error``)."""
 
 
 class Dialect(Protocol):
@@ -70,6 +80,9 @@ class Dialect(Protocol):
     def stream_error(self, sequence: int) -> bytes: ...
     def garbage_event(self) -> bytes: ...
     def error_body(self, status: int, message: str | None = None) -> dict[str, Any]: ...
+    def refuse_model(
+        self, model: str, forbidden: bool, request_id: str
+    ) -> tuple[int, dict[str, Any]]: ...
 
 
 DIALECTS: dict[str, Dialect] = {
@@ -222,6 +235,12 @@ class StubModel:
             await self._json(send, 400, dialect.error_body(400, str(exc)), rid)
             return
         model = request.get("model")
+        forbidden = model in self.config.forbidden_models
+        if isinstance(model, str) and (forbidden or model in self.config.unknown_models):
+            self.served.append(Served(number, path, None, conv.stream, None))
+            status, refusal = dialect.refuse_model(model, forbidden, rid[dialect.request_id_header])
+            await self._json(send, status, refusal, rid)
+            return
         ans = answer(self.config.script, conv, model if isinstance(model, str) else None)
         self.served.append(Served(number, path, fault, conv.stream, ans.cursor_after))
         if fault == "stream_error" and not conv.stream:

@@ -41,10 +41,27 @@ def pieces(text: str) -> list[str]:
     return [text[i : i + PIECE] for i in range(0, len(text), PIECE)]
 
 
+PROJECT = "proj_replaystub"
+"""The project the stub's account stands for, as OpenAI names it in a refusal."""
+
+
 def error_body(status: int, message: str | None = None) -> dict[str, Any]:
     """An error in OpenAI's shape."""
     kind, code, default = _ERRORS.get(status, ("server_error", None, "Error."))
     return {"error": {"message": message or default, "type": kind, "param": None, "code": code}}
+
+
+def refuse_model(model: str, forbidden: bool) -> tuple[int, dict[str, Any]]:
+    """OpenAI's answer to a model the project may not use (403) or that does not exist (404):
+    both ``model_not_found``, worded as the API words them."""
+    if forbidden:
+        status = 403
+        message = f"Project `{PROJECT}` does not have access to model `{model}`"
+    else:
+        status = 404
+        message = f"The model `{model}` does not exist or you do not have access to it."
+    error = {"message": message, "type": "invalid_request_error", "param": None}
+    return status, {"error": {**error, "code": "model_not_found"}}
 
 
 def _tools(raw: Any, chat: bool) -> dict[str, dict[str, Any]]:
@@ -195,6 +212,11 @@ class OpenAIChat:
 
     def error_body(self, status: int, message: str | None = None) -> dict[str, Any]:
         return error_body(status, message)
+
+    def refuse_model(
+        self, model: str, forbidden: bool, request_id: str
+    ) -> tuple[int, dict[str, Any]]:
+        return refuse_model(model, forbidden)
 
 
 # ----------------------------------------------------------------- responses
@@ -351,3 +373,8 @@ class OpenAIResponses:
 
     def error_body(self, status: int, message: str | None = None) -> dict[str, Any]:
         return error_body(status, message)
+
+    def refuse_model(
+        self, model: str, forbidden: bool, request_id: str
+    ) -> tuple[int, dict[str, Any]]:
+        return refuse_model(model, forbidden)
