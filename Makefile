@@ -23,10 +23,11 @@ $(BIN)/replay: pyproject.toml
 	touch $@
 
 # mitmproxy 11.0.2 cannot share an environment with the test clients (see pyproject).
+# hypothesis: the fuzzing of the gateway's addons runs there, beside mitmproxy.
 $(GATEWAY): pyproject.toml
 	$(PYTHON) -m venv .venv-gateway
 	.venv-gateway/bin/pip install -q --upgrade pip
-	.venv-gateway/bin/pip install -q -e '.[gateway]' mypy types-PyYAML
+	.venv-gateway/bin/pip install -q -e '.[gateway]' mypy types-PyYAML hypothesis
 	touch $@
 
 # The main job: the demo cases and the real historical cases replayed end to end with the
