@@ -103,6 +103,25 @@ class Served:
     cursor_after: int | None
 
 
+def read_body(body: bytes) -> dict[str, Any]:
+    """A request's JSON object, or :class:`BadRequest` (the provider's 400) for anything else:
+    not JSON, nested past the parser's limit, not an object, or holding a lone surrogate
+    (valid JSON, but not text a provider reads)."""
+    try:
+        request = json.loads(body)
+    except RecursionError as exc:
+        raise BadRequest("We could not parse the JSON body of your request.") from exc
+    except ValueError as exc:
+        raise BadRequest(f"We could not parse the JSON body of your request. ({exc})") from exc
+    if not isinstance(request, dict):
+        raise BadRequest("the body must be a JSON object")
+    try:
+        json.dumps(request, ensure_ascii=False).encode()
+    except UnicodeEncodeError as exc:
+        raise BadRequest("The request body is not valid UTF-8 text.") from exc
+    return request
+
+
 class StubReset(Exception):
     """A reset was asked where the connection cannot be aborted (an in-process transport)."""
 
@@ -176,11 +195,9 @@ class StubModel:
     async def _count_tokens(self, body: bytes, send: Send) -> None:
         counter = AnthropicMessages()
         try:
-            request = json.loads(body)
-            if not isinstance(request, dict):
-                raise BadRequest("the body must be a JSON object")
+            request = read_body(body)
             counted = counter.count_tokens(request)
-        except (ValueError, BadRequest) as exc:
+        except BadRequest as exc:
             await self._json(send, 400, counter.error_body(400, str(exc)), {})
             return
         await self._json(send, 200, counted, {})
@@ -226,11 +243,9 @@ class StubModel:
         number, fault = self.injector.draw()
         rid = {dialect.request_id_header: f"req_stub{number:08d}"}
         try:
-            request = json.loads(body)
-            if not isinstance(request, dict):
-                raise BadRequest("the body must be a JSON object")
+            request = read_body(body)
             conv = dialect.parse(request)
-        except (ValueError, BadRequest) as exc:
+        except BadRequest as exc:
             self.served.append(Served(number, path, None, False, None))
             await self._json(send, 400, dialect.error_body(400, str(exc)), rid)
             return
