@@ -150,3 +150,46 @@ def test_a_model_call_the_agent_abandons_is_not_a_transport_failure(tmp_path: Pa
     assert [c["model"] for c in abandoned] == [ABANDON_MODEL]
     assert abandoned[0]["error_class"] == "abandoned"
     assert "curl exit 28" in (run.run_dir / "transcript.jsonl").read_text()
+
+
+def test_an_odd_retry_count_from_the_agents_shell_is_recorded_and_voids_nothing(
+    tmp_path: Path,
+) -> None:
+    """Issue 33: ``x-stainless-retry-count: ²`` (the byte 0xB2) on a call from the agent's own
+    curl failed the gateway's observer, and the run was infra_fail. Now the call is recorded
+    with what was odd in it, and the run is graded on its work (no fix: model_fail)."""
+    run = replay(tmp_path, stub="odd-retry-count")
+    assert run.outcome == "model_fail", run.reason
+    assert "hidden tests not resolved" in run.reason
+    assert run.grade.infra_errors == [] and run.grade.wire.healthy
+    events = (run.run_dir / "events.jsonl").read_text()
+    assert "gateway.addon_failed" not in events
+    odd = [c for c in model_calls(run) if c["request"]["odd"]]
+    assert len(odd) == 1, odd
+    assert odd[0]["request"]["odd"] == ["x-stainless-retry-count '²' is not a count"]
+    assert odd[0]["request"]["client"].startswith("user-agent=curl/")
+    assert (odd[0]["retry_count"], odd[0]["verdict"]) == (0, "ok")
+
+
+def test_a_refusal_the_agent_draws_after_the_harness_exits_voids_nothing(tmp_path: Path) -> None:
+    """Issue 33: a call for a model the account may not use, held open by the agent's
+    background process until the harness exited, drew a 403 the grader took for the runner's
+    (infra_fail). The stub refuses it as OpenAI does; the grader sees another model, another
+    client, after the harness exited: the agent's act, recorded, and the run is graded on its
+    work."""
+    run = replay(tmp_path, stub="late-refusal")
+    assert run.outcome == "model_fail", run.reason
+    assert run.grade.infra_errors == [] and run.grade.wire.healthy
+    wire = run.grade.wire
+    assert (wire.account_refused, wire.agent_refusals, wire.rejected) == (None, 1, 1)
+    calls = sorted(model_calls(run), key=lambda c: c["t_request_end"])
+    late = calls[-1]
+    assert (late["model"], late["status"], late["error_class"]) == ("o1-pro", 403, "auth")
+    assert "does not have access to model `o1-pro`" in late["error_detail"]
+    assert late["request"]["client"] == "user-agent=late-caller/1.0"
+    harness = calls[:-1]
+    last = harness[-1]
+    assert late["t_request_end"] > last["t_request_end"] + last["total_ms"] / 1000
+    assert harness and {c["model"] for c in harness} == {"gpt-4.1"}
+    assert {c["request"]["client"] for c in harness} == {"user-agent=Python-urllib/3.11"}
+    assert all(c["verdict"] == "ok" for c in harness), "the refusal is the last word on the wire"
