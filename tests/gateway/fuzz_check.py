@@ -271,7 +271,12 @@ async def drive(chain: list[Any], request: http.Request, answer: Any) -> str | N
 
 def main() -> None:
     snapshot, examples = Path(sys.argv[1]), int(sys.argv[2])
-    tmp = Path(tempfile.mkdtemp(prefix="replay-fuzz-"))
+    with tempfile.TemporaryDirectory(prefix="replay-fuzz-") as tmp:
+        fuzz(snapshot, examples, Path(tmp))
+
+
+def fuzz(snapshot: Path, examples: int, tmp: Path) -> None:
+    """Run the examples against a gate on ``snapshot`` and print what they reached."""
     config = GatewayConfig(snapshot=snapshot, confdir=tmp, state_file=tmp / "state.json")
     gate: Gate = build_gate(config)
     chain = addons(
