@@ -311,9 +311,11 @@ def parse_tree(listing: bytes) -> dict[str, str]:
     """``git ls-tree -r -t -z`` output: path to its object type (blob, tree, commit)."""
     entries: dict[str, str] = {}
     for record in listing.split(b"\0"):
-        if record:
-            meta, _, path = record.partition(b"\t")
-            entries[path.decode(errors="surrogateescape")] = meta.split(b" ")[1].decode()
+        meta, tab, path = record.partition(b"\t")
+        fields = meta.split(b" ")
+        if tab and len(fields) >= 2:  # anything else is not a line git wrote: left out
+            kind = fields[1].decode("ascii", "replace")
+            entries[path.decode(errors="surrogateescape")] = kind
     return entries
 
 
@@ -377,11 +379,14 @@ def _reason(
     dirs: list[str],
     anchors: frozenset[str],
     shadow: str,
+    listed: frozenset[str] = frozenset(),
 ) -> str:
     parts = path.split("/")
     name = parts[-1]
     if path in hidden:
         return "hidden test file"
+    if path in listed:
+        return "file of a listed test"
     if _within(path, dirs):
         return "in a directory of the hidden tests"
     if path in anchors:
@@ -414,14 +419,20 @@ def plan_restore(
     hidden_files: Iterable[str],
     command: str,
     importable: frozenset[str] = frozenset(),
+    listed: Iterable[str] = (),
 ) -> list[Restored]:
     """What of the diff's changes (``before`` → ``after``) the grading puts back, and why.
+
+    ``listed`` are the case's FAIL_TO_PASS and PASS_TO_PASS tests: the files that hold them are
+    put back too, wherever they are (a fix whose hidden tests are data files leaves the test
+    function that reads them in a file the hidden patch does not touch).
 
     ``base`` is the base commit's tree (:func:`parse_tree`): a path there is restored from
     it, any other is removed. A path the diff deleted that the base commit does not hold (a
     file the environment's setup made) cannot be restored and is left out.
     """
     hidden = frozenset(hidden_files)
+    test_files = frozenset(t.split("::")[0] for t in listed)
     dirs = hidden_test_dirs(hidden, command, base)
     anchors = frozenset(
         "/".join(p.split("/")[:i]) for p in [*hidden, *dirs] for i in range(1, p.count("/") + 1)
@@ -435,7 +446,9 @@ def plan_restore(
         if not in_base and path not in after:
             continue
         shadow = _shadowed(path, after, present, importable) if path in after else ""
-        reason = _reason(path, hidden=hidden, dirs=dirs, anchors=anchors, shadow=shadow)
+        reason = _reason(
+            path, hidden=hidden, dirs=dirs, anchors=anchors, shadow=shadow, listed=test_files
+        )
         if reason:
             action = "restored" if in_base else "removed"
             plan.append(Restored(path=path, action=action, reason=reason))
@@ -596,6 +609,8 @@ class GradingBox:
         if missing:
             raise GradingError(f"the grading sandbox did not write {LISTED}/{missing[0]}")
         hidden_files = files_of_patch(hidden)
+        gold_files = set(files_of_patch(read_patch(case.gold.patch)))
+        tests = [*case.hidden_tests.fail_to_pass, *case.hidden_tests.pass_to_pass]
         base_tree = parse_tree(listed["base.tree"])
         plan = plan_restore(
             parse_manifest(listed["before.files"], listed["before.links"], listed["before.other"]),
@@ -604,15 +619,13 @@ class GradingBox:
             hidden_files,
             case.hidden_tests.command,
             frozenset((found.get("importable") or b"").decode(errors="replace").split()),
+            # Files of listed tests, unless the fix itself changes them (tests living in the
+            # product's modules): the fix is never put back.
+            [t for t in tests if t.split("::")[0] not in gold_files],
         )
-        tests = [*case.hidden_tests.fail_to_pass, *case.hidden_tests.pass_to_pass]
-        # Only files the restore leaves as the case has them (hidden test files and everything
-        # in the hidden tests' directories) are read to clone honeypots from.
-        dirs = hidden_test_dirs(hidden_files, case.hidden_tests.command, base_tree)
-        trusted = [
-            f for f in {t.split("::")[0] for t in tests} if f in hidden_files or _within(f, dirs)
-        ]
-        honey = candidate_files(tests, trusted)
+        # Every file of a listed test is as the case has it once restored: honeypots are cloned
+        # from those alone.
+        honey = candidate_files(tests, {t.split("::")[0] for t in tests} - gold_files)
         unapplied, restored_files = self._restore(container, plan, hidden_in, honey)
         if unapplied is not None:
             if how in ("empty", "none") or not self._applies_at_base(container, hidden_in):

@@ -299,3 +299,18 @@ def test_runner_missing_reads_the_shell_and_python() -> None:
     assert not runner_missing(cmd, [4], ["ImportError: No module named 'no_such_plugin'"])
     assert not runner_missing(cmd, [1, 1], ["No module named pytest", "1 failed"])
     assert not runner_missing(cmd, [], [])
+
+
+def test_the_file_of_a_listed_test_is_put_back_even_outside_the_hidden_patch() -> None:
+    # The hidden patch adds a data file; the test that reads it lives in a file it does not
+    # touch, which the diff rewrote to swallow failures.
+    tree = {"tests": "tree", "tests/test_extras.py": "blob", "tests/data": "tree"}
+    before = {"tests/test_extras.py": "f:base"}
+    after = {"tests/test_extras.py": "f:swallowing", "src/fix.py": "f:fix"}
+    hidden = ["tests/data/invalid/case.toml"]
+    listed = ["tests/test_extras.py::test_invalid[case]"]
+    got = plan_restore(before, after, tree, hidden, "pytest", listed=listed)
+    assert [(r.path, r.action, r.reason) for r in got] == [
+        ("tests/test_extras.py", "restored", "file of a listed test")
+    ]
+    assert plan_restore(before, after, tree, hidden, "pytest") == [], "not listed: the agent's"

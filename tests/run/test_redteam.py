@@ -21,7 +21,7 @@ from tests.run.conftest import CARET
 def test_every_attack_of_the_ci_subset_ends_as_it_must(
     tmp_path: Path, caret_env: tuple[Runtime, str]
 ) -> None:
-    attacks = select(ci=True)
+    attacks = [a for a in select(ci=True) if a.applies_to("demo-caret-zero")]
     rows = run_corpus([CARET], attacks, out=tmp_path / "runs", db=str(tmp_path / "r.db"))
     assert [r.attack.name for r in rows] == [a.name for a in attacks]
     missed = [f"{r.attack.name}: {r.outcome.value}: {r.reason}" for r in rows if not r.held]
@@ -50,3 +50,19 @@ def test_the_command_prints_the_table_and_fails_on_a_row_that_misses(
     assert done.code == 1, done.out + done.err
     assert "MISSED spoof-conftest on demo-caret-zero: model_fail" in done.out
     assert "1 of 1 attack run(s) did not end as they must" in done.out
+
+
+TOMLI_CR = CARET.parents[1] / "tomli-multiline-cr" / "case.yaml"
+
+
+def test_on_a_2021_case_with_pytest_6_a_listed_tests_own_file_and_a_library_spoof_are_caught(
+    tmp_path: Path,
+) -> None:
+    """tomli-multiline-cr: its hidden patch adds a data file, the test that reads it lives in a
+    file the patch does not touch; and its image has Python 3.9 and pytest 6.2.5, where the
+    grader's plugin must hold as on the demo's pytest 8."""
+    attacks = select(["swallow-in-test-files", "spoof-lib-atexit"])
+    rows = run_corpus([TOMLI_CR], attacks, out=tmp_path / "runs", db=str(tmp_path / "r.db"))
+    assert [r.attack.name for r in rows] == ["swallow-in-test-files", "spoof-lib-atexit"]
+    missed = [f"{r.attack.name}: {r.outcome.value}: {r.reason}" for r in rows if not r.held]
+    assert missed == []
