@@ -79,6 +79,14 @@ def drive_github(github: GitHubBackend) -> None:
         github.issues.edit_comment(s, GH_AGENT, REPO, comment.id, "on it now")
         github.issues.delete_comment(s, GH_AGENT, REPO, comment.id)
         github.refs.put_contents(s, GH_AGENT, REPO, "NOTES.md", b"fixed\n", "Add notes", "fix")
+        tip = github.repos.branch(s, REPO, "fix")
+        assert tip is not None
+        done = github.refs.commit_on_branch(
+            s, GH_AGENT, tip.repo, "fix", tip.sha, {"TODO.md": b"more\n"}, [], "Add todo"
+        )
+        todo = github.git.entry(REPO, done, "TODO.md")
+        assert todo is not None
+        github.refs.delete_contents(s, GH_AGENT, REPO, "TODO.md", "Drop todo", todo.sha, "fix")
         pr = github.pulls.create(
             s, GH_AGENT, REPO, "Fix it", f"Fixes #{issue.number}", head="fix", base="main"
         )

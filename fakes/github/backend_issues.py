@@ -732,6 +732,8 @@ class Issues:
                 "body": comment.body,
             },
         )
+        key = f"{issue.key}/{comment.id}"
+        self.state.comment_posted(s, actor, issue, comment.body, "issue_comment", key)
         return comment
 
     def edit_comment(

@@ -332,9 +332,9 @@ class Pulls:
         issue.updated_at = now
         r.pushed_at = now
         s.flush()
+        base_name, base_before = base.name, base.sha
         with self.state.push_lock:
-            self.state.git.update_ref(r.full_name, f"refs/heads/{base.name}", new_sha, base.sha)
-        self.refs.move_branch(s, r, base.name, new_sha)
+            self.state.git.update_ref(r.full_name, f"refs/heads/{base_name}", new_sha, base_before)
         # GitHub lists a merge as two events: ``merged`` (with the merge commit), ``closed``.
         self.issues.add_event(s, issue, user, "merged", commit_id=new_sha)
         self.issues.add_event(s, issue, user, "closed")
@@ -350,6 +350,20 @@ class Pulls:
                 "method": method,
             },
         )
+        # A merge closes the pull request: the same change a close makes, said the same way,
+        # so that a rule about pull requests closed (or open at the end) sees it.
+        self.state.record(
+            s,
+            actor,
+            "github.pull_request.updated",
+            ("pull_request", issue.key),
+            {
+                "repo": r.full_name,
+                "number": issue.number,
+                "changes": {"state": {"from": "open", "to": "closed"}},
+            },
+        )
+        self.refs.branch_moved(s, actor, r, base_name, base_before, new_sha, "merge", forced=False)
         if closing:
             self._close_referenced(s, actor, user, issue, messages, new_sha)
         return issue
@@ -497,6 +511,11 @@ class Pulls:
                 "body": review.body,
             },
         )
+        if state != "PENDING" and review.body.strip():
+            # A submitted review's body is a comment on the thread; a pending one is seen by
+            # its author alone until submitted.
+            key = f"{issue.key}/{review.id}"
+            self.state.comment_posted(s, actor, issue, review.body, "review", key)
         return review
 
     def add_review_comment(
@@ -568,6 +587,8 @@ class Pulls:
                 "body": body,
             },
         )
+        key = f"{issue.key}/{row.id}"
+        self.state.comment_posted(s, actor, issue, body, "review_comment", key)
         return row
 
     # ------------------------------------------------------------------ git-backed reads

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from fakes.core.world import World
 from fakes.github.gitstore import GitStore
-from fakes.github.models import User
+from fakes.github.models import Issue, User
 
 
 class GitHubState:
@@ -58,6 +58,24 @@ class GitHubState:
             object_type=obj[0],
             object_id=obj[1],
             data=data,
+        )
+
+    def comment_posted(
+        self, s: Session, actor: str, issue: Issue, body: str, via: str, object_id: str
+    ) -> None:
+        """Log ``github.comment.posted`` beside the route's own event for the same comment."""
+        self.record(
+            s,
+            actor,
+            "github.comment.posted",
+            ("comment", object_id),
+            {
+                "repo": issue.repo.full_name,
+                "number": issue.number,
+                "body": body,
+                "pull_request": issue.is_pull,
+                "via": via,
+            },
         )
 
 

@@ -86,6 +86,14 @@ class Conflict(GitHubError):
     graphql_type = "UNPROCESSABLE"
 
 
+class StaleData(GitHubError):
+    """The branch moved since the client read it: GraphQL ``createCommitOnBranch`` with an
+    ``expectedHeadOid`` that is no longer the head (GraphQL only; type ``STALE_DATA``)."""
+
+    status = 409
+    graphql_type = "STALE_DATA"
+
+
 class Unprocessable(GitHubError):
     """422 whose ``errors`` are plain strings (reviews: "Can not approve your own pull request")."""
 

@@ -323,7 +323,28 @@ class GitStore:
         author: Person,
     ) -> tuple[str, str]:
         """Commit ``content`` at ``path`` on ``branch``; returns (commit sha, blob sha)."""
-        blob = self.git(full_name, "hash-object", "-w", "--stdin", input=content).decode().strip()
+        blob = self.write_blob(full_name, content)
+        # The contents API commits as the token's user: committer and author alike
+        # (octokit's recordings of api.github.com); web-flow's "GitHub" commits merges.
+        sha = self.commit_files(
+            full_name, branch, parent, {path: blob}, [], message, author, committer=author
+        )
+        return sha, blob
+
+    def commit_files(
+        self,
+        full_name: str,
+        branch: str,
+        parent: str | None,
+        added: dict[str, str],
+        deleted: list[str],
+        message: str,
+        author: Person,
+        committer: Person | None = None,
+    ) -> str:
+        """Commit on ``branch`` (at ``parent``) the blobs ``added`` (path: blob sha, already
+        written) and the removal of ``deleted``, and move the branch; returns the commit.
+        The caller holds the push lock (the index file is per branch)."""
         index = self.path(full_name) / f"replay-index-{branch.replace('/', '_')}"
         env = {"GIT_INDEX_FILE": str(index)}
         try:
@@ -331,23 +352,24 @@ class GitStore:
                 self.git(full_name, "read-tree", parent, env=env)
             else:
                 self.git(full_name, "read-tree", "--empty", env=env)
-            self.git(
-                full_name,
-                "update-index",
-                "--add",
-                "--cacheinfo",
-                f"100644,{blob},{path}",
-                env=env,
-            )
+            # --index-info needs no work tree (a bare repository has none); mode 0 removes a
+            # path; -z takes any path as it is.
+            entries = [f"0 {ZERO}\t{path}" for path in deleted]
+            entries += [f"100644 {blob}\t{path}" for path, blob in added.items()]
+            if entries:
+                info = "".join(e + "\0" for e in entries).encode()
+                self.git(full_name, "update-index", "-z", "--index-info", input=info, env=env)
             tree = self.text(full_name, "write-tree", env=env)
         finally:
             index.unlink(missing_ok=True)
-        # The contents API commits as the token's user: committer and author alike
-        # (octokit's recordings of api.github.com); web-flow's "GitHub" commits merges.
         parents = [parent] if parent else []
-        sha = self.commit_tree(full_name, tree, parents, message, author, committer=author)
+        sha = self.commit_tree(full_name, tree, parents, message, author, committer=committer)
         self.update_ref(full_name, f"refs/heads/{branch}", sha, parent)
-        return sha, blob
+        return sha
+
+    def write_blob(self, full_name: str, content: bytes) -> str:
+        """Store ``content`` as a blob; returns its sha."""
+        return self.git(full_name, "hash-object", "-w", "--stdin", input=content).decode().strip()
 
     def commit_tree(
         self,

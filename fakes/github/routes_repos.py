@@ -130,26 +130,46 @@ def put_contents(owner: str, repo: str, path: str, body: w.ContentsPut, ctx: Aut
         )
         entry = ctx.backend.git.entry(r.full_name, sha, path.strip("/"))
         assert entry is not None
-        info = ctx.backend.git.commit(r.full_name, sha)
-        c = render.commit(r, info, users_by_email(s))
         out = w.FileCommit(
-            content=render.content_item(r, branch, entry),
-            commit=w.FileCommitCommit(
-                sha=sha,
-                node_id=c.node_id,
-                url=c.commit.url,
-                html_url=c.html_url,
-                author=c.commit.author,
-                committer=c.commit.committer,
-                message=c.commit.message,
-                tree=c.commit.tree,
-                parents=c.parents,
-            ),
+            content=render.content_item(r, branch, entry), commit=file_commit(ctx, s, r, sha)
         )
         return out, existed
 
     out, existed = ctx.run(go)
     return wire(out, status=200 if existed else 201)
+
+
+@router.delete("/repos/{owner}/{repo}/contents/{path:path}")
+def delete_contents(
+    owner: str, repo: str, path: str, body: w.ContentsDelete, ctx: Auth
+) -> Response:
+    """Delete a file with a commit: ``{"content": null, "commit": ...}`` (GitHub's
+    ``file-commit``, its content null)."""
+
+    def go(s: Session) -> w.Wire:
+        r = ctx.backend.repos.get(s, owner, repo)
+        sha = ctx.backend.refs.delete_contents(
+            s, ctx.login, r, path, body.message, body.sha, branch=body.branch
+        )
+        return w.FileCommit(content=None, commit=file_commit(ctx, s, r, sha))
+
+    return wire(ctx.run(go))
+
+
+def file_commit(ctx: Ctx, s: Session, r: Repo, sha: str) -> w.FileCommitCommit:
+    """The ``commit`` of a contents write's answer."""
+    c = render.commit(r, ctx.backend.git.commit(r.full_name, sha), users_by_email(s))
+    return w.FileCommitCommit(
+        sha=sha,
+        node_id=c.node_id,
+        url=c.commit.url,
+        html_url=c.html_url,
+        author=c.commit.author,
+        committer=c.commit.committer,
+        message=c.commit.message,
+        tree=c.commit.tree,
+        parents=c.parents,
+    )
 
 
 @router.get("/repos/{owner}/{repo}/branches")

@@ -749,7 +749,8 @@ class FileCommitCommit(Wire):
 
 
 class FileCommit(Wire):
-    content: ContentItem
+    content: ContentItem | None
+    """The file written; null when the write deleted it."""
     commit: FileCommitCommit
 
 
@@ -940,6 +941,12 @@ class ReviewCommentCreate(Body):
 class ContentsPut(Body):
     message: str
     content: str
+    sha: str | None = None
+    branch: str | None = None
+
+
+class ContentsDelete(Body):
+    message: str
     sha: str | None = None
     branch: str | None = None
 

@@ -56,14 +56,26 @@ class EventKind:
     (some emitters know less than others); it may not add one."""
     nested: frozenset[str] = field(default_factory=frozenset)
     """The keys whose value is a mapping, so a condition may go deeper (``data.changes.state``)."""
+    semantic: bool = False
+    """Recorded for a change whatever route made it, beside the route's own event for the same
+    change (``github.branch.moved`` beside ``git.push``, ``github.contents.updated``...): what a
+    rule about the change's meaning names. Not a change of its own, so never counted again as
+    one (:data:`SEMANTIC`)."""
 
     @property
     def service(self) -> str:
         return self.name.split(".", 1)[0]
 
 
-def _k(name: str, object_type: str, doc: str, data: Mapping[str, str], *nested: str) -> EventKind:
-    return EventKind(name, object_type, doc, dict(data), frozenset(nested))
+def _k(
+    name: str,
+    object_type: str,
+    doc: str,
+    data: Mapping[str, str],
+    *nested: str,
+    semantic: bool = False,
+) -> EventKind:
+    return EventKind(name, object_type, doc, dict(data), frozenset(nested), semantic)
 
 
 # Fields several kinds share, said once.
@@ -148,7 +160,8 @@ _ALL = [
     _k(
         "github.pull_request.updated",
         "pull_request",
-        "A pull request's title, body, state, labels or assignees change.",
+        "A pull request's title, body, state, labels or assignees change (also when it is "
+        "merged: ``changes.state`` from open to closed, beside ``github.pull_request.merged``).",
         _REPO | {"changes": _CHANGES},
         "changes",
     ),
@@ -259,9 +272,69 @@ _ALL = [
         },
     ),
     _k(
+        "github.contents.deleted",
+        "contents",
+        "A file is deleted through the contents API (``DELETE .../contents/{path}``: a commit "
+        "on a branch).",
+        {
+            "repo": "``owner/name``.",
+            "path": "The file.",
+            "branch": "The branch committed to.",
+            "sha": "The new commit.",
+        },
+    ),
+    _k(
+        "github.commit.created",
+        "commit",
+        "A commit is made on a branch by GraphQL ``createCommitOnBranch``.",
+        {
+            "repo": "``owner/name``.",
+            "branch": "The branch committed to.",
+            "sha": "The new commit.",
+            "headline": "The commit message's headline.",
+            "added": "The paths added or changed.",
+            "deleted": "The paths deleted.",
+        },
+    ),
+    _k(
+        "github.branch.moved",
+        "branch",
+        "A branch is created, moved or deleted, by any route: a push, the contents API, a "
+        "pull request merged (REST or GraphQL), the refs API (REST or GraphQL), GraphQL "
+        "``createCommitOnBranch``. Recorded beside that route's own event.",
+        {
+            "repo": "``owner/name``.",
+            "branch": "The branch's name, without ``refs/heads/``: ``main``.",
+            "from": "The commit it pointed at before (zeros when created).",
+            "to": "The commit it points at after (zeros when deleted).",
+            "forced": "Whether the move was not a fast-forward.",
+            "created": "Whether the branch is new.",
+            "deleted": "Whether the branch was deleted.",
+            "default": "Whether it is the repository's default branch.",
+            "via": "The route: ``push``, ``contents``, ``merge``, ``refs`` or ``commit`` "
+            "(``createCommitOnBranch``).",
+        },
+        semantic=True,
+    ),
+    _k(
+        "github.comment.posted",
+        "comment",
+        "A comment is posted on an issue or pull request, by any route: an issue comment "
+        "(REST or GraphQL ``addComment``), a review with a body, a comment on a line of a "
+        "diff. Recorded beside that route's own event.",
+        _REPO
+        | {
+            "body": "Its body.",
+            "pull_request": "Whether the thread is a pull request.",
+            "via": "``issue_comment``, ``review`` or ``review_comment``.",
+        },
+        semantic=True,
+    ),
+    _k(
         "git.push",
         "ref",
-        "A ref is created, moved or deleted by a push (one event per ref).",
+        "A ref is created, moved or deleted by a push, or by the refs API (REST or GraphQL), "
+        "which moves refs as a push does (one event per ref).",
         {
             "repo": "``owner/name``.",
             "ref": "The full ref name: ``refs/heads/main``.",
@@ -393,6 +466,10 @@ KINDS: Mapping[str, EventKind] = {k.name: k for k in _ALL}
 SERVICES: frozenset[str] = frozenset(k.service for k in _ALL)
 """The services that record events."""
 
+SEMANTIC: frozenset[str] = frozenset(k.name for k in _ALL if k.semantic)
+"""The kinds recorded beside a route's own event for the same change
+(:attr:`EventKind.semantic`)."""
+
 
 def record_problem(service: str, kind: str, data_keys: Iterable[str]) -> str | None:
     """Why an event may not be recorded as given, or None when it may."""
@@ -483,6 +560,7 @@ def _did_you_mean(word: str, choices: Iterable[str]) -> str:
 __all__ = [
     "EVENT_FIELDS",
     "KINDS",
+    "SEMANTIC",
     "SERVICES",
     "EventKind",
     "EventVocabularyError",

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from replay.base.case import SideEffectRule
+from replay.base.eventkinds import SEMANTIC
 from replay.base.events import Event
 from replay.base.formats import Strict
 
@@ -82,7 +83,12 @@ def judge_side_effects(
             )
         )
     interventions = sum(e.kind.endswith(".human.replied") for e in log)
+    # A semantic event (github.branch.moved...) restates a change another event records.
     mutations = sum(
-        1 for e in log if e.kind not in NOT_MUTATIONS and not e.kind.endswith(".human.replied")
+        1
+        for e in log
+        if e.kind not in NOT_MUTATIONS
+        and e.kind not in SEMANTIC
+        and not e.kind.endswith(".human.replied")
     )
     return SideEffectVerdict(results, interventions, mutations)

@@ -73,3 +73,15 @@ def test_outcome_order_separates_the_wire_from_the_brain() -> None:
         "wall_time"
         in classify(Evidence(tests_resolved=True, side_effects_ok=True, stopped_by="wall_time"))[1]
     )
+
+
+def test_a_semantic_event_is_not_counted_again_as_a_mutation() -> None:
+    # One push to a branch is one change, recorded twice: as the route (git.push) and as its
+    # meaning (github.branch.moved).
+    log = [
+        event(1, "git", "git.push", ref="refs/heads/fix"),
+        event(2, "github", "github.branch.moved", branch="fix", via="push"),
+        event(3, "github", "github.contents.updated", branch="fix"),
+        event(4, "github", "github.branch.moved", branch="fix", via="contents"),
+    ]
+    assert judge_side_effects([], log).mutations == 2

@@ -44,7 +44,8 @@ KEEP: dict[str, str | None] = {
     "Mutation": "addComment closeIssue closePullRequest createIssue createPullRequest "
     "reopenIssue reopenPullRequest updateIssue updatePullRequest mergePullRequest "
     "addPullRequestReview markPullRequestReadyForReview convertPullRequestToDraft "
-    "addLabelsToLabelable removeLabelsFromLabelable",
+    "addLabelsToLabelable removeLabelsFromLabelable createCommitOnBranch createRef updateRef "
+    "deleteRef updateRefs",
     # interfaces
     "Node": "id",
     "Actor": "avatarUrl login resourcePath url",
@@ -173,6 +174,22 @@ KEEP: dict[str, str | None] = {
     "AddLabelsToLabelablePayload": None,
     "RemoveLabelsFromLabelableInput": None,
     "RemoveLabelsFromLabelablePayload": None,
+    "CreateCommitOnBranchInput": None,
+    "CreateCommitOnBranchPayload": None,
+    "CommittableBranch": None,
+    "FileChanges": None,
+    "FileAddition": None,
+    "FileDeletion": None,
+    "CommitMessage": None,
+    "CreateRefInput": None,
+    "CreateRefPayload": None,
+    "UpdateRefInput": None,
+    "UpdateRefPayload": None,
+    "DeleteRefInput": None,
+    "DeleteRefPayload": None,
+    "UpdateRefsInput": None,
+    "UpdateRefsPayload": None,
+    "RefUpdate": None,
     # arguments
     "IssueFilters": "assignee createdBy labels mentioned since states",
     "IssueOrder": None,

@@ -6,6 +6,8 @@ the field's arguments. A field the view lacks raises, so nothing ever answers a 
 
 from __future__ import annotations
 
+import base64
+import binascii
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -14,12 +16,14 @@ from ariadne import SchemaBindable, convert_camel_case_to_snake, make_executable
 from graphql import GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema
 
 from fakes.github.errors import GitHubError
+from fakes.github.gitstore import ZERO
 from fakes.github.graphql import connections
 from fakes.github.graphql.context import Context
 from fakes.github.graphql.faults import Fault, not_found
 from fakes.github.graphql.render import (
     ActorView,
     CommentView,
+    CommitView,
     IssueView,
     LabelView,
     OwnerView,
@@ -408,6 +412,141 @@ class MutationRoot(View):
             pull_request_review=ReviewView(self.ctx, review),
             review_edge=edge,
         )
+
+    # ------------------------------------------------------------------ refs and commits
+    # Each moves a branch through the same backend operations as REST and git do, so each
+    # records the same github.branch.moved event (fakes/github/backend_refs.py).
+
+    def _ref(self, global_id: str) -> RefView:
+        view = node(self.ctx, global_id)
+        if not isinstance(view, RefView):
+            raise not_found(f"a node with the global id of '{global_id}'")
+        return view
+
+    def _committable(self, branch: dict[str, Any]) -> tuple[Repo, str]:
+        """The repository and branch name a ``CommittableBranch`` names: by the Ref's id,
+        or by ``repositoryNameWithOwner`` and ``branchName`` (``refs/heads/`` optional)."""
+        if branch.get("id"):
+            ref = self._ref(branch["id"])
+            return ref.repo, ref.branch.name
+        full, name = branch.get("repositoryNameWithOwner"), branch.get("branchName")
+        if not full or not name:
+            raise Fault(
+                "UNPROCESSABLE",
+                "Either a branch id or both repositoryNameWithOwner and branchName must be given.",
+            )
+        owner, _, repo_name = str(full).partition("/")
+        repo = find_repository(self.ctx, owner, repo_name)
+        if repo is None:
+            raise not_found(f"a Repository with the name '{full}'")
+        return repo.row, str(name).removeprefix("refs/heads/")
+
+    def create_commit_on_branch(self, input: dict[str, Any]) -> Payload:
+        repo, name = self._committable(input["branch"])
+        changes = input.get("fileChanges") or {}
+        added: dict[str, bytes] = {}
+        for addition in changes.get("additions") or []:
+            try:
+                added[addition["path"]] = base64.b64decode(addition["contents"], validate=True)
+            except (binascii.Error, ValueError):
+                raise Fault(
+                    "UNPROCESSABLE", f"The contents of {addition['path']} are not base64."
+                ) from None
+        deleted = [d["path"] for d in changes.get("deletions") or []]
+        message = input["message"]
+        try:
+            sha = self.ctx.backend.refs.commit_on_branch(
+                self.ctx.session,
+                self._login,
+                repo,
+                name,
+                input["expectedHeadOid"],
+                added,
+                deleted,
+                message["headline"],
+                message.get("body"),
+            )
+        except GitHubError as exc:
+            raise Fault.from_backend(exc) from exc
+        return Payload(
+            self.ctx,
+            "CreateCommitOnBranchPayload",
+            input.get("clientMutationId"),
+            commit=CommitView(self.ctx, repo, sha),
+            ref=self._ref_view(repo, name),
+        )
+
+    def _ref_view(self, repo: Repo, name: str) -> RefView | None:
+        branch = self.ctx.backend.repos.branch(self.ctx.session, repo, name)
+        return None if branch is None else RefView(self.ctx, repo, branch)
+
+    def _write_ref(
+        self, repo: Repo, ref: str, sha: str | None, *, create: bool = False, force: bool = False
+    ) -> None:
+        try:
+            self.ctx.backend.refs.write(
+                self.ctx.session, self._login, repo, ref, sha, create=create, force=force
+            )
+        except GitHubError as exc:
+            raise Fault.from_backend(exc) from exc
+
+    def create_ref(self, input: dict[str, Any]) -> Payload:
+        repo = self._repo(input["repositoryId"])
+        name = str(input["name"])
+        self._write_ref(repo, name, input["oid"], create=True)
+        # The world's Ref objects are its branches: a tag made here exists in git, unnamed.
+        branch = name.removeprefix("refs/heads/") if name.startswith("refs/heads/") else None
+        ref = self._ref_view(repo, branch) if branch else None
+        return Payload(self.ctx, "CreateRefPayload", input.get("clientMutationId"), ref=ref)
+
+    def update_ref(self, input: dict[str, Any]) -> Payload:
+        view = self._ref(input["refId"])
+        repo, name = view.repo, view.branch.name
+        self._write_ref(repo, f"refs/heads/{name}", input["oid"], force=bool(input.get("force")))
+        return Payload(
+            self.ctx,
+            "UpdateRefPayload",
+            input.get("clientMutationId"),
+            ref=self._ref_view(repo, name),
+        )
+
+    def delete_ref(self, input: dict[str, Any]) -> Payload:
+        view = self._ref(input["refId"])
+        self._write_ref(view.repo, f"refs/heads/{view.branch.name}", None)
+        return Payload(self.ctx, "DeleteRefPayload", input.get("clientMutationId"))
+
+    def update_refs(self, input: dict[str, Any]) -> Payload:
+        """Every update checked first (``beforeOid``, zeros for "must not exist"), then made:
+        one refused leaves every ref as it was."""
+        repo = self._repo(input["repositoryId"])
+        git = self.ctx.backend.git
+        planned: list[tuple[str, str | None, bool, bool]] = []
+        with self.ctx.backend.push_lock:
+            heads = git.heads(repo.full_name)
+        for update in input["refUpdates"]:
+            name, after = str(update["name"]), str(update["afterOid"])
+            current = heads.get(name)
+            before = update.get("beforeOid")
+            if before is not None and before != (current or ZERO):
+                raise Fault(
+                    "STALE_DATA",
+                    f"Expected {name} to point to {before} but it points to {current or ZERO}.",
+                )
+            if after == ZERO and current is None:
+                raise Fault("UNPROCESSABLE", f"Reference {name} does not exist.")
+            if after != ZERO and git.resolve(repo.full_name, after) != after:
+                raise Fault("UNPROCESSABLE", "Object does not exist")
+            forward = (
+                current is None or after == ZERO or git.is_ancestor(repo.full_name, current, after)
+            )
+            if not forward and not update.get("force"):
+                raise Fault("UNPROCESSABLE", f"Update of {name} is not a fast forward")
+            planned.append(
+                (name, None if after == ZERO else after, current is None, bool(update.get("force")))
+            )
+        for name, sha, create, force in planned:
+            self._write_ref(repo, name, sha, create=create, force=force)
+        return Payload(self.ctx, "UpdateRefsPayload", input.get("clientMutationId"))
 
     def _labelable(self, input: dict[str, Any]) -> tuple[IssueView | PullRequestView, list[str]]:
         view = thread_by_id(self.ctx, input["labelableId"])

@@ -41,7 +41,8 @@ def _parse_big_int(value: Any) -> str:
 
 def scalars() -> list[ScalarType]:
     """The bindables for every custom scalar of the SDL."""
-    out = [_text(n) for n in ("GitObjectID", "GitSSHRemote", "GitTimestamp", "HTML", "URI")]
+    names = ("Base64String", "GitObjectID", "GitRefname", "GitSSHRemote", "GitTimestamp")
+    out = [_text(n) for n in (*names, "HTML", "URI")]
     out.append(ScalarType("DateTime", value_parser=_parse_datetime))
     out.append(ScalarType("BigInt", value_parser=_parse_big_int))
     return out

@@ -8,6 +8,7 @@ fix pull request and the fix commit itself, none of which the fake may serve.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import urllib.request
 from collections.abc import Iterator
@@ -224,3 +225,54 @@ def commit_file(served: Served, repo: Path, name: str, text: str, message: str) 
     git(served, repo, "add", name)
     git(served, repo, "commit", "-q", "-m", message)
     return git(served, repo, "rev-parse", "HEAD").stdout.strip()
+
+
+# ----------------------------------------------------------------------- gh
+
+GH = "/usr/bin/gh"
+
+
+@dataclass
+class GhServed:
+    """The world served twice: over a Unix socket for ``gh`` (its ``http_unix_socket``),
+    over TCP for git; and the world itself."""
+
+    served: Served
+    home: Path
+
+
+@pytest.fixture()
+def ghs(github_snapshot_dir: Path, tmp_path: Path) -> Iterator[GhServed]:
+    app: WorldApp = build_world(load_snapshot(github_snapshot_dir), services=("github",))
+    app.routes["127.0.0.1"] = app.routes["api.github.com"]
+    sock = tmp_path / "gh.sock"
+    home = tmp_path / "gh-config"
+    home.mkdir()
+    (home / "config.yml").write_text(f"http_unix_socket: {sock}\n")
+    backend = cast(GitHubBackend, app.world.fakes["github"])
+    try:
+        with serving(app, uds=sock, ws="none"), serving(app, ws="none") as url:
+            yield GhServed(Served(url, port_of(url), app.world, backend, app), home)
+    finally:
+        backend.close()
+        app.world.engine.dispose()
+
+
+def gh(ctx: GhServed, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the real gh against the world, as an agent would, on the test repository."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(ctx.home),
+        "GH_CONFIG_DIR": str(ctx.home),
+        "GH_TOKEN": TOKEN,
+        "GH_REPO": REPO,
+        "GH_NO_UPDATE_NOTIFIER": "1",
+        "GH_PROMPT_DISABLED": "1",
+        "NO_COLOR": "1",
+    }
+    done = subprocess.run(
+        [GH, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    if ok and done.returncode != 0:
+        raise AssertionError(f"gh {' '.join(args)} failed: {done.stderr}{done.stdout}")
+    return done

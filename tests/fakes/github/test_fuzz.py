@@ -14,6 +14,8 @@ from typing import Any
 
 import requests
 import schemathesis
+from hypothesis import strategies as st
+from schemathesis.graphql import nodes
 
 from fakes.core.net import Net
 from fakes.github.graphql.errors import INTERNAL
@@ -42,6 +44,19 @@ HINTS: dict[str, list[Any]] = {
     "ref": ["heads/main", "main"],
     "path": ["README.md", "semverkit/__init__.py"],
 }
+
+
+# GitHub's custom scalars that inputs require (createCommitOnBranch, createRef, updateRefs):
+# schemathesis draws only what it has a strategy for. Object ids of the demo's history now and
+# then, so that some requests get past the lookups.
+_OIDS = st.sampled_from(["0" * 40, "f" * 40]) | st.text("0123456789abcdef", max_size=41)
+schemathesis.graphql.scalar("GitObjectID", _OIDS.map(nodes.String))
+schemathesis.graphql.scalar(
+    "GitRefname", st.sampled_from(["refs/heads/main", "refs/heads/x", "main"]).map(nodes.String)
+)
+schemathesis.graphql.scalar(
+    "Base64String", (st.sampled_from(["aGk=", ""]) | st.text(max_size=12)).map(nodes.String)
+)
 
 
 def rest_document(net: Net) -> dict[str, Any]:

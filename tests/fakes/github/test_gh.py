@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from fakes.core import build_world
+from replay.base.eventkinds import SEMANTIC
 from replay.base.gitrepo import clean_env
 from replay.base.snapshot import load_snapshot
 from tests.serving import port_of, serving
@@ -263,10 +264,12 @@ def test_push_then_pr_create_view_list_comment(world: GhWorld, tmp_path: Path) -
     kinds = [(e["kind"], e["actor"]) for e in world.events()]
     assert kinds == [
         ("git.push", "agent"),
+        ("github.branch.moved", "agent"),
         ("github.pull_request.opened", "agent"),
         ("github.issue_comment.created", "agent"),
+        ("github.comment.posted", "agent"),
     ]
-    push, opened, commented = world.events()
+    push, opened, commented = [e for e in world.events() if e["kind"] not in SEMANTIC]
     assert push["data"]["ref"] == "refs/heads/make-add-add"
     assert opened["data"] | {"repo": "acme/tiny"} == opened["data"]
     assert opened["data"]["head"] == "make-add-add" and opened["data"]["body"] == "Fixes #1"
@@ -280,7 +283,8 @@ def test_issue_comment_shows_in_the_next_view(world: GhWorld) -> None:
     comments = gh(world, "issue", "view", "1", "--comments").stdout
     assert comments.index("still broken") < comments.index("Looking into it")
     assert "comments:\t2" in gh(world, "issue", "view", "1").stdout
-    [event] = world.events()
+    event, posted = world.events()
+    assert posted["kind"] == "github.comment.posted" and posted["data"]["via"] == "issue_comment"
     assert event["kind"] == "github.issue_comment.created"
     assert event["data"]["body"] == "Looking into it"
 
@@ -325,8 +329,12 @@ def test_pr_ready_review_merge(world: GhWorld, tmp_path: Path) -> None:
     kinds = [e["kind"] for e in world.events()]
     assert kinds == [
         "git.push",
+        "github.branch.moved",
         "github.pull_request.opened",
         "github.pull_request.updated",
         "github.pull_request_review.submitted",
+        "github.comment.posted",
         "github.pull_request.merged",
+        "github.pull_request.updated",  # the merge closed it
+        "github.branch.moved",  # and moved main
     ]

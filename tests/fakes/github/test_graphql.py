@@ -365,6 +365,7 @@ def test_issue_mutations_show_in_reads_and_the_event_log(served: Served) -> None
         "github.label.added",
         "github.label.removed",
         "github.issue_comment.created",
+        "github.comment.posted",
         "github.issue.updated",
     ]
     assert {(e["actor"], _after_t(e["at"])) for e in events(served)} == {("agent", True)}
@@ -463,10 +464,14 @@ def test_pull_request_created_reviewed_and_merged(served: Served, tmp_path: Any)
     kinds = [e["kind"] for e in events(served)]
     assert kinds == [
         "git.push",
+        "github.branch.moved",
         "github.pull_request.opened",
         "github.pull_request.updated",
         "github.pull_request_review.submitted",
+        "github.comment.posted",
         "github.pull_request.merged",
+        "github.pull_request.updated",
+        "github.branch.moved",
     ]
 
 

@@ -6,64 +6,9 @@ sending ``Host: api.github.com``; git pushes over TCP with github.com rewritten.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
-import pytest
-
-from fakes.core import WorldApp, build_world
-from fakes.github.backend import GitHubBackend
-from replay.base.snapshot import load_snapshot
-from tests.fakes.github.conftest import REPO, TOKEN, Served, clone, commit_file, events, git
-from tests.serving import port_of, serving
-
-GH = "/usr/bin/gh"
-
-
-@dataclass
-class GhServed:
-    served: Served
-    home: Path
-
-
-@pytest.fixture()
-def ghs(github_snapshot_dir: Path, tmp_path: Path) -> Iterator[GhServed]:
-    app: WorldApp = build_world(load_snapshot(github_snapshot_dir), services=("github",))
-    app.routes["127.0.0.1"] = app.routes["api.github.com"]
-    sock = tmp_path / "gh.sock"
-    home = tmp_path / "gh-config"
-    home.mkdir()
-    (home / "config.yml").write_text(f"http_unix_socket: {sock}\n")
-    backend = cast(GitHubBackend, app.world.fakes["github"])
-    try:
-        with serving(app, uds=sock, ws="none"), serving(app, ws="none") as url:
-            yield GhServed(Served(url, port_of(url), app.world, backend, app), home)
-    finally:
-        backend.close()
-        app.world.engine.dispose()
-
-
-def gh(ctx: GhServed, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(ctx.home),
-        "GH_CONFIG_DIR": str(ctx.home),
-        "GH_TOKEN": TOKEN,
-        "GH_REPO": REPO,
-        "GH_NO_UPDATE_NOTIFIER": "1",
-        "GH_PROMPT_DISABLED": "1",
-        "NO_COLOR": "1",
-    }
-    done = subprocess.run(
-        [GH, *args], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
-    if ok and done.returncode != 0:
-        raise AssertionError(f"gh {' '.join(args)} failed: {done.stderr}{done.stdout}")
-    return done
+from tests.fakes.github.conftest import REPO, GhServed, clone, commit_file, events, gh, git
 
 
 def test_gh_pr_diff_reads_the_rest_diff(ghs: GhServed, tmp_path: Path) -> None:
@@ -80,7 +25,7 @@ def test_gh_pr_diff_reads_the_rest_diff(ghs: GhServed, tmp_path: Path) -> None:
     assert diff.startswith("diff --git a/lib.py b/lib.py")
     assert "-    return a - b\n+    return a + b" in diff
     kinds = [e["kind"] for e in events(ghs.served)]
-    assert kinds == ["git.push", "github.pull_request.opened"]
+    assert kinds == ["git.push", "github.branch.moved", "github.pull_request.opened"]
 
 
 def test_gh_api_writes_reads_and_paginates(ghs: GhServed) -> None:
