@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from replay.base.case import Case, SideEffectRule, load_case
+from replay.base.case import Case, EndStateRule, SideEffectRule, load_case
 from replay.base.errors import (
     CaseError,
     InputError,
@@ -25,6 +25,7 @@ from replay.base.snapshot import Snapshot, load_snapshot
 __all__ = [
     "Case",
     "CaseError",
+    "EndStateRule",
     "InputError",
     "Manifest",
     "ReplayError",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay.base import gitrepo
-from replay.base.case import Case, load_case
+from replay.base.case import Case, EndStateRule, load_case
 from replay.base.errors import CaseError, InputError, SnapshotError, ToolError
 from replay.base.snapshot import Snapshot, load_snapshot
 
@@ -29,10 +29,16 @@ class Validated:
 def validate_case(path: Path) -> Validated:
     """Run every check; raise :class:`CaseError` or :class:`SnapshotError` at the first failure."""
     case = load_case(path)
+    ends = sum(isinstance(r, EndStateRule) for r in case.side_effects)
     checks = [
-        "format (schema 1)",
+        f"format (schema {case.schema_})",
         f"{len(case.side_effects)} side-effect rule(s): every kind and field is one the world "
-        "records (replay/base/eventkinds.py)",
+        "records (replay/base/eventkinds.py)"
+        + (
+            f"; {ends} on the end state, each naming what it holds (replay/base/endstate.py)"
+            if ends
+            else ""
+        ),
     ]
     try:
         snapshot = load_snapshot(case.snapshot)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from replay.base.case import Case, SideEffectRule, load_case
+from replay.base.case import Case, EndStateRule, SideEffectRule, load_case
+from replay.base.endstate import OBJECTS
 from replay.base.errors import CaseError
 from tests.cli_helpers import assert_one_line_error, run_cli
 from tests.event_helpers import event
@@ -44,6 +45,13 @@ def test_paths_are_resolved_against_the_case_file(tiny_case: Path) -> None:
     assert case.hidden_tests.patch.is_absolute()
 
 
+END_RULE = {
+    "id": "pr-open-at-end",
+    "at_end": "github.pull_request",
+    "where": [{"field": "state", "equals": "open"}],
+    "at_least": 1,
+}
+
 BAD_CASES = {
     "malformed yaml": (
         lambda p: p.write_text("schema: 1\nid: [unclosed\n"),
@@ -69,7 +77,7 @@ BAD_CASES = {
         lambda p: edit(p, lambda d: d.update(at="2026-03-12T09:00:00")),
         ["at: timestamp has no timezone"],
     ),
-    "wrong schema version": (lambda p: edit(p, lambda d: d.update(schema=2)), ["schema:"]),
+    "wrong schema version": (lambda p: edit(p, lambda d: d.update(schema=3)), ["schema:"]),
     "bad ticket ref": (
         lambda p: edit(p, lambda d: d["ticket"].update(ref="ENG-12")),
         ["ticket:", "not a github reference"],
@@ -123,6 +131,42 @@ BAD_CASES = {
     "service that records nothing": (
         lambda p: edit(p, lambda d: d["side_effects"][0].update(service="registry")),
         ["side_effects[0].service: 'registry' records no events"],
+    ),
+    "end-state rule in a schema-1 case": (
+        lambda p: edit(p, lambda d: d["side_effects"].append(END_RULE)),
+        ["side_effects[2].at_end: an end-state rule needs schema: 2"],
+    ),
+    "end-state rule naming what the end does not hold": (
+        lambda p: edit(
+            p,
+            lambda d: d.update(
+                schema=2, side_effects=[*d["side_effects"], END_RULE | {"at_end": "github.pr"}]
+            ),
+        ),
+        ["side_effects[2].at_end: the end state holds no 'github.pr'", "github.pull_request"],
+    ),
+    "end-state rule on a field objects lack": (
+        lambda p: edit(
+            p,
+            lambda d: d.update(
+                schema=2,
+                side_effects=[
+                    *d["side_effects"],
+                    END_RULE | {"where": [{"field": "bdy", "contains": "#1"}]},
+                ],
+            ),
+        ),
+        ["side_effects[2].where[0].field: 'bdy' is not a field", "(did you mean 'body'?)"],
+    ),
+    "end-state rule without bounds": (
+        lambda p: edit(
+            p,
+            lambda d: d.update(
+                schema=2,
+                side_effects=[*d["side_effects"], {"id": "x", "at_end": "github.issue"}],
+            ),
+        ),
+        ["side_effects[2]: give at_least, at_most or both"],
     ),
     "gold effect of an unknown kind": (
         lambda p: edit(
@@ -322,3 +366,21 @@ def test_every_shipped_case_has_its_fix_date_after_t() -> None:
         assert "fixed_at:" in path.read_text().partition("hidden_tests:")[0], path
         case = load_case(path)
         assert case.fixed_at is not None and case.fixed_at > case.at, path
+
+
+def test_an_end_state_rule_validates_in_a_schema_2_case(capsys, tiny_case: Path) -> None:
+    edit(tiny_case, lambda d: d.update(schema=2, side_effects=[*d["side_effects"], END_RULE]))
+    result = run_cli(capsys, "case", "validate", str(tiny_case))
+    assert result.code == 0, result.err
+    assert "format (schema 2)" in result.out
+    assert "1 on the end state, each naming what it holds" in result.out
+    (end,) = [r for r in load_case(tiny_case).side_effects if isinstance(r, EndStateRule)]
+    assert end.at_end == "github.pull_request" and end.holds(1) and not end.holds(0)
+    assert end.matches({"state": "open"}) and not end.matches({"state": "closed"})
+
+
+def test_every_end_state_field_is_documented() -> None:
+    # A rule's author reads the vocabulary: every type and field says what it holds.
+    for obj in OBJECTS.values():
+        assert obj.doc and obj.fields and all(obj.fields.values()), obj.name
+        assert obj.name_of(dict.fromkeys(obj.fields, "x"))

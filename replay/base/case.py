@@ -1,9 +1,14 @@
-"""The case format (``schema: 1``): one shipped ticket, replayed.
+"""The case format (``schema: 2``; ``schema: 1`` files still load): one shipped ticket, replayed.
 
 A case names a snapshot (the world at time T), the ticket the agent is given, how to build
 the environment, the hidden tests recovered from the real fix, the side-effect rules the run
 is judged by, its budgets, and the gold fix. Paths inside a case are relative to the case
 file; :func:`load_case` resolves them.
+
+Versions: schema 2 adds end-state rules (:class:`EndStateRule`, ``at_end:``) beside the rules
+on events; everything else is as in schema 1, so a schema-1 file loads unchanged, and a file
+with an end-state rule must say ``schema: 2`` (a reader that knows only schema 1 then refuses
+it by its version, not by an odd field).
 """
 
 from __future__ import annotations
@@ -17,20 +22,24 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AwareDatetime,
+    Discriminator,
     Field,
     StringConstraints,
     ValidationError,
     field_validator,
     model_validator,
 )
+from pydantic import Tag as Form
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from replay.base.endstate import OBJECTS, object_field_problem, object_problem
 from replay.base.errors import CaseError, InputError
 from replay.base.eventkinds import field_problem, kind_problem, kinds_matching, service_problem
 from replay.base.events import Event
 from replay.base.formats import Strict, load_model
 
-CASE_SCHEMA = 1
+CASE_SCHEMA = 2
+"""The case format this code writes; it reads 1 and 2."""
 
 Service = Literal[
     "github", "linear", "slack", "git", "egress", "registry", "docs", "model", "gateway"
@@ -142,14 +151,20 @@ class HiddenTests(Strict):
 
 
 class Condition(Strict):
-    """One test on a field of an event; exactly one of equals, contains, regex."""
+    """One test on a field of an event (or, in an end-state rule, of an object); exactly one
+    of equals, contains, regex."""
 
     field: str = Field(min_length=1)
-    """A dotted path into the event as the log exports it, e.g. ``data.ref``, ``actor`` or
-    ``object.id``; it must be a field of a kind the rule matches (``replay/base/eventkinds.py``)."""
+    """In a rule on events, a dotted path into the event as the log exports it, e.g.
+    ``data.ref``, ``actor`` or ``object.id``; it must be a field of a kind the rule matches
+    (``replay/base/eventkinds.py``). In an end-state rule, a field of the objects it counts,
+    e.g. ``state`` or ``body`` (``replay/base/endstate.py``)."""
     equals: Any = None
+    """The field's value is exactly this (``true``, ``"open"``, a number...)."""
     contains: str | None = None
+    """The field's value, as text, contains this."""
     regex: str | None = None
+    """The field's value, as text, matches this regular expression (``re.search``)."""
 
     @model_validator(mode="after")
     def _one_test(self) -> Condition:
@@ -266,6 +281,87 @@ def _raise_at(title: str, problems: list[tuple[tuple[str | int, ...], str, str]]
         )
 
 
+class EndStateRule(Strict):
+    """Counts the objects of the world at the end of a run that match, and bounds the count
+    (``schema: 2``).
+
+    Where a rule on events counts acts, this counts what the acts left: "a pull request open
+    at the end whose body references ENG-15" (``at_least: 1``) is not met by one opened and
+    closed again; "the default branch at the end is where it was at T" holds whatever route
+    moved it, and however it was moved back. The end state is the world at T (the case's
+    snapshot) with every event of the run applied (``replay/grade/endstate.py``).
+    """
+
+    id: Identifier
+    """A name for the rule, unique in the case; reports use it."""
+    description: str = ""
+    """What the rule asks, in words; reports show it."""
+    at_end: str = Field(min_length=1)
+    """The type of object counted: ``github.pull_request``, ``github.issue``,
+    ``github.branch``, ``linear.issue`` or ``slack.message`` (``replay/base/endstate.py``
+    lists each with its fields)."""
+    where: list[Condition] = Field(default_factory=list)
+    """All must hold for an object to count; each names a field of the type."""
+    at_least: int | None = Field(default=None, ge=0)
+    """The fewest matching objects allowed at the end."""
+    at_most: int | None = Field(default=None, ge=0)
+    """The most matching objects allowed at the end."""
+
+    @model_validator(mode="after")
+    def _bounds(self) -> EndStateRule:
+        if self.at_least is None and self.at_most is None:
+            raise ValueError("give at_least, at_most or both")
+        if self.at_least is not None and self.at_most is not None and self.at_least > self.at_most:
+            raise ValueError("at_least is greater than at_most")
+        return self
+
+    @model_validator(mode="after")
+    def _names_what_the_end_holds(self) -> EndStateRule:
+        problems: list[tuple[tuple[str | int, ...], str, str]] = []
+        unknown = object_problem(self.at_end)
+        if unknown:
+            problems.append((("at_end",), unknown, self.at_end))
+        else:
+            for i, condition in enumerate(self.where):
+                problem = object_field_problem(self.at_end, condition.field)
+                if problem:
+                    problems.append((("where", i, "field"), problem, condition.field))
+        _raise_at(type(self).__name__, problems)
+        return self
+
+    @property
+    def forbidden(self) -> bool:
+        return self.at_most == 0
+
+    def matches(self, obj: dict[str, Any]) -> bool:
+        """Whether an object of the end state (of type :attr:`at_end`) meets every condition."""
+        return all(c.matches(obj) for c in self.where)
+
+    def holds(self, count: int) -> bool:
+        low = self.at_least if self.at_least is not None else 0
+        return count >= low and (self.at_most is None or count <= self.at_most)
+
+    def name_of(self, obj: dict[str, Any]) -> str:
+        """How a result names one object it matched: ``acme/semverkit#19``, ``ENG-15``..."""
+        return OBJECTS[self.at_end].name_of(obj)
+
+
+def _rule_form(data: Any) -> str:
+    # The form is told by its key (``at_end`` or ``kind``), so that a bad rule is reported
+    # against the one form it is meant to be, not against both.
+    if isinstance(data, dict):
+        return "rule[end]" if "at_end" in data else "rule[events]"
+    return "rule[end]" if isinstance(data, EndStateRule) else "rule[events]"
+
+
+Rule = Annotated[
+    Annotated[SideEffectRule, Form("rule[events]")] | Annotated[EndStateRule, Form("rule[end]")],
+    Discriminator(_rule_form),
+]
+"""A side-effect rule: on the run's events (``kind:``), or on the world's end state
+(``at_end:``, schema 2)."""
+
+
 class Budgets(Strict):
     """Limits for one run; hitting one stops the run and is recorded."""
 
@@ -380,8 +476,8 @@ class Provenance(Strict):
 class Case(Strict):
     """One ticket the team shipped, restored as of T."""
 
-    schema_: Literal[1] = Field(alias="schema")
-    """The format's version."""
+    schema_: Literal[1, 2] = Field(alias="schema")
+    """The format's version: 1, or 2 for a case with end-state rules."""
     id: Identifier
     title: str = Field(min_length=1)
     ticket: Ticket
@@ -392,7 +488,9 @@ class Case(Strict):
     repository: Repository
     environment: Environment
     hidden_tests: HiddenTests
-    side_effects: list[SideEffectRule] = Field(default_factory=list)
+    side_effects: list[Rule] = Field(default_factory=list)
+    """The rules the run's side effects are judged by: on its events (acts), or on the world
+    it leaves (end state, schema 2)."""
     budgets: Budgets = Field(default_factory=Budgets)
     tags: list[Tag] = Field(default_factory=list)
     gold: Gold
@@ -452,13 +550,31 @@ class Case(Strict):
 
     @field_validator("side_effects")
     @classmethod
-    def _unique_rule_ids(cls, rules: list[SideEffectRule]) -> list[SideEffectRule]:
+    def _unique_rule_ids(
+        cls, rules: list[SideEffectRule | EndStateRule]
+    ) -> list[SideEffectRule | EndStateRule]:
         seen: set[str] = set()
         for rule in rules:
             if rule.id in seen:
                 raise ValueError(f"rule id {rule.id!r} is used twice")
             seen.add(rule.id)
         return rules
+
+    @model_validator(mode="after")
+    def _end_state_needs_schema_2(self) -> Case:
+        for i, rule in enumerate(self.side_effects):
+            if isinstance(rule, EndStateRule) and self.schema_ == 1:
+                _raise_at(
+                    "Case",
+                    [
+                        (
+                            ("side_effects", i, "at_end"),
+                            "an end-state rule needs schema: 2 (the case says schema: 1)",
+                            rule.at_end,
+                        )
+                    ],
+                )
+        return self
 
     @field_validator("hidden_tests")
     @classmethod

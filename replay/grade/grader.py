@@ -171,7 +171,9 @@ def _grade_run(run: RunToGrade, box: GradingBox, prices: Pricing) -> Grade:
         if e.kind == "egress.denied" and any(r.matches(e.data) for r in run.own_egress)
     ]
     mine = {e.seq for e in own}
-    side = judge_side_effects(case.side_effects, [e for e in events if e.seq not in mine])
+    side = judge_side_effects(
+        case.side_effects, [e for e in events if e.seq not in mine], at_t=case.snapshot
+    )
     outcome, reason = classify(
         Evidence(
             infra_errors=infra,

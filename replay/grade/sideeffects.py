@@ -1,25 +1,35 @@
-"""Judging a run's side effects: count the events each rule matches, check the bounds."""
+"""Judging a run's side effects: count what each rule matches, check the bounds.
+
+A rule on events (:class:`~replay.base.case.SideEffectRule`) counts the events of the run's log
+that match it: acts. An end-state rule (:class:`~replay.base.case.EndStateRule`) counts the
+objects of the world the run leaves that match it: the world at T with every event applied
+(:mod:`replay.grade.endstate`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from replay.base.case import SideEffectRule
+from pydantic import Field
+
+from replay.base.case import EndStateRule, SideEffectRule
 from replay.base.eventkinds import SEMANTIC
 from replay.base.events import Event
 from replay.base.formats import Strict
+from replay.grade.endstate import EndState, WorldAtT, end_state, world_at_t
 
 
 class RuleResult(Strict):
-    """One side-effect rule of the case, held against the run's events."""
+    """One side-effect rule of the case, held against the run's events or the world it left."""
 
     rule: str
     """The rule's id."""
     description: str
     """What the rule asks, in the case's words."""
     count: int
-    """Events the rule matched."""
+    """Events (or, for an end-state rule, objects at the end) the rule matched."""
     at_least: int | None
     """The fewest matches the rule allows; None for no lower bound."""
     at_most: int | None
@@ -29,7 +39,12 @@ class RuleResult(Strict):
     forbidden: bool
     """The rule names something that must not happen (``at_most: 0``)."""
     matched: list[int]
-    """Sequence numbers of the matching events."""
+    """Sequence numbers of the matching events (empty for an end-state rule)."""
+    at_end: str | None = None
+    """For an end-state rule, the type of object it counted (``github.pull_request``); None
+    for a rule on events."""
+    objects: list[str] = Field(default_factory=list)
+    """For an end-state rule, the objects at the end it matched (``acme/semverkit#19``)."""
 
 
 @dataclass(frozen=True)
@@ -63,12 +78,40 @@ NOT_MUTATIONS = (
 
 
 def judge_side_effects(
-    rules: Sequence[SideEffectRule], events: Iterable[Event]
+    rules: Sequence[SideEffectRule | EndStateRule],
+    events: Iterable[Event],
+    at_t: WorldAtT | Path | None = None,
 ) -> SideEffectVerdict:
-    """Every rule held against ``events`` (the run's log, oldest first)."""
+    """Every rule held against ``events`` (the run's log, oldest first).
+
+    End-state rules are held against the world at T (``at_t``: its state, or the snapshot
+    directory to read it from; read only when the case has such a rule) with ``events``
+    applied. Without it, the world at the end holds only what the events made or changed.
+    """
     log = list(events)
     results = []
+    world: EndState | None = None
     for rule in rules:
+        if isinstance(rule, EndStateRule):
+            if world is None:
+                start = world_at_t(at_t) if isinstance(at_t, Path) else at_t
+                world = end_state(log, start)
+            found = [o for o in world.of(rule.at_end) if rule.matches(o)]
+            results.append(
+                RuleResult(
+                    rule=rule.id,
+                    description=rule.description,
+                    count=len(found),
+                    at_least=rule.at_least,
+                    at_most=rule.at_most,
+                    ok=rule.holds(len(found)),
+                    forbidden=rule.forbidden,
+                    matched=[],
+                    at_end=rule.at_end,
+                    objects=[rule.name_of(o) for o in found],
+                )
+            )
+            continue
         matched = [e.seq for e in log if rule.matches(e)]
         results.append(
             RuleResult(
