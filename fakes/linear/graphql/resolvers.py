@@ -13,7 +13,7 @@ from ariadne import MutationType, QueryType, make_executable_schema
 from ariadne.utils import convert_camel_case_to_snake
 from graphql import GraphQLObjectType, GraphQLSchema
 
-from fakes.linear.errors import EntityNotFound
+from fakes.linear.errors import EntityNotFound, InvalidInput
 from fakes.linear.graphql.connections import Connection
 from fakes.linear.graphql.context import Info, ctx
 from fakes.linear.graphql.render import comment_list, connect, org, types, user_list
@@ -173,6 +173,25 @@ def _updated(info: Info, id: str, input: dict[str, Any]) -> dict[str, Any]:
     c = ctx(info)
     issue = c.backend.update_issue(c.session, c.viewer, id, input)
     return {"success": True, "issue": issue, "last_sync_id": float(c.backend.sync(c.session))}
+
+
+BATCH_MAX = 50
+"""Linear's bound on ``issueBatchUpdate``'s ids ("Can't be more than 50 at a time")."""
+
+
+@mutation.field("issueBatchUpdate")
+def _issue_batch_update(
+    _: Any, info: Info, ids: list[str], input: dict[str, Any]
+) -> dict[str, Any]:
+    """``input`` applied to each issue of ``ids`` as ``issueUpdate`` applies it (the same
+    checks, history entry and ``linear.issue.updated`` event each), all or none: one refused
+    leaves every issue as it was."""
+    c = ctx(info)
+    if len(ids) > BATCH_MAX:
+        raise InvalidInput(f"Can't update more than {BATCH_MAX} issues at a time.")
+    with c.session.begin_nested():
+        issues = [c.backend.update_issue(c.session, c.viewer, i, input) for i in ids]
+    return {"success": True, "issues": issues, "last_sync_id": float(c.backend.sync(c.session))}
 
 
 @mutation.field("commentCreate")

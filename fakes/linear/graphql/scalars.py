@@ -1,8 +1,10 @@
-"""Linear's custom scalars: ``DateTime`` (ISO 8601, milliseconds, ``Z``) and
-``DateTimeOrDuration`` (a date, or a duration like ``-P2W`` counted back from now)."""
+"""Linear's custom scalars: ``DateTime`` (ISO 8601, milliseconds, ``Z``),
+``DateTimeOrDuration`` (a date, or a duration like ``-P2W`` counted back from now) and
+``UUID``."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,6 +36,16 @@ def _parse_date_or_duration(value: Any) -> str:
     return str(value)
 
 
+uuid_scalar = ScalarType("UUID")
+
+
+@uuid_scalar.value_parser
+def _parse_uuid(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"Could not coerce value {value!r} to UUID")
+    return str(uuid.UUID(value))  # ValueError for anything else: an identifier is not one
+
+
 def scalars() -> list[ScalarType]:
     """The bindables for every custom scalar of the SDL."""
-    return [datetime_scalar, date_or_duration]
+    return [datetime_scalar, date_or_duration, uuid_scalar]
