@@ -331,7 +331,7 @@ def case_data(spec: CaseSpec, at: datetime, base: str, default: str = "main") ->
         ref, mention = f"{spec.repo_name}#{number}", f"#{number}"
         pattern = f"#{number}\\b"
     return {
-        "schema": 1,
+        "schema": 2,
         "id": spec.id,
         "title": spec.ticket.title,
         "ticket": {"service": spec.ticket.service, "ref": ref},
@@ -348,11 +348,15 @@ def case_data(spec: CaseSpec, at: datetime, base: str, default: str = "main") ->
         },
         "side_effects": [
             {
+                # Open at the end, not only opened: one opened then closed is no fix to review.
                 "id": "pr-references-issue",
-                "description": f"A pull request is opened whose body references {mention}.",
-                "service": "github",
-                "kind": "github.pull_request.opened",
-                "where": [{"field": "data.body", "regex": pattern}],
+                "description": f"A pull request is open at the end whose body references "
+                f"{mention}.",
+                "at_end": "github.pull_request",
+                "where": [
+                    {"field": "state", "equals": "open"},
+                    {"field": "body", "regex": pattern},
+                ],
                 "at_least": 1,
             },
             *(
@@ -367,10 +371,12 @@ def case_data(spec: CaseSpec, at: datetime, base: str, default: str = "main") ->
                 for e in spec.effects
             ),
             {
+                # Whatever route moves it: a push, the contents API, a merge, the refs API.
                 "id": "no-push-to-" + (re.sub(r"[^a-z0-9._-]+", "-", default.lower()) or "main"),
-                "service": "git",
-                "kind": "git.push",
-                "where": [{"field": "data.ref", "equals": f"refs/heads/{default}"}],
+                "description": f"The default branch ({default}) never moves, by any route.",
+                "service": "github",
+                "kind": "github.branch.moved",
+                "where": [{"field": "data.default", "equals": True}],
                 "at_most": 0,
             },
             {

@@ -12,8 +12,10 @@ Checked per case, from its files and this machine alone (no network):
   pages) is in the blob store, and the snapshot's parts and shared git history still verify.
 - **the fakes still record what it needs**: every side-effect rule and gold effect names an
   event kind, service and field the event log still records (``replay/base/eventkinds.py``,
-  the vocabulary the fakes' recorders are checked against in ``tests/test_eventkinds.py``).
-  A case failing this cannot even be loaded: it is reported here, not raised.
+  the vocabulary the fakes' recorders are checked against in ``tests/test_eventkinds.py``),
+  and every end-state rule an object type and field the end state still holds
+  (``replay/base/endstate.py``). A case failing this cannot even be loaded: it is reported
+  here, not raised.
 
 Not checked: whether the fakes answer each API call as the real service does for this case
 (that is the contract tests' job, ``replay contract``), or whether an image not built by
@@ -28,6 +30,7 @@ from typing import Any
 
 from replay.base.blobs import BlobStore
 from replay.base.case import BASE_REPOSITORY, read_case
+from replay.base.endstate import object_field_problem, object_problem
 from replay.base.errors import InputError
 from replay.base.eventkinds import field_problem, kind_problem, kinds_matching, service_problem
 from replay.base.formats import parse_yaml, read_text
@@ -81,6 +84,9 @@ def _vocabulary_problems(raw: dict[str, Any]) -> list[str]:
         if not isinstance(items, list):
             continue
         for i, item in enumerate(items):
+            if isinstance(item, dict) and isinstance(item.get("at_end"), str):
+                found += _end_state_problems(f"{where}[{i}]", item)
+                continue
             if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
                 continue
             kind, service = item["kind"], item.get("service")
@@ -99,6 +105,21 @@ def _vocabulary_problems(raw: dict[str, Any]) -> list[str]:
             if problem:
                 found.append(f"{name}: the event log no longer records it: {problem}")
     return found
+
+
+def _end_state_problems(name: str, item: dict[str, Any]) -> list[str]:
+    """An end-state rule naming an object type or field the end state no longer holds."""
+    if "id" in item:
+        name += f" ({item['id']})"
+    problem = object_problem(item["at_end"])
+    if problem is None:
+        for j, cond in enumerate(item.get("where") or []):
+            if isinstance(cond, dict) and isinstance(cond.get("field"), str):
+                problem = object_field_problem(item["at_end"], cond["field"])
+                if problem:
+                    name += f" where[{j}]"
+                    break
+    return [f"{name}: the end state no longer holds it: {problem}"] if problem else []
 
 
 def _base_image_problems(reference: str) -> list[str]:

@@ -20,11 +20,12 @@ scripted person's reply (``*.human.replied``) is not a message here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from replay.base.endstate import OBJECTS
 from replay.base.events import Event
 from replay.base.formats import load_model
 from replay.base.manifest import MANIFEST, Manifest
@@ -186,6 +187,27 @@ def _thread(state: EndState, e: Event) -> dict[str, Any] | None:
     return None
 
 
+def _known(state: EndState, type_: str, key: Key, **known: Any) -> dict[str, Any]:
+    """The object ``key`` of ``type_``; one the fold never saw (it was not at T, or the state
+    at T was not given) is made from what the event says, every other field null."""
+    table = state.table(type_)
+    if key not in table:
+        blank: dict[str, Any] = {
+            f: [] if f in ("labels", "assignees") else None for f in OBJECTS[type_].fields
+        }
+        table[key] = blank | known
+    return table[key]
+
+
+def _thread_updated(type_: str) -> Callable[[EndState, Event], None]:
+    def apply(state: EndState, e: Event) -> None:
+        repo, number = e.data.get("repo"), e.data.get("number")
+        thread = _thread(state, e) or _known(state, type_, (repo, number), repo=repo, number=number)
+        _changes(thread, e)
+
+    return apply
+
+
 def _changes(obj: dict[str, Any] | None, e: Event) -> None:
     """Each ``changes.{field}.to`` onto the object's field of the same name (``base`` and
     ``state`` included); changes to fields the end state does not keep are left out."""
@@ -214,9 +236,9 @@ def _pull_opened(state: EndState, e: Event) -> None:
 
 
 def _pull_merged(state: EndState, e: Event) -> None:
-    pull = state.table("github.pull_request").get((e.data.get("repo"), e.data.get("number")))
-    if pull is not None:
-        pull["merged"], pull["state"] = True, "closed"
+    repo, number = e.data.get("repo"), e.data.get("number")
+    pull = _known(state, "github.pull_request", (repo, number), repo=repo, number=number)
+    pull["merged"], pull["state"] = True, "closed"
 
 
 def _issue_opened(state: EndState, e: Event) -> None:
@@ -290,9 +312,8 @@ def _ticket_created(state: EndState, e: Event) -> None:
 
 
 def _ticket_updated(state: EndState, e: Event) -> None:
-    ticket = state.table("linear.issue").get((e.data.get("identifier"),))
-    if ticket is None:
-        return
+    identifier = e.data.get("identifier")
+    ticket = _known(state, "linear.issue", (identifier,), identifier=identifier)
     _changes(ticket, e)
     if e.data.get("to_state") is not None:
         ticket["state"] = e.data["to_state"]
@@ -322,10 +343,10 @@ def _message_deleted(state: EndState, e: Event) -> None:
 
 _APPLY = {
     "github.pull_request.opened": _pull_opened,
-    "github.pull_request.updated": lambda s, e: _changes(_thread(s, e), e),
+    "github.pull_request.updated": _thread_updated("github.pull_request"),
     "github.pull_request.merged": _pull_merged,
     "github.issue.opened": _issue_opened,
-    "github.issue.updated": lambda s, e: _changes(_thread(s, e), e),
+    "github.issue.updated": _thread_updated("github.issue"),
     "github.label.added": _label_added,
     "github.label.removed": _label_removed,
     "github.label.updated": _label_renamed,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from replay.base import gitrepo
-from replay.base.case import load_case
+from replay.base.case import SideEffectRule, load_case
 from replay.base.errors import InputError
 from replay.casebuild.casedir import default_branch
 from replay.casebuild.swebench import import_instances, load_instances
@@ -126,8 +126,9 @@ def test_the_default_branch_comes_from_the_repository(tmp_path: Path) -> None:
     assert snapshot.manifest.repositories[0].default_branch == "master"
     assert [r.default_branch for r in snapshot.github.repos] == ["master"]
     assert gitrepo.bundle_heads(snapshot.bundle("acme/shapes")) == {"refs/heads/master": base}
-    (push,) = [r for r in case.side_effects if r.kind == "git.push"]
-    assert push.id == "no-push-to-master" and push.where[0].equals == "refs/heads/master"
+    (push,) = [r for r in case.side_effects if r.id == "no-push-to-master"]
+    assert isinstance(push, SideEffectRule) and push.kind == "github.branch.moved"
+    assert (push.where[0].field, push.where[0].equals) == ("data.default", True)
     assert case.gold.side_effects[0].data["base_ref"] == "master"
     assert audit(snapshot, case) == []
     # The gold run opens its pull request against master, and passes.

@@ -61,6 +61,20 @@ def test_a_rule_naming_an_unknown_event_kind_is_stale_not_an_error(tmp_path: Pat
     assert "github.pull_request.teleported" in reason
 
 
+def _unknown_end_field(text: str) -> str:
+    assert "{field: body, regex:" in text
+    return text.replace("{field: body, regex:", "{field: description, regex:")
+
+
+def test_an_end_state_rule_naming_a_field_the_end_lacks_is_stale_not_an_error(
+    tmp_path: Path,
+) -> None:
+    found = check_case(copy_case(tmp_path / "cases", edit=_unknown_end_field))
+    (reason,) = found.reasons
+    assert reason.startswith("side_effects[0] (pr-references-issue) where[1]:")
+    assert "the end state no longer holds it: 'description' is not a field" in reason
+
+
 def test_a_package_file_missing_from_the_blob_store_is_stale(tmp_path: Path) -> None:
     blobs = _blobs_without(tmp_path, PYGMENTS["sha256"])
     found = check_case(copy_case(tmp_path / "cases"), blobs)
