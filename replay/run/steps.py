@@ -230,6 +230,11 @@ class Builder:
 
     # -------------------------------------------------------------- lookups
 
+    @property
+    def default_branch(self) -> str:
+        """The repository's default branch, as the snapshot has it."""
+        return self._default_branch()
+
     def _gold_data(self, kind: str) -> dict[str, Any]:
         return next((e.data for e in self.case.gold.side_effects if e.kind == kind), {})
 
