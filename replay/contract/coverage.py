@@ -100,6 +100,8 @@ EVENT_OPERATIONS: dict[str, tuple[str, str]] = {
     "github.pull_request_review.submitted": ("github", "POST /repos/{}/{}/pulls/{}/reviews"),
     "github.review_comment.created": ("github", "POST /repos/{}/{}/pulls/{}/comments"),
     "github.contents.updated": ("github", "PUT /repos/{}/{}/contents/{}"),
+    "github.contents.deleted": ("github", "DELETE /repos/{}/{}/contents/{}"),
+    "github.commit.created": ("github", "graphql mutation createCommitOnBranch"),
     "github.label.added": ("github", "POST /repos/{}/{}/issues/{}/labels"),
     "github.label.removed": ("github", "DELETE /repos/{}/{}/issues/{}/labels/{}"),
     "github.label.created": ("github", "POST /repos/{}/{}/labels"),
@@ -119,7 +121,8 @@ EVENT_OPERATIONS: dict[str, tuple[str, str]] = {
 }
 """An agent run's event kinds (fakes/README.md) -> the operation that makes them. Events are
 mutations only, and say nothing of the route: a GitHub write is counted under its REST
-endpoint even when the agent went through GraphQL (``gh pr create``)."""
+endpoint even when the agent went through GraphQL (``gh pr create``). Semantic kinds
+(``github.branch.moved``...) restate another event's change and are not counted."""
 
 
 def event_calls(paths: list[Path]) -> Counter[tuple[str, str]]:
