@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import ClassVar, Literal, TypeVar
 
 from replay.base.errors import ReplayError
+from replay.runtime.bounded import CopyReport
 
 RUN_LABEL = "replay.run"
 """The run a resource belongs to."""
@@ -145,17 +146,30 @@ class ExecResult:
     exit_code: int | None
     """``None`` when the command never finished (its container was stopped)."""
     stdout: bytes
+    """Its standard output as kept (at most the cap, see :attr:`stdout_cut`); empty when it
+    was streamed to a file (``exec(stdout_file=...)``)."""
     stderr: bytes
+    """Its standard error, the same way."""
     duration: float
     """Seconds from start to end."""
     timed_out: bool = False
     """The exec's own timeout expired and the command was killed."""
     limit: LimitName | None = None
     """The container limit the run hit, if any; the container was stopped."""
+    stdout_cut: int = 0
+    """Bytes of standard output cut out of its middle at the cap (a marker stands there);
+    0 when all of it was kept."""
+    stderr_cut: int = 0
+    """The same for standard error."""
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out and self.limit is None
+
+    @property
+    def cut(self) -> int:
+        """Bytes of output cut at the caps, both streams together."""
+        return self.stdout_cut + self.stderr_cut
 
     @property
     def out(self) -> str:
@@ -250,12 +264,21 @@ class Container(ABC):
         timeout: float | None = None,
         user: str | None = None,
         stdin: bytes | None = None,
+        cap: int | None = None,
+        stdout_file: Path | None = None,
+        stderr_file: Path | None = None,
     ) -> ExecResult:
         """Run a command as ``user`` (``uid:gid`` or a name; the image's user when ``None``);
         capture its output. Stops the container if it hits a limit (but ``disk``/``inodes``,
         which its writers see as ENOSPC). ``stdin``, when given, is the command's standard
         input, then end of file (no input at all when ``None``): a file handed in with the
-        command costs no copy of its own."""
+        command costs no copy of its own.
+
+        Of each output stream at most ``cap`` bytes are kept (the runtime's
+        :attr:`~replay.runtime.bounded.Caps.exec_output` when ``None``): its head and its tail
+        with a marker between, the cut counted in the result. ``stdout_file``/``stderr_file``
+        stream that output to a host file instead of memory (the result's bytes are then
+        empty)."""
 
     @abstractmethod
     def copy_in(
@@ -272,8 +295,16 @@ class Container(ABC):
         copied; the host's are kept when ``None``."""
 
     @abstractmethod
-    def copy_out(self, source: str, dest: Path) -> None:
-        """Copy a path of the container into the host directory ``dest``."""
+    def copy_out(
+        self, source: str, dest: Path, *, cap: int | None = None, file_only: bool = False
+    ) -> CopyReport:
+        """Copy a path of the container into the host directory ``dest``, within bounds
+        (:func:`replay.runtime.bounded.extract`): only regular files and directories are made,
+        at most ``cap`` bytes written (the runtime's ``Caps.copy`` when ``None``), each file cut
+        past it with a marker; links, devices and FIFOs are skipped, never followed. With
+        ``file_only``, nothing is written unless ``source`` is a regular file. A path that does
+        not exist, or a container that cannot be read, raises :class:`SandboxError`; what
+        the stream holds never does (see the report)."""
 
     @abstractmethod
     def logs(self) -> bytes:

@@ -32,6 +32,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ from docker.errors import (  # type: ignore[import-untyped]
 from docker.models.containers import (  # type: ignore[import-untyped]
     Container as SdkContainer,
 )
-from docker.utils.socket import STDERR, frames_iter  # type: ignore[import-untyped]
+from requests.exceptions import RequestException
 
 from replay.runtime import rundir
 from replay.runtime.base import (
@@ -66,6 +67,7 @@ from replay.runtime.base import (
     run_labels,
     run_root,
 )
+from replay.runtime.bounded import STDERR, STDOUT, Caps, CopyReport, Kept, demux, extract
 
 # What root inside still needs to install packages and own files; NET_RAW (raw sockets),
 # MKNOD, SYS_CHROOT, NET_BIND_SERVICE and the rest of Docker's default set are dropped.
@@ -86,9 +88,16 @@ def _client() -> docker.DockerClient:
 class DockerRuntime(Runtime):
     """Containers on the local Docker engine."""
 
-    def __init__(self, client: docker.DockerClient | None = None, owner: Owner | None = None):
+    def __init__(
+        self,
+        client: docker.DockerClient | None = None,
+        owner: Owner | None = None,
+        caps: Caps | None = None,
+    ):
         self.client = client or _client()
         self.owner = owner or Owner.current()
+        self.caps = caps or Caps.from_env()
+        """How much of what its containers send back is kept (``REPLAY_CAP_*``)."""
 
     def create(self, spec: ContainerSpec, run_id: str) -> DockerContainer:
         limits = spec.limits
@@ -156,7 +165,9 @@ class DockerRuntime(Runtime):
             scratch.remove()
             raise failure
         assert sdk is not None
-        return DockerContainer(self.client, sdk, run_id, spec.limits.wall_time, scratch)
+        return DockerContainer(
+            self.client, sdk, run_id, spec.limits.wall_time, scratch, caps=self.caps
+        )
 
     def image_id(self, reference: str) -> str | None:
         try:
@@ -411,8 +422,10 @@ class DockerContainer(Container):
         run_id: str,
         wall: float | None,
         scratch: _Scratches | None = None,
+        caps: Caps | None = None,
     ) -> None:
         self.client = client
+        self.caps = caps or Caps.from_env()
         self.sdk = sdk
         self.id = str(sdk.id)
         self.run_id = run_id
@@ -439,6 +452,38 @@ class DockerContainer(Container):
         timeout: float | None = None,
         user: str | None = None,
         stdin: bytes | None = None,
+        cap: int | None = None,
+        stdout_file: Path | None = None,
+        stderr_file: Path | None = None,
+    ) -> ExecResult:
+        with contextlib.ExitStack() as files:
+            keep = self.caps.exec_output if cap is None else cap
+            out, err = (
+                Kept(keep, None if path is None else files.enter_context(path.open("wb")))
+                for path in (stdout_file, stderr_file)
+            )
+            result = self._exec(command, env, workdir, timeout, user, stdin, out, err)
+            # Written (a file) or held (memory) as kept: the marker and tail go in at the end.
+            out.close()
+            err.close()
+        return replace(
+            result,
+            stdout=b"" if stdout_file is not None else out.value(),
+            stderr=b"" if stderr_file is not None else err.value(),
+            stdout_cut=out.cut,
+            stderr_cut=err.cut,
+        )
+
+    def _exec(
+        self,
+        command: Sequence[str],
+        env: Mapping[str, str] | None,
+        workdir: str | None,
+        timeout: float | None,
+        user: str | None,
+        stdin: bytes | None,
+        out: Kept,
+        err: Kept,
     ) -> ExecResult:
         cmd = list(command)
         if timeout is not None:
@@ -461,7 +506,6 @@ class DockerContainer(Container):
             sock = api.exec_start(eid, socket=True)
         except APIError as exc:
             raise SandboxError(f"docker exec failed in {self.id[:12]}: {exc}") from exc
-        out, err = bytearray(), bytearray()
         reader = threading.Thread(target=_drain, args=(sock, out, err), daemon=True)
         reader.start()
         if stdin is not None:
@@ -480,6 +524,11 @@ class DockerContainer(Container):
                 self.stop(timeout=0)
                 reader.join(10)
                 break
+        if reader.is_alive():
+            # The stream outlived its command and the container's stop: end it here, so
+            # nothing writes to what is kept once it is closed.
+            _close_sock(sock)
+            reader.join(10)
         duration = time.monotonic() - start
         code = _exit_code(api, eid)
         self._disk()
@@ -489,7 +538,7 @@ class DockerContainer(Container):
                 self.stop(timeout=0)
         timed_out = timeout is not None and code in (124, 137) and duration >= timeout
         limit = self._limit or self._filled
-        return ExecResult(code, bytes(out), bytes(err), duration, timed_out, limit)
+        return ExecResult(code, b"", b"", duration, timed_out, limit)
 
     def _disk(self) -> None:
         """Remember the first time a bounded volume was seen full (it never stops the run)."""
@@ -575,20 +624,31 @@ class DockerContainer(Container):
         except APIError as exc:
             raise SandboxError(f"could not copy {source} into {dest}: {exc}") from exc
 
-    def copy_out(self, source: str, dest: Path) -> None:
+    def copy_out(
+        self, source: str, dest: Path, *, cap: int | None = None, file_only: bool = False
+    ) -> CopyReport:
+        # The engine's archive endpoint, read as it streams (docker-py's get_archive hands
+        # out a generator whose response nobody can close when a copy stops early).
+        api = self.client.api
         try:
-            chunks, _ = self.sdk.get_archive(source)
-        except (APIError, NotFound) as exc:
+            response = api._get(
+                api._url("/containers/{0}/archive", self.id),
+                params={"path": source},
+                stream=True,
+                headers={"Accept-Encoding": "identity"},
+            )
+        except (DockerException, RequestException) as exc:
             raise SandboxError(f"could not copy {source} out of {self.id[:12]}: {exc}") from exc
-        buf = io.BytesIO(b"".join(chunks))
-        dest.mkdir(parents=True, exist_ok=True)
-        # "data": what comes out was written by the agent; no link may point outside ``dest``,
-        # no device, no setuid bit, and nothing owned by anyone but the runner.
         try:
-            with tarfile.open(fileobj=buf) as tar:
-                tar.extractall(dest, filter="data")
-        except tarfile.TarError as exc:
-            raise SandboxError(f"refused to copy {source} out of {self.id[:12]}: {exc}") from exc
+            try:
+                api._raise_for_status(response)
+            except (APIError, NotFound) as exc:
+                raise SandboxError(f"could not copy {source} out of {self.id[:12]}: {exc}") from exc
+            # What comes out was written by the agent: only regular files and directories,
+            # inside ``dest``, owned by the runner, within the caps (replay.runtime.bounded).
+            return extract(response.raw, dest, self.caps, file_only=file_only, cap=cap)
+        finally:
+            response.close()
 
     def logs(self) -> bytes:
         try:
@@ -603,13 +663,15 @@ class DockerContainer(Container):
             stream = self.client.api.logs(self.id, stream=True, follow=True)
         except (APIError, NotFound):
             return False
-        seen = bytearray()
+        seen = b""
         found = threading.Event()
 
         def follow() -> None:
+            nonlocal seen
             try:
                 for chunk in stream:
-                    seen.extend(chunk)
+                    # Only what a marker split between two chunks needs is kept.
+                    seen = seen[-len(marker) :] + bytes(chunk)
                     if marker in seen:
                         found.set()
                         return
@@ -688,18 +750,22 @@ def _at_once(*steps: Callable[[], object]) -> None:
         raise failures[0]
 
 
-def _drain(sock: Any, out: bytearray, err: bytearray) -> None:
-    """Read an exec's multiplexed frames (1: stdout, 2: stderr) until it ends; close it."""
+def _drain(sock: Any, out: Kept, err: Kept) -> None:
+    """Read an exec's multiplexed frames (1: stdout, 2: stderr) until it ends, each into
+    what is kept of its stream (bounded); close it."""
     try:
-        for stream, data in frames_iter(sock, tty=False):
-            (err if stream == STDERR else out).extend(data)
+        demux(sock, {STDOUT: out, STDERR: err})
     except (OSError, ValueError):
         pass  # the container was stopped under the stream
     finally:
-        for part in (getattr(sock, "_response", None), sock, getattr(sock, "_sock", None)):
-            if part is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    part.close()
+        _close_sock(sock)
+
+
+def _close_sock(sock: Any) -> None:
+    for part in (getattr(sock, "_response", None), sock, getattr(sock, "_sock", None)):
+        if part is not None:
+            with contextlib.suppress(OSError, ValueError):
+                part.close()
 
 
 def _feed(sock: Any, data: bytes) -> None:

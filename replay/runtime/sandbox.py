@@ -234,9 +234,13 @@ class Sandbox:
         workdir: str | None = None,
         timeout: float | None = None,
         user: str | None = None,
+        cap: int | None = None,
+        stdout_file: Path | None = None,
+        stderr_file: Path | None = None,
     ) -> ExecResult:
         """Run ``command`` as ``user`` (the sandbox's :attr:`SandboxConfig.user` by default;
-        :data:`ROOT` for the runner's own steps) with the sandbox's environment."""
+        :data:`ROOT` for the runner's own steps) with the sandbox's environment. ``cap``,
+        ``stdout_file`` and ``stderr_file`` bound its output as :meth:`Container.exec`'s do."""
         if self.container is None:
             raise SandboxError("the sandbox is not started")
         user = user or self.config.user
@@ -245,7 +249,16 @@ class Sandbox:
             # Not the agent's $HOME: root must not read config the agent wrote there.
             home = {"HOME": "/root"}
         merged = {**home, **self.env, **(env or {})}
-        return self.container.exec(command, env=merged, workdir=workdir, timeout=timeout, user=user)
+        return self.container.exec(
+            command,
+            env=merged,
+            workdir=workdir,
+            timeout=timeout,
+            user=user,
+            cap=cap,
+            stdout_file=stdout_file,
+            stderr_file=stderr_file,
+        )
 
     def sh(self, script: str, **kw: Any) -> ExecResult:
         """Run a shell script (``sh -c``)."""
