@@ -56,7 +56,7 @@ def _stream(tmp_path: Path) -> Path:
 
 
 def test_the_event_directory_becomes_the_uniform_turns() -> None:
-    entries = to_uniform(EVENTS)
+    entries = list(to_uniform(EVENTS))
     assert [e["role"] for e in entries] == [
         "system",
         "user",
@@ -81,7 +81,7 @@ def test_the_event_directory_becomes_the_uniform_turns() -> None:
 
 
 def test_the_json_stream_reads_the_same_skipping_what_is_not_an_event(tmp_path: Path) -> None:
-    assert to_uniform(_stream(tmp_path)) == to_uniform(EVENTS)
+    assert list(to_uniform(_stream(tmp_path))) == list(to_uniform(EVENTS))
 
 
 def test_refused_calls_and_unreadable_arguments_are_kept(tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_refused_calls_and_unreadable_arguments_are_kept(tmp_path: Path) -> None
     ]
     path = tmp_path / "events.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    assert to_uniform(path) == [
+    assert list(to_uniform(path)) == [
         {
             "role": "assistant",
             "text": "Run it.",

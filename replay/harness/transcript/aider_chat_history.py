@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from replay.harness.transcript import read_document
+
 SHELLS = (
     "bash",
     "sh",
@@ -66,7 +68,7 @@ def to_uniform(path: Path) -> list[dict[str, Any]]:
         kind, lines = None, []
 
     previous_blank = True
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for raw in read_document(path).splitlines():
         line = raw.rstrip()
         blank = not line
         if (session := _SESSION.match(line)) is not None:

@@ -9,9 +9,11 @@ usage. A line that is not a JSON object (a harness killed mid-write) is skipped.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from replay.harness.transcript import json_lines
 
 
 def _text(content: Any) -> str:
@@ -36,21 +38,19 @@ def _init(event: dict[str, Any]) -> str:
     )
 
 
-def to_uniform(path: Path) -> list[dict[str, Any]]:
-    """The entries of a stream-json transcript, oldest first."""
-    out: list[dict[str, Any]] = []
+def to_uniform(path: Path) -> Iterator[dict[str, Any]]:
+    """The entries of a stream-json transcript, oldest first, as they are read (an assistant
+    turn is handed out once the next event shows it complete)."""
+    last: dict[str, Any] | None = None  # the entry not handed out yet (it may grow)
     last_id: str | None = None
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
+    for event in json_lines(path):
         if not isinstance(event, dict):
             continue
         kind = event.get("type")
         message = event.get("message")
+        entries: list[dict[str, Any]] = []
         if kind == "system" and event.get("subtype") == "init":
-            out.append({"role": "system", "text": _init(event), "tool_calls": []})
+            entries.append({"role": "system", "text": _init(event), "tool_calls": []})
             last_id = None
         elif kind == "assistant" and isinstance(message, dict):
             content = message.get("content")
@@ -64,32 +64,41 @@ def to_uniform(path: Path) -> list[dict[str, Any]]:
                 if b.get("type") == "tool_use"
             ]
             msg_id = message.get("id")
-            if msg_id is not None and msg_id == last_id and out and out[-1]["role"] == "assistant":
+            if (
+                msg_id is not None
+                and msg_id == last_id
+                and last is not None
+                and last["role"] == "assistant"
+            ):
                 # The same message, streamed one block at a time: one turn.
-                prev = out[-1]
-                prev["text"] = "\n".join(t for t in (prev["text"], text) if t)
-                prev["tool_calls"].extend(calls)
+                last["text"] = "\n".join(t for t in (last["text"], text) if t)
+                last["tool_calls"].extend(calls)
             else:
-                out.append({"role": "assistant", "text": text, "tool_calls": calls})
+                entries.append({"role": "assistant", "text": text, "tool_calls": calls})
             last_id = msg_id if isinstance(msg_id, str) else None
         elif kind == "user" and isinstance(message, dict):
             content = message.get("content")
             if isinstance(content, str):
-                out.append({"role": "user", "text": content, "tool_calls": []})
+                entries.append({"role": "user", "text": content, "tool_calls": []})
             elif isinstance(content, list):
                 for block in content:
                     if not isinstance(block, dict):
                         continue
                     if block.get("type") == "tool_result":
                         text = _text(block.get("content"))
-                        out.append({"role": "tool", "text": text, "tool_calls": []})
+                        entries.append({"role": "tool", "text": text, "tool_calls": []})
                     elif block.get("type") == "text":
-                        out.append({"role": "user", "text": _text([block]), "tool_calls": []})
+                        entries.append({"role": "user", "text": _text([block]), "tool_calls": []})
             last_id = None
         elif kind == "result" and event.get("subtype") != "success":
             # How a run that did not finish ended (a turn limit, an API error).
             why = event.get("result") or event.get("errors") or ""
             text = f"{event.get('subtype', 'error')}: {why}".rstrip(": ")
-            out.append({"role": "system", "text": text, "tool_calls": []})
+            entries.append({"role": "system", "text": text, "tool_calls": []})
             last_id = None
-    return out
+        for entry in entries:
+            if last is not None:
+                yield last
+            last = entry
+    if last is not None:
+        yield last

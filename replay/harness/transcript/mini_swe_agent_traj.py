@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from replay.harness.transcript import openai_tool_calls
+from replay.harness.transcript import openai_tool_calls, read_document
 
 
 def _text(content: Any) -> str:
@@ -25,9 +25,10 @@ def _text(content: Any) -> str:
 
 
 def to_uniform(path: Path) -> list[dict[str, Any]]:
-    """The entries of a mini-swe-agent trajectory; an empty or unreadable file has none."""
+    """The entries of a mini-swe-agent trajectory; an empty file, or one that is not JSON, has
+    none (one too large to read whole is a ``TranscriptError``)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        document = json.loads(read_document(path))
     except ValueError:
         return []
     messages = document.get("messages") if isinstance(document, dict) else None

@@ -19,8 +19,11 @@ Other kinds (state updates, condensations, pauses) are bookkeeping and left out.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from replay.harness.transcript import json_lines, read_document
 
 _ROLES = ("system", "user", "assistant", "tool")
 
@@ -56,20 +59,26 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return {}
 
 
-def _events(path: Path) -> list[dict[str, Any]]:
-    if path.is_dir():
-        texts = [p.read_text(encoding="utf-8") for p in sorted(path.glob("event-*.json"))]
+def _events(path: Path) -> Iterator[dict[str, Any]]:
+    if path.is_dir() and not path.is_symlink():
+        # One document per event; a link, or anything but a regular file, is not read.
+        values: Iterable[Any] = (
+            _json(read_document(p))
+            for p in sorted(path.glob("event-*.json"))
+            if p.is_file() and not p.is_symlink()
+        )
     else:
-        texts = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    out = []
-    for text in texts:
-        try:
-            event = json.loads(text)
-        except ValueError:
-            continue
+        values = json_lines(path)
+    for event in values:
         if isinstance(event, dict) and isinstance(event.get("kind"), str):
-            out.append(event)
-    return out
+            yield event
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _entry(event: dict[str, Any]) -> dict[str, Any] | None:
@@ -105,11 +114,10 @@ def _entry(event: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def to_uniform(path: Path) -> list[dict[str, Any]]:
-    """The entries of an OpenHands event stream (a JSONL file or an ``events`` directory)."""
-    out = []
+def to_uniform(path: Path) -> Iterator[dict[str, Any]]:
+    """The entries of an OpenHands event stream (a JSONL file or an ``events`` directory),
+    as they are read."""
     for event in _events(path):
         entry = _entry(event)
         if entry is not None:
-            out.append(entry)
-    return out
+            yield entry

@@ -9,41 +9,32 @@ JSON lines, each with a ``kind``: ``start`` (the model, the API base and the tas
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from replay.harness.transcript import openai_tool_calls
+from replay.harness.transcript import json_lines, openai_tool_calls
 
 
-def to_uniform(path: Path) -> list[dict[str, Any]]:
-    """The entries of the reference harness's transcript, oldest first."""
-    out: list[dict[str, Any]] = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
+def to_uniform(path: Path) -> Iterator[dict[str, Any]]:
+    """The entries of the reference harness's transcript, oldest first, as they are read."""
+    for record in json_lines(path):
         if not isinstance(record, dict):
             continue
         kind = record.get("kind")
         if kind == "start":
             text = f"reference harness, model {record.get('model')} at {record.get('base')}"
-            out.append({"role": "system", "text": text, "tool_calls": []})
-            out.append({"role": "user", "text": str(record.get("task", "")), "tool_calls": []})
+            yield {"role": "system", "text": text, "tool_calls": []}
+            yield {"role": "user", "text": str(record.get("task", "")), "tool_calls": []}
         elif kind == "assistant" and isinstance(record.get("message"), dict):
             message = record["message"]
             text = message.get("content") if isinstance(message.get("content"), str) else ""
-            out.append(
-                {"role": "assistant", "text": text, "tool_calls": openai_tool_calls(message)}
-            )
+            yield {"role": "assistant", "text": text, "tool_calls": openai_tool_calls(message)}
         elif kind == "tool":
-            out.append({"role": "tool", "text": str(record.get("output", "")), "tool_calls": []})
+            yield {"role": "tool", "text": str(record.get("output", "")), "tool_calls": []}
         elif kind in ("model_error", "protocol_error"):
             detail = {k: v for k, v in record.items() if k not in ("t", "kind")}
-            out.append(
-                {"role": "system", "text": f"{kind}: {json.dumps(detail)}", "tool_calls": []}
-            )
+            yield {"role": "system", "text": f"{kind}: {json.dumps(detail)}", "tool_calls": []}
         elif kind == "stop" and record.get("reason") != "final":
             text = f"stopped: {record.get('reason')}: {record.get('detail', '')}".rstrip(": ")
-            out.append({"role": "system", "text": text, "tool_calls": []})
-    return out
+            yield {"role": "system", "text": text, "tool_calls": []}
