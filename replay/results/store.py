@@ -67,13 +67,18 @@ class Store:
             s.add(run)
         return run
 
-    def record_grade(self, grade: GradeRow, outcome: Outcome) -> None:
+    def record_grade(self, grade: GradeRow, outcome: Outcome, *, replace: bool = False) -> None:
+        """Record a run's grade and outcome; with ``replace``, over a grade it already has
+        (a run that crashed the runner after it was graded: its crash is what counts)."""
         with self.session() as s:
             run = s.get(RunRow, grade.run_id)
             if run is None:
                 raise StoreError(f"no run {grade.run_id!r} to grade")
             run.outcome = Outcome(outcome).value
-            s.add(grade)
+            if replace:
+                s.merge(grade)
+            else:
+                s.add(grade)
 
     def finish_run(
         self,

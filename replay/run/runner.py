@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -39,10 +40,12 @@ from replay.images.audit import image_leaks_cached
 from replay.images.base import ensure_case_base_image
 from replay.images.env import EnvImage, build_env_image, cached_env_image
 from replay.results import GradeRow, RunRow, Store
+from replay.run.crash import CRASH_FILE, crash_grade, write_cuts
 from replay.run.prices import PriceTable, load_prices
 from replay.run.task import render_task
 from replay.runtime import get_runtime
 from replay.runtime.base import Limits, Mount, Owner, Runtime
+from replay.runtime.bounded import Caps
 from replay.runtime.sandbox import (
     AGENT_GID,
     AGENT_UID,
@@ -92,6 +95,9 @@ class RunOptions:
     """The ``replay compare`` candidate the runs are made for (stored with each run)."""
     first_attempt: int = 1
     """The attempt number of the first run (a comparison resuming its runs continues it)."""
+    caps: Caps = field(default_factory=Caps.from_env)
+    """How much of what the sandbox sends back is kept (the harness's output, its transcript,
+    the diff); ``REPLAY_CAP_*`` in the environment by default."""
 
     @property
     def model_label(self) -> str:
@@ -108,6 +114,8 @@ class RunResult:
     reason: str
     run_dir: Path
     grade: Grade
+    crashed: str | None = None
+    """The runner's traceback when the run crashed it (recorded as ``infra_fail``)."""
 
 
 # ----------------------------------------------------------------------------- many runs
@@ -343,14 +351,40 @@ def run_once(
     ``ahead``: this run's sandbox, started while the previous run was graded (its run id and
     directory are this run's). With ``more``, another run follows: its sandbox is started
     while this one is graded, and returned beside the result.
-    """
 
-    case, spec, env, options = ctx.case.case, ctx.spec, ctx.env, ctx.options
+    Whatever the run raises (a bug, a store that failed, input no reader expected) ends this
+    run only: it is recorded as ``infra_fail`` with its error (:func:`_crashed`) and returned
+    like any other run, so the runs after it go on.
+    """
+    case, options = ctx.case.case, ctx.options
     if ahead is not None:
         run_id, run_dir = ahead.run_id, ahead.run_dir
     else:
         run_id = uuid.uuid4().hex
-        run_dir = _new_run_dir(options, case, run_id)
+        run_dir = (options.out / case.id / run_id).resolve()
+    clock = time.monotonic()
+    following: list[_Ahead] = []
+    try:
+        if ahead is None:
+            run_dir.mkdir(parents=True)
+        result = _run_once(ctx, run_id, run_dir, clock, ahead, following, more)
+    except Exception as exc:
+        for upcoming in following:
+            upcoming.discard()
+        return _crashed(ctx, run_id, run_dir, clock, exc), None
+    return result, following[0] if following else None
+
+
+def _run_once(
+    ctx: RunContext,
+    run_id: str,
+    run_dir: Path,
+    clock: float,
+    ahead: _Ahead | None,
+    following: list[_Ahead],
+    more: bool,
+) -> RunResult:
+    case, spec, env, options = ctx.case.case, ctx.spec, ctx.env, ctx.options
     model = options.model_label
     started = datetime.now(UTC)
     ctx.store.add_run(
@@ -368,19 +402,18 @@ def run_once(
             owner=_owner(),
         )
     )
-    clock = time.monotonic()
     # The grading container is made and readied while the world resets and the harness runs
     # (nothing of the agent's goes in before its diff; the agent cannot reach it).
     grading = GradingBox(ctx.runtime, env.id, case, f"{run_id}-grade").prepare_in_background()
-    following: list[_Ahead] = []
     removals: list[threading.Thread] = []
     try:
-        result = _run_and_grade(
+        return _run_and_grade(
             ctx, run_id, run_dir, clock, grading, ahead, following, more, removals
         )
     except BaseException:
         for upcoming in following:
             upcoming.discard()
+        following.clear()
         raise
     finally:
         if ahead is not None:
@@ -388,7 +421,95 @@ def run_once(
         grading.close()
         for removal in removals:
             removal.join()
-    return result, following[0] if following else None
+
+
+def _crashed(
+    ctx: RunContext, run_id: str, run_dir: Path, clock: float, exc: Exception
+) -> RunResult:
+    """Record a run that crashed the runner as ``infra_fail`` with its error: ``crash.txt``
+    (the traceback), ``grade.json`` and the results store's rows, each as far as it can be
+    written (a failure to write one is added to ``crash.txt``, never raised)."""
+    case, spec, options = ctx.case.case, ctx.spec, ctx.options
+    trace = "".join(traceback.format_exception(exc))
+    problems: list[str] = []
+    events: list[Event] = []
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        events = _events(run_dir)
+    except Exception as more:  # the log itself may be what broke
+        problems.append(f"reading the event log: {type(more).__name__}: {more}")
+    grade = crash_grade(
+        run_id=run_id,
+        case_id=case.id,
+        attempt=ctx.attempt,
+        harness=spec.name,
+        model=options.model_label,
+        image=ctx.env.id,
+        harness_image=ctx.harness.id if ctx.harness else None,
+        error=f"{type(exc).__name__}: {exc}",
+        events=events,
+        seconds=time.monotonic() - clock,
+        prices=ctx.prices,
+    )
+    try:
+        (run_dir / "grade.json").write_text(grade.to_json())
+    except OSError as more:
+        problems.append(f"writing grade.json: {more}")
+    try:
+        _record_crash(ctx, run_id, run_dir, grade)
+    except Exception as more:
+        problems.append(f"recording it in the results store: {type(more).__name__}: {more}")
+    try:
+        text = trace + "".join(f"\nand then, {p}" for p in problems)
+        (run_dir / CRASH_FILE).write_text(text, encoding="utf-8", errors="backslashreplace")
+    except OSError:
+        pass  # nowhere left to write: the result below still carries it
+    return RunResult(
+        run_id, case.id, ctx.attempt, grade.outcome, grade.reason, run_dir, grade, crashed=trace
+    )
+
+
+def _record_crash(ctx: RunContext, run_id: str, run_dir: Path, grade: Grade) -> None:
+    """The crashed run's rows: its run (made if it never was), its grade (replacing one the
+    run recorded before it crashed) and its end."""
+    store, case = ctx.store, ctx.case.case
+    with store.session() as s:
+        known = s.get(RunRow, run_id) is not None
+    if not known:
+        store.add_run(
+            RunRow(
+                id=run_id,
+                case_id=case.id,
+                case_digest=case_digest(ctx.case),
+                harness=ctx.spec.name,
+                candidate=ctx.options.candidate,
+                model=ctx.options.model_label,
+                attempt=ctx.attempt,
+                started_at=datetime.now(UTC),
+                run_dir=str(run_dir),
+                image_digest=ctx.env.id,
+                owner=_owner(),
+            )
+        )
+    hidden = case.hidden_tests
+    store.record_grade(
+        GradeRow.from_grade(
+            grade,
+            fail_to_pass_total=len(hidden.fail_to_pass),
+            pass_to_pass_total=len(hidden.pass_to_pass),
+        ),
+        outcome=grade.outcome,
+        replace=True,
+    )
+    store.finish_run(
+        run_id,
+        wall_time_s=grade.seconds.total,
+        stopped_by=None,
+        input_tokens=grade.tokens.input,
+        output_tokens=grade.tokens.output,
+        model_calls=grade.wire.logical_calls,
+        cost_usd=grade.cost_usd,
+    )
 
 
 def _new_run_dir(options: RunOptions, case: Case, run_id: str) -> Path:
@@ -526,23 +647,29 @@ def _run_and_grade(
                 )
                 box.agent_turn()
                 started_harness = time.monotonic()
+                caps = options.caps
+                # Its output goes straight to the run's files, each within its cap.
                 result = box.exec(
                     argv,
                     workdir=case.environment.workdir,
                     env={**spec.environment(options.model), **options.harness_env},
                     timeout=case.budgets.wall_time_s,
                     user=AGENT_USER,
+                    cap=caps.harness_output,
+                    stdout_file=run_dir / "stdout.txt",
+                    stderr_file=run_dir / "stderr.txt",
                 )
                 harness_seconds = time.monotonic() - started_harness
                 harness_ended = time.time()
                 harness_exit = result.exit_code
-                (run_dir / "stdout.txt").write_bytes(result.stdout)
-                (run_dir / "stderr.txt").write_bytes(result.stderr)
+                cuts = {"stdout.txt": result.stdout_cut, "stderr.txt": result.stderr_cut}
                 stopped_by = result.limit or ("wall_time" if result.timed_out else None)
-                _copy_out(box, f"{RUN_FILES}/{spec.transcript}", run_dir)
+                native = f"{RUN_FILES}/{spec.transcript}"
+                cuts[spec.transcript] = _copy_out(box, native, run_dir, caps)
                 _uniform_transcript(spec, run_dir)
-                diff = _final_diff(box, case, run_dir)
+                diff = _final_diff(box, case, run_dir, cuts=cuts, cap=caps.exec_output)
                 (run_dir / "diff.patch").write_text(diff)
+                write_cuts(run_dir, caps, cuts)
             finally:
                 # Cut off at once (before the world takes the run's log); its containers and
                 # volumes are removed while the run is graded.
@@ -660,23 +787,54 @@ def _harness_files(
     return [Mount(prefix, PREFIX, read_only=True)]
 
 
-def _copy_out(box: Sandbox, path: str, dest: Path) -> None:
+def _copy_out(box: Sandbox, path: str, dest: Path, caps: Caps | None = None) -> int:
+    """The harness's transcript at ``path`` copied into ``dest`` within ``caps.copy``; the
+    bytes cut. Only a regular file is copied: anything else there (a directory, a link, a
+    FIFO: the agent's doing) is not read and ``transcript-error.txt`` says what it was. A
+    transcript the harness never wrote leaves an empty file."""
     assert box.container is not None
+    caps = caps or Caps.from_env()
+    name = posixpath.basename(path)
     try:
-        box.container.copy_out(path, dest)
+        report = box.container.copy_out(path, dest, cap=caps.copy, file_only=True)
     except ReplayError:
-        (dest / posixpath.basename(path)).write_text("")
+        (dest / name).write_text("")
+        return 0
+    if report.kind != "file":
+        _transcript_error(
+            dest, f"{path} is a {report.kind} in the sandbox, not a regular file: not read"
+        )
+    elif report.files == 0:
+        _transcript_error(dest, f"{path} could not be copied: {report.skipped}")
+    elif report.error is not None:
+        _transcript_error(dest, f"{path} could not be read to its end ({report.error})")
+    return sum(report.cut.values())
+
+
+def _transcript_error(run_dir: Path, why: str) -> None:
+    """Add a line to the run's ``transcript-error.txt`` (what of the transcript was not read;
+    the run goes on)."""
+    with (run_dir / "transcript-error.txt").open(
+        "a", encoding="utf-8", errors="backslashreplace"
+    ) as fh:
+        fh.write(why.rstrip("\n") + "\n")
 
 
 def _uniform_transcript(spec: HarnessSpec, run_dir: Path) -> None:
     """The run's ``transcript.jsonl`` from the harness's own transcript, when the spec names
-    its format; a transcript that cannot be read is noted, never fatal to the run."""
+    its format. The transcript came from the agent's sandbox: whatever reading it raises is
+    noted in ``transcript-error.txt``, never fatal to the run."""
     if spec.transcript_format is None:
         return
+    native = run_dir / spec.transcript
+    if not native.exists() and (run_dir / "transcript-error.txt").exists():
+        return  # not copied out, and the reason is already noted
     try:
-        write_uniform(spec.transcript_format, run_dir / spec.transcript, run_dir)
-    except (ReplayError, OSError) as exc:
-        (run_dir / "transcript-error.txt").write_text(f"{exc}\n")
+        write_uniform(spec.transcript_format, native, run_dir)
+    except ReplayError as exc:
+        _transcript_error(run_dir, str(exc))
+    except Exception as exc:  # any reader's failure on hostile input is the transcript's
+        _transcript_error(run_dir, f"{spec.transcript}: {type(exc).__name__}: {exc}")
 
 
 # The runner's git in the agent's repository: nothing the agent configured may run or change
@@ -693,19 +851,29 @@ SAFE_GIT = (
 )
 
 
-def _final_diff(box: Sandbox, case: Case, run_dir: Path) -> str:
+def _final_diff(
+    box: Sandbox,
+    case: Case,
+    run_dir: Path,
+    *,
+    cuts: dict[str, int] | None = None,
+    cap: int | None = None,
+) -> str:
     """Everything the agent changed since the base commit, committed or not.
 
     Taken as the agent (never with more privilege than the agent had), after every process
     of the agent is gone, with the repository's own configuration neutralised (SAFE_GIT and
-    every filter driver it names). A repository the agent broke, or a sandbox stopped by a
-    limit, gives an empty diff and a note in ``diff-error.txt``: that is the agent's doing,
-    never an infrastructure failure.
+    every filter driver it names). A repository the agent broke, a sandbox stopped by a
+    limit, or a diff larger than ``cap`` (``Caps.exec_output`` by default: a cut diff is no
+    diff; counted in ``cuts``) gives an empty diff and a note in ``diff-error.txt``: that is
+    the agent's doing, never an infrastructure failure.
     """
     workdir = case.environment.workdir
 
     def fail(why: str) -> str:
-        (run_dir / "diff-error.txt").write_text(why + "\n")
+        (run_dir / "diff-error.txt").write_text(
+            why + "\n", encoding="utf-8", errors="backslashreplace"
+        )
         return ""
 
     stopped = box.limit_hit()
@@ -749,11 +917,19 @@ def _final_diff(box: Sandbox, case: Case, run_dir: Path) -> str:
         workdir=workdir,
         timeout=240,
         user=AGENT_USER,
+        cap=cap,
     )
     if result.limit in ("memory", "pids", "wall_time"):
         return fail(f"the sandbox was stopped by its {result.limit} limit while taking the diff")
     if result.exit_code != 0:
         return fail(f"git diff --cached {base} failed ({result.exit_code}): {result.err[-2000:]}")
+    if result.stdout_cut:
+        if cuts is not None:
+            cuts["diff.patch"] = result.stdout_cut
+        return fail(
+            f"the diff is larger than the cap ({result.stdout_cut} bytes past it; "
+            "REPLAY_CAP_EXEC_OUTPUT): graded as no diff"
+        )
     return result.out
 
 

@@ -115,6 +115,23 @@ def test_a_broken_repository_gives_an_empty_diff_not_an_infra_failure(
         assert "failed" in (tmp_path / "diff-error.txt").read_text()
 
 
+def test_a_diff_past_its_cap_is_no_diff_and_the_cut_is_counted(
+    runtime: Runtime,
+    gateway: dict[str, Any],
+    workspace_image: tuple[str, str],
+    run_root: Path,
+    tmp_path: Path,
+) -> None:
+    image, base = workspace_image
+    with sandbox(runtime, gateway, image, limits=SMALL) as box:
+        assert box.sh("seq 1 100000 > /workspace/pkg/big.txt").ok
+        assert "big.txt" in _final_diff(box, case(base), tmp_path, cap=1_000_000)
+        cuts: dict[str, int] = {}
+        assert _final_diff(box, case(base), tmp_path, cuts=cuts, cap=100_000) == ""
+        assert cuts["diff.patch"] > 400_000
+        assert "the diff is larger than the cap" in (tmp_path / "diff-error.txt").read_text()
+
+
 def test_a_transcript_that_links_out_is_not_followed(
     runtime: Runtime,
     gateway: dict[str, Any],
@@ -125,9 +142,11 @@ def test_a_transcript_that_links_out_is_not_followed(
     with sandbox(runtime, gateway, workspace_image[0], limits=SMALL) as box:
         made = box.sh("mkdir -p /tmp/run && ln -s /etc/passwd /tmp/run/transcript.jsonl")
         assert made.exit_code == 0, made.err
-        _copy_out(box, "/tmp/run/transcript.jsonl", tmp_path)
+        assert _copy_out(box, "/tmp/run/transcript.jsonl", tmp_path) == 0
         out = tmp_path / "transcript.jsonl"
-        assert not out.is_symlink() and out.read_text() == ""
+        assert not out.exists() and not out.is_symlink()
+        why = (tmp_path / "transcript-error.txt").read_text()
+        assert "/tmp/run/transcript.jsonl is a symlink in the sandbox" in why
         # The control: a regular file comes out.
         assert box.sh("rm /tmp/run/transcript.jsonl && echo '{}' > /tmp/run/t2.jsonl").ok
         _copy_out(box, "/tmp/run/t2.jsonl", tmp_path)
