@@ -4,6 +4,11 @@ A key's row in ``batch_runs`` is the only coordination: claiming inserts it (the
 lets one claim win) or takes it over in one UPDATE guarded by what was read (a dead owner's
 ``running``, an ``infra_fail`` under the retry limit), so two executors, or a task retried
 by a scheduler, never run one key twice to completion and never count it twice.
+
+A run that crashes the runner (an exception nothing expected, in the run or its grading) is
+``infra_fail`` with its error and never stops the batch's other runs; a key whose tries crash
+the runner :data:`QUARANTINE_AFTER` times is ``quarantined``: recorded with its error,
+reported, and never claimed again, by this batch or any rerun of it.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import os
 import socket
 import threading
 import time
+import traceback
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -36,6 +42,9 @@ from replay.world.warm import WarmPool, use_pool
 DONE = "done"
 RUNNING = "running"
 INFRA = "infra_fail"
+QUARANTINED = "quarantined"
+QUARANTINE_AFTER = 2
+"""Crashes of the runner after which a key is quarantined rather than retried."""
 CLAIM_LEASE = timedelta(hours=6)
 """A running claim whose owner cannot be checked (another host, a Ray task) is taken over
 after this long: longer than any run's wall-time budget, so only an abandoned one."""
@@ -115,7 +124,7 @@ def claim(store: Store, run: PlannedRun, batch: str, owner: str, retries: int) -
         pass
     with store.session() as s:
         row = s.get(BatchRunRow, run.key)
-        if row is None or row.state == DONE:
+        if row is None or row.state in (DONE, QUARANTINED):
             return False
         claimed = row.claimed_at if row.claimed_at.tzinfo else row.claimed_at.replace(tzinfo=UTC)
         if (
@@ -147,6 +156,8 @@ class Finished:
     outcome: Outcome
     tokens: int
     cost_usd: float | None
+    crashed: str | None = None
+    """The traceback of a run of the key that crashed the runner (graded ``infra_fail``)."""
 
     @classmethod
     def of(cls, results: list[RunResult]) -> Finished:
@@ -156,14 +167,27 @@ class Finished:
             outcome=results[-1].outcome,
             tokens=sum(r.grade.tokens.input + r.grade.tokens.output for r in results),
             cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
+            crashed=next((r.crashed for r in results if r.crashed), None),
         )
+
+
+def _after_crash(s: Any, key: str, crashed: bool) -> tuple[str | None, int]:
+    """The state a key's crash takes it to (None: it did not crash) and its crash count."""
+    row = s.get(BatchRunRow, key)
+    crashes = (row.crashes or 0) if row is not None else 0
+    if not crashed:
+        return None, crashes
+    crashes += 1
+    return (QUARANTINED if crashes >= QUARANTINE_AFTER else INFRA), crashes
 
 
 def complete(store: Store, key: str, owner: str, end: Finished) -> bool:
     """Record a key's end, once: only the claim's owner completes it (False otherwise: the
-    key was taken over meanwhile, and this end is not counted)."""
+    key was taken over meanwhile, and this end is not counted). A run that crashed the runner
+    counts towards the key's quarantine."""
     state = INFRA if end.outcome == Outcome.INFRA_FAIL else DONE
     with store.session() as s:
+        crash_state, crashes = _after_crash(s, key, end.crashed is not None)
         done = s.execute(
             update(BatchRunRow)
             .where(
@@ -172,26 +196,35 @@ def complete(store: Store, key: str, owner: str, end: Finished) -> bool:
                 BatchRunRow.state == RUNNING,
             )
             .values(
-                state=state,
+                state=crash_state or state,
                 owner=None,
                 run_id=end.run_id,
                 outcome=end.outcome.value,
                 tokens=BatchRunRow.tokens + end.tokens,
                 cost_usd=end.cost_usd,
-                error=None,
+                error=None if end.crashed is None else end.crashed[-2000:],
+                crashes=crashes,
             )
         )
         return bool(cast("CursorResult[Any]", done).rowcount)
 
 
-def release(store: Store, key: str, owner: str, error: str) -> None:
+def release(store: Store, key: str, owner: str, error: str, *, crashed: bool = False) -> None:
     """A run that raised before it was graded (its image did not build, say): recorded as an
-    infrastructure failure, retried up to the plan's limit."""
+    infrastructure failure, retried up to the plan's limit. With ``crashed`` (an exception
+    nothing expected), it counts towards the key's quarantine."""
     with store.session() as s:
+        crash_state, crashes = _after_crash(s, key, crashed)
         s.execute(
             update(BatchRunRow)
             .where(BatchRunRow.run_key == key, BatchRunRow.owner == owner)
-            .values(state=INFRA, owner=None, outcome=INFRA, error=error[-2000:])
+            .values(
+                state=crash_state or INFRA,
+                owner=None,
+                outcome=INFRA,
+                error=error[-2000:],
+                crashes=crashes,
+            )
         )
 
 
@@ -206,6 +239,8 @@ class BatchProgress:
     cost_usd: float = 0.0
     exhausted: int = 0
     """Keys whose infra_fail is past the retry limit."""
+    quarantined: int = 0
+    """Keys quarantined: their runs crashed the runner twice (counted as infra_fail)."""
 
     @property
     def finished(self) -> int:
@@ -235,6 +270,9 @@ def progress(store: Store, plan: Plan) -> BatchProgress:
         prog.cost_usd += float(cost or 0.0)
         if state == RUNNING:
             prog.running += count
+        elif state == QUARANTINED:
+            prog.outcomes[outcome or INFRA] += count
+            prog.quarantined += count
         elif state == DONE or (state == INFRA and past_retries):
             prog.outcomes[outcome or INFRA] += count
             prog.exhausted += count if state == INFRA else 0
@@ -382,6 +420,13 @@ def execute(
             with lock:
                 interval[0] = min(interval[0] * 2, 30.0)
             return
+        except Exception as exc:
+            # The runner crashed outside any run's own handling (setting a case up, say):
+            # recorded, counted towards the key's quarantine; the batch goes on.
+            release(store, item.key, owner, crash_text(exc), crashed=True)
+            with lock:
+                interval[0] = min(interval[0] * 2, 30.0)
+            return
         finally:
             with lock:
                 free.append(pool)
@@ -441,6 +486,23 @@ def execute(
             if on_change is not None:
                 on_change(progress(store, plan))
     return BatchResult(ran, skipped, stopped, collected)
+
+
+def crash_text(exc: BaseException) -> str:
+    """What a crash of the runner leaves in its key's ``error``: the traceback's end."""
+    return "".join(traceback.format_exception(exc))[-2000:]
+
+
+def quarantined(store: Store, plan: Plan) -> list[BatchRunRow]:
+    """The batch's quarantined keys (their runs crashed the runner twice), by case."""
+    with store.session() as s:
+        return list(
+            s.scalars(
+                select(BatchRunRow)
+                .where(BatchRunRow.batch == plan.spec.name, BatchRunRow.state == QUARANTINED)
+                .order_by(BatchRunRow.case_id, BatchRunRow.candidate, BatchRunRow.index)
+            ).all()
+        )
 
 
 def _close_pools(pools: list[WarmPool]) -> None:

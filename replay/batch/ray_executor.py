@@ -26,11 +26,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from replay.base.errors import ReplayError
 from replay.batch.engine import (
     DONE,
+    QUARANTINED,
     BatchResult,
     claim,
     complete,
+    crash_text,
     fix_batch,
     over_budget,
     progress,
@@ -111,8 +114,11 @@ def run_key_task(plan_path: str, key: str, db: str, out: str) -> tuple[str, str 
         try:
             with _node_pool():
                 end = _run_one(item, RunOptions(out=Path(out), db=db))
-        except Exception as exc:  # recorded, and retried per the plan
+        except ReplayError as exc:  # recorded, and retried per the plan
             release(store, key, owner, f"{type(exc).__name__}: {exc}")
+            return key, "infra_fail"
+        except Exception as exc:  # a crash of the runner: counted towards quarantine too
+            release(store, key, owner, crash_text(exc), crashed=True)
             return key, "infra_fail"
         complete(store, key, owner, end)
         return key, end.outcome.value
@@ -152,7 +158,7 @@ def execute_ray(
             done = {
                 row.run_key
                 for row in s.query(BatchRunRow).filter(BatchRunRow.batch == plan.spec.name)
-                if row.state == DONE
+                if row.state in (DONE, QUARANTINED)
             }
         pending = [r.key for r in sorted(plan.runs, key=lambda r: r.index) if r.key not in done]
         in_flight: list[Any] = []

@@ -49,7 +49,7 @@ def batch_run(
 ) -> None:
     """Run what the plan has not finished: finished runs are never redone, a dead process's
     runs are taken over, infrastructure failures are retried up to the plan's limit."""
-    from replay.batch.engine import BatchProgress, execute, progress
+    from replay.batch.engine import BatchProgress, execute, progress, quarantined
     from replay.batch.plan import load_plan
     from replay.results import Store
     from replay.run.runner import RunOptions
@@ -99,6 +99,7 @@ def batch_run(
             else:
                 raise typer.BadParameter("local or ray", param_hint="--executor")
         after = progress(store, plan)
+        stuck = quarantined(store, plan)
     finally:
         store.close()
     out.print(
@@ -112,6 +113,16 @@ def batch_run(
             "(containers, networks, volumes, run directories, world processes)",
             markup=False,
         )
+    if stuck:
+        # Never retried, by this run or a rerun: what to fix (or retire) is named here.
+        out.print(
+            f"quarantined {len(stuck)} run(s) that crashed the runner twice (not retried; "
+            "`replay batch status` shows their errors):",
+            markup=False,
+        )
+        for row in stuck:
+            last = (row.error or "").strip().splitlines()[-1:] or ["?"]
+            out.print(f"  {row.case_id} {row.candidate} run {row.index}: {last[0]}", markup=False)
     if result.stopped:
         out.print(f"stopped submitting runs: {result.stopped}", markup=False)
     if after.finished < after.total and not result.stopped:

@@ -171,7 +171,8 @@ class BatchRunRow(Base):
     index: Mapped[int] = mapped_column(Integer)
     """1-based index of the run among the candidate's runs of the case."""
     state: Mapped[str] = mapped_column(String(20))
-    """running, done (a healthy outcome, or spoiled past the wire retries) or infra_fail."""
+    """running, done (a healthy outcome, or spoiled past the wire retries), infra_fail, or
+    quarantined (its runs crashed the runner twice: never claimed again)."""
     owner: Mapped[str | None] = mapped_column(String(200), default=None)
     """Who holds a running key: ``host:pid:token``."""
     claimed_at: Mapped[datetime]
@@ -184,7 +185,12 @@ class BatchRunRow(Base):
     """Tokens of every run the key took (wire retries included), for the batch's budget."""
     cost_usd: Mapped[float | None] = mapped_column(Float, default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
-    """Why the last try failed before it could be graded (an image that did not build...)."""
+    """Why the last try failed before it could be graded (an image that did not build...),
+    or the traceback's end of the last crash of the runner."""
+    crashes: Mapped[int | None] = mapped_column(Integer, default=0)
+    """How many of the key's tries crashed the runner (an exception nothing expected, as
+    opposed to an infrastructure failure the runner recognised); at two the key is
+    quarantined. None in stores written before it was recorded (none counted)."""
 
 
 class BatchRow(Base):

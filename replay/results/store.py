@@ -171,7 +171,8 @@ class Store:
 
 
 _ADDED_COLUMNS = {
-    "runs": {"case_digest": "VARCHAR(64)", "candidate": "VARCHAR(200)", "owner": "VARCHAR(200)"}
+    "runs": {"case_digest": "VARCHAR(64)", "candidate": "VARCHAR(200)", "owner": "VARCHAR(200)"},
+    "batch_runs": {"crashes": "INTEGER"},
 }
 """Columns added after a table was first released: ``create_all`` does not add them to a
 store that already has the table, so they are added here (nullable; old rows keep NULL)."""

@@ -10,6 +10,7 @@ import pytest
 
 from replay.results import Store
 from tests.postgres import fresh_database, postgres_server
+from tests.run.conftest import caret_env  # noqa: F401 (the demo case's image, for real runs)
 
 
 @pytest.fixture(scope="session")
