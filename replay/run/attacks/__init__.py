@@ -7,10 +7,10 @@ run --stub NAME`` plays any of them; ``replay redteam`` runs the corpus and prin
 
 from __future__ import annotations
 
-from replay.run.attacks import grader, wire, world
+from replay.run.attacks import grader, sandbox, wire, world
 from replay.run.attacks.base import Attack
 
-FAMILIES = (grader, wire, world)
+FAMILIES = (grader, wire, world, sandbox)
 """The modules of the corpus, one per family of attacks."""
 
 

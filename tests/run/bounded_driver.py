@@ -1,0 +1,34 @@
+"""One run in a process of its own, which then reports its own peak memory: ``python -m
+tests.run.bounded_driver CASE STUB OUT`` prints one JSON line, the run's outcome, reason and
+directory and this process's peak resident set (``ru_maxrss``, KiB: the kernel's high-water
+mark of the very process that read the sandbox's output, world and stub server included in
+it as threads; the world's own process is a child and not counted)."""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+from pathlib import Path
+
+from replay.run.runner import RunOptions, run_case
+
+
+def main() -> None:
+    case, stub, out = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+    (result,) = run_case(case, RunOptions(stub=stub, out=out / "runs", db=f"sqlite:///{out}/r.db"))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(
+        json.dumps(
+            {
+                "outcome": result.outcome.value,
+                "reason": result.reason,
+                "run_dir": str(result.run_dir),
+                "peak_kib": peak,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
