@@ -275,10 +275,11 @@ class Container(ABC):
         command costs no copy of its own.
 
         Of each output stream at most ``cap`` bytes are kept (the runtime's
-        :attr:`~replay.runtime.bounded.Caps.exec_output` when ``None``): its head and its tail
-        with a marker between, the cut counted in the result. ``stdout_file``/``stderr_file``
-        stream that output to a host file instead of memory (the result's bytes are then
-        empty)."""
+        :attr:`~replay.runtime.bounded.Caps.exec_output` when ``None``), the cut counted in
+        the result and marked (``[replay: ... cut here ...]``): standard output held in memory
+        keeps its head (a data channel: a tar, records, a diff), standard error its head and
+        its tail. ``stdout_file``/``stderr_file`` stream that output to a host file instead of
+        memory, head and tail (the result's bytes are then empty)."""
 
     @abstractmethod
     def copy_in(

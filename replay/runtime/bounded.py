@@ -106,23 +106,28 @@ def marker(cut: int, kept_head: int, kept_tail: int, total: int, unread: bool = 
             f"[replay: cut here: more than {total} bytes came, reading stopped at the cap; "
             f"the first {kept_head} are kept above, the rest was never read]"
         )
-    else:
+    elif kept_tail:
         what = (
             f"[replay: {cut} bytes cut here: of {total} bytes, the first {kept_head} and the "
             f"last {kept_tail} are kept]"
         )
+    else:
+        what = f"[replay: {cut} bytes cut here: of {total} bytes, the first {kept_head} are kept]"
     return f"\n{what}\n".encode()
 
 
 class Kept:
     """What is kept of one stream: its first half up to ``cap`` written through at once (to
     ``sink``, a binary file, or held here), its last half held in memory until :meth:`close`,
-    which writes the marker and the tail after the head when anything was cut."""
+    which writes the marker and the tail after the head when anything was cut.
 
-    def __init__(self, cap: int, sink: IO[bytes] | None = None) -> None:
+    Without ``tail``, all of ``cap`` is the head and the marker ends it: a stream that is data
+    (a tar, records a parser reads) keeps an intact prefix rather than a hole."""
+
+    def __init__(self, cap: int, sink: IO[bytes] | None = None, *, tail: bool = True) -> None:
         self.cap = max(cap, 0)
-        self.head_cap = self.cap - self.cap // 2
-        self.tail_cap = self.cap // 2
+        self.tail_cap = self.cap // 2 if tail else 0
+        self.head_cap = self.cap - self.tail_cap
         self.sink = sink
         self.head = bytearray()
         self._head_len = 0

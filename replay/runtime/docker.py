@@ -458,9 +458,16 @@ class DockerContainer(Container):
     ) -> ExecResult:
         with contextlib.ExitStack() as files:
             keep = self.caps.exec_output if cap is None else cap
-            out, err = (
-                Kept(keep, None if path is None else files.enter_context(path.open("wb")))
-                for path in (stdout_file, stderr_file)
+            # Standard output held in memory is the runner's data channel (a tar of listings,
+            # the grader's records, a diff): past the cap its head is kept whole. What goes to
+            # a file, and standard error (messages), keep their head and their tail.
+            out = Kept(
+                keep,
+                None if stdout_file is None else files.enter_context(stdout_file.open("wb")),
+                tail=stdout_file is not None,
+            )
+            err = Kept(
+                keep, None if stderr_file is None else files.enter_context(stderr_file.open("wb"))
             )
             result = self._exec(command, env, workdir, timeout, user, stdin, out, err)
             # Written (a file) or held (memory) as kept: the marker and tail go in at the end.

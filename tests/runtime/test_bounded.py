@@ -158,17 +158,28 @@ def test_exec_output_is_cut_at_the_cap_in_memory_and_on_disk(
 
     c = runtime.create(ContainerSpec(image=base_image, command=["sleep", "300"]), "bounded-exec")
     try:
-        flood = "head -c 3000000 /dev/zero; echo THE-END; head -c 5000 /dev/zero >&2; echo E >&2"
+        flood = (
+            "head -c 3000000 /dev/zero; echo THE-END; "
+            "head -c 300000 /dev/zero >&2; echo TRACEBACK >&2"
+        )
         done = c.exec(["sh", "-c", flood], cap=100_000)
         assert done.ok and done.stdout_cut == 3_000_008 - 100_000
-        assert len(done.stdout) < 100_200 and done.stdout.endswith(b"THE-END\n")
-        assert done.stderr_cut == 0 and done.stderr.endswith(b"E\n") and done.cut == done.stdout_cut
-        # To files: nothing held, the same cut.
+        assert done.cut == done.stdout_cut + done.stderr_cut
+        # In memory, standard output is a data channel: an intact head, then the marker.
+        assert done.stdout.startswith(b"\0" * 100_000)
+        assert (
+            done.stdout[100_000:]
+            == b"\n[replay: 2900008 bytes cut here: of 3000008 bytes, the first 100000 are kept]\n"
+        )
+        # Standard error keeps its end too (where a traceback is).
+        assert done.stderr_cut == 300_010 - 100_000 and done.stderr.endswith(b"TRACEBACK\n")
+        assert len(done.stderr) < 100_200
+        # To files: nothing held, head and tail, the same cut.
         out, err = tmp_path / "out", tmp_path / "err"
         done = c.exec(["sh", "-c", flood], cap=100_000, stdout_file=out, stderr_file=err)
         assert done.stdout == b"" and done.stdout_cut == 3_000_008 - 100_000
         assert out.stat().st_size < 100_200 and out.read_bytes().endswith(b"THE-END\n")
-        assert err.read_bytes().endswith(b"E\n")
+        assert err.read_bytes().endswith(b"TRACEBACK\n")
         # Unbounded by the caller, the runtime's cap applies (64 MiB): a small output is whole.
         assert c.exec(["echo", "hi"]).stdout == b"hi\n"
     finally:
