@@ -219,3 +219,14 @@ def test_copy_out_of_a_sparse_file_and_a_directory_of_links(
         assert os.listdir(tmp_path / "link") == []
     finally:
         c.remove()
+
+
+def test_a_bad_cap_in_the_environment_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.cli_helpers import assert_one_line_error, run_cli
+
+    monkeypatch.setenv("REPLAY_CAP_HARNESS_OUTPUT", "a lot")
+    case = Path(__file__).resolve().parents[2] / "cases" / "demo-caret-zero" / "case.yaml"
+    done = run_cli(capsys, "run", str(case), "--stub", "gold")
+    assert_one_line_error(done, "$REPLAY_CAP_HARNESS_OUTPUT", "'a lot' is not a size")
