@@ -181,9 +181,6 @@ fi
 # the tests' process as it happens.
 RESTORE_LIMIT = "putting the test set back on the agent's tree hit"
 GUARD_PREFIX = "_replay_guard_"
-RECORDS_CAP = 64 * 1024**2
-"""The most bytes of the plugin's records read per repeat (about 300,000 tests' phases);
-past it the records are cut, and the cut ones count as missing."""
 LISTED = f"{GRADE_DIR}/listed"
 """Where PREPARE and APPLY write the tree's listings, the base tree and the interpreter's
 module names: APPLY hands them all out on its standard output, after the diff went in."""
@@ -599,6 +596,13 @@ class GradingBox:
             # Voiding the run instead would let a diff cancel its own losing run.
             why = f"applying the agent's diff hit the {applied.limit or 'time'} limit"
             return self._stopped(why, "none", [], limited=True)
+        if applied.ok and applied.stdout_cut:
+            # The listings went past the cap of what is read back: the base commit's fit (its
+            # gold run calibrated), so it is the tree the agent's diff left. Its tests fail;
+            # voiding the run would let a diff of a million long names cancel a losing run.
+            why = f"the tree the agent's diff left is too large to list ({applied.stdout_cut} "
+            why += "bytes of listing past the cap)"
+            return self._stopped(why, "none", [], limited=True)
         if not applied.ok:
             raise GradingError(f"applying the agent's diff failed: {applied.err[-500:]}")
         found = read_tar(applied.stdout)
@@ -675,14 +679,14 @@ class GradingBox:
                 outputs.append(result.err + f"\n[replay: {stopped}]\n")
                 reports.append(None)
                 guards.append(None)
-                records.append(result.stdout[:RECORDS_CAP])
+                records.append(result.stdout)
                 break
             codes.append(result.exit_code)
             outputs.append(result.err)
-            records.append(result.stdout[:RECORDS_CAP])
+            records.append(result.stdout)
             found = _read_dir(container, f"{OUT}/{n}")
             reports.append(found.get("junit.xml"))
-            guards.append(GuardRecord.parse(result.stdout[:RECORDS_CAP]))
+            guards.append(GuardRecord.parse(result.stdout, cut=result.stdout_cut > 0))
         self._release()
         if (
             stopped is None

@@ -149,3 +149,27 @@ def test_machinery_plugins_forged_lines_and_raised_phases_are_each_named() -> No
         "1 line(s) not written by the grader's plugin on its pipe",
     ]
     assert set(got.fail_to_pass.values()) == {"failed"} and not got.resolved
+
+
+def test_records_cut_at_the_cap_hold_what_was_read_and_spare_what_was_not() -> None:
+    ran = {"test_x": "passed", "test_y": "passed", "test_z": "failed"}
+    whole = records(ran)
+    z = b'"id": "tests/test_a.py::test_z"'
+    head = whole[: whole.index(z) + 5]  # the runner kept the head, cut in test_z's first report
+    kept = head + b"\n[replay: 900 bytes cut here: of 2000 bytes, the first 1100 are kept]\n"
+    parsed = GuardRecord.parse(kept, cut=True)
+    assert parsed is not None and parsed.cut and parsed.malformed == 0
+    assert set(parsed.outcomes) == {"tests/test_a.py::test_x", "tests/test_a.py::test_y"}
+    report = junit(test_x="passed", test_y="passed", test_z="failed")
+    got = judge([report], [1], F2P, P2P, [parsed])
+    assert got.resolved and not got.spoofed, got.spoof_reasons
+    # What was read is still held against the report.
+    kinder = judge([junit(test_x="passed", test_y="passed")], [0], F2P, P2P, [parsed])
+    assert not kinder.spoofed
+    lying = records({"test_x": "failed", "test_y": "passed", "test_z": "failed"})
+    cut = lying[: lying.index(z)] + b"\n[replay: cut]\n"
+    assert judge([report], [1], F2P, P2P, [GuardRecord.parse(cut, cut=True)]).spoof_reasons == [
+        "the JUnit report is kinder than what ran: tests/test_a.py::test_x"
+    ]
+    # Read whole, the same bytes are a stray line.
+    assert GuardRecord.parse(kept).malformed == 2  # type: ignore[union-attr]
