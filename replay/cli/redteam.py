@@ -52,19 +52,29 @@ def run(
 
     def said(row: CorpusRow) -> None:
         mark = "ok " if row.held else "MISSED"
+        found = "".join(f"; check: {p}" for p in row.problems)
         out.print(
-            f"{mark} {row.attack.name} on {row.case_id}: {row.outcome.value}: {row.reason}",
+            f"{mark} {row.attack.name} on {row.case_id}: {row.outcome.value}: {row.reason}"
+            f"{found} ({row.seconds:.0f} s)",
             markup=False,
         )
 
     out.print(f"red team: {len(attacks)} attack(s) on {len(cases)} case(s)", markup=False)
     rows = run_corpus(cases, attacks, out=out_dir, db=ctx.obj.db, harness=harness, progress=said)
-    table = Table("attack", "case", "outcome", "must end", "held", "reason")
+    table = Table("attack", "case", "outcome", "must end", "held", "reason", "checks", "s")
     for row in rows:
         a = row.attack
         must = a.expect.value + (f" ({a.reason})" if a.reason else "")
+        checks = "; ".join(row.problems) or "ok"
         table.add_row(
-            a.name, row.case_id, row.outcome.value, must, "yes" if row.held else "NO", row.reason
+            a.name,
+            row.case_id,
+            row.outcome.value,
+            must,
+            "yes" if row.held else "NO",
+            row.reason,
+            checks,
+            f"{row.seconds:.0f}",
         )
     Console(highlight=False, width=max(out.width, 220)).print(table)
     missed = [r for r in rows if not r.held]

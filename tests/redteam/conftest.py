@@ -5,8 +5,9 @@ with the scripted people of a case and a model route to :class:`~tests.redteam.l
 (on 127.0.0.1, holding the runner's "real" keys, made up per session), and
 :class:`replay.runtime.Sandbox` on each case's environment image (built as the runner builds
 it, through a world of its own). The attacks run inside the sandbox (``probe.py``,
-``seek.py``); what the world recorded is read through the runner's control socket, never
-through the proxy. Shared by the whole package: one world, one sandbox per case.
+``seek.py``: the red-team corpus's own scripts, :data:`replay.run.attacks.carry.INSIDE`); what
+the world recorded is read through the runner's control socket, never through the proxy.
+Shared by the whole package: one world, one sandbox per case.
 
 ``$REDTEAM_GATEWAY_PYTHON`` runs the attacked world's gateway (only that one) with another
 interpreter, e.g. one that imports an older checkout: how to see each attack succeed against
@@ -29,6 +30,7 @@ import pytest
 
 from replay.base.case import load_case
 from replay.images.env import EnvImage, build_env_image
+from replay.run.attacks.carry import INSIDE
 from replay.runtime import Runtime, Sandbox, SandboxConfig
 from replay.world import running_world
 from tests.gateway import conftest as gateway_conftest
@@ -146,8 +148,8 @@ class Agent:
         self.case_id = case_id
         self.workdir = workdir
         assert box.container is not None
-        box.container.copy_in(HERE / "probe.py", "/tmp/redteam")
-        box.container.copy_in(HERE / "seek.py", "/tmp/redteam")
+        box.container.copy_in(INSIDE / "probe.py", "/tmp/redteam")
+        box.container.copy_in(INSIDE / "seek.py", "/tmp/redteam")
 
     def sh(self, script: str, timeout: float = 120) -> Any:
         return self.box.sh(script, timeout=timeout)

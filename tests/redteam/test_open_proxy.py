@@ -22,8 +22,9 @@ from urllib.parse import quote
 
 import pytest
 
+from replay.run.attacks.carry import INSIDE
 from tests.gateway.conftest import GATEWAY_PYTHON
-from tests.redteam.conftest import HERE, Agent, Keys, World, refused
+from tests.redteam.conftest import Agent, Keys, World, refused
 from tests.redteam.listeners import Trap, Upstream
 
 LOOPBACK = {
@@ -131,7 +132,7 @@ def test_the_same_attempts_reach_the_trap_through_an_open_proxy(
         one.write_text(json.dumps({"requests": [request], "needles": []}))
         before = len(trap.seen())
         done = subprocess.run(
-            [sys.executable, str(HERE / "probe.py"), str(one)],
+            [sys.executable, str(INSIDE / "probe.py"), str(one)],
             env={**os.environ, "HTTPS_PROXY": plain_proxy},
             capture_output=True,
             text=True,

@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from replay.run.attacks.carry import INSIDE
 from replay.runtime import Runtime, Sandbox, SandboxConfig
 from replay.runtime.base import ContainerSpec, Limits
 from tests.gateway.conftest import Gateway
-from tests.runtime.conftest import HERE, Outside
+from tests.runtime.conftest import Outside
 
-ATTEMPTS = HERE / "attempts.py"
+ATTEMPTS = INSIDE / "attempts.py"
+"""The escape attempts (the red-team corpus's ``direct-egress`` runs the same)."""
 
 
 def targets(outside: Outside) -> str:

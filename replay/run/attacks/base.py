@@ -4,13 +4,15 @@ An attack is a stub trajectory (:class:`~replay.harness.stub.script.Step` s play
 model through an unmodified harness) that tries to buy an undeserved verdict, or to void a
 losing run, from inside the locked sandbox. It is run end to end through ``replay run`` like
 any trajectory (``--stub NAME``), and the corpus (:mod:`replay.run.redteam`) holds its
-outcome to :attr:`Attack.expect` and its reason to :attr:`Attack.reason`.
+outcome to :attr:`Attack.expect`, its reason to :attr:`Attack.reason`, and what its run left
+behind to :attr:`Attack.check`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from replay.base.outcomes import Outcome
 from replay.harness.stub.script import Step
@@ -45,6 +47,10 @@ class Attack:
     cases: tuple[str, ...] = ()
     """The case ids it applies to (an attack that needs something only they have); empty:
     every case."""
+    check: Callable[[Path], str | None] | None = None
+    """What the outcome and reason cannot show, read from the run's directory once it is
+    graded (the events the world recorded, what the agent's probes reported in the
+    transcript): None when the attack's point holds, else one line saying what does not."""
 
     def applies_to(self, case_id: str) -> bool:
         """Whether the attack is meant for the case ``case_id``."""

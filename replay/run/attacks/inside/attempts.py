@@ -13,11 +13,13 @@ import socket
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
+from functools import partial
 
 TIMEOUT = 3
 
 
-def attempt(fn):  # type: ignore[no-untyped-def]
+def attempt(fn: Callable[[], object]) -> str:
     try:
         got = fn()
     except Exception as exc:
@@ -93,16 +95,16 @@ def main() -> None:
     targets = json.loads(sys.argv[1])
     results: dict[str, str] = {}
     for host, port in targets["tcp"]:
-        results[f"tcp {host} {port}"] = attempt(lambda h=host, p=port: tcp(h, p))
+        results[f"tcp {host} {port}"] = attempt(partial(tcp, host, port))
     for host, port in targets["udp"]:
-        results[f"udp {host} {port}"] = attempt(lambda h=host, p=port: udp(h, p))
+        results[f"udp {host} {port}"] = attempt(partial(udp, host, port))
     server = targets["dns"]
     results["dns udp"] = attempt(lambda: dns_udp(server))
     results["dns tcp"] = attempt(lambda: dns_tcp(server))
     results["dns resolver"] = attempt(lambda: resolver(server))
     results["raw socket"] = attempt(raw)
     for url in targets["http"]:
-        results[f"http no proxy {url}"] = attempt(lambda u=url: curl(u))
+        results[f"http no proxy {url}"] = attempt(partial(curl, url))
     print(json.dumps(results))
 
 
