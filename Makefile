@@ -76,8 +76,8 @@ harnesses-all: system-deps-demo $(BIN)/replay $(GATEWAY) wheelhouse
 	$(BIN)/replay harness matrix $(DEMO_CASES) $(REAL_CASES)
 
 # The red-team corpus (replay redteam list): every attack on the grader played end to end
-# through `replay run` on the demo cases, each held to the outcome and reason it must end with;
-# fails on the first that does not. `make test` runs its CI subset on one case.
+# through `replay run` on the demo cases, each held to the outcome and reason it must end with
+# and to its checks of the run's directory; fails if one does not. `make test` runs its CI subset on one case.
 redteam: system-deps-demo $(BIN)/replay $(GATEWAY)
 	$(BIN)/replay redteam run $(DEMO_CASES)
 

@@ -7,10 +7,21 @@ run --stub NAME`` plays any of them; ``replay redteam`` runs the corpus and prin
 
 from __future__ import annotations
 
-from replay.run.attacks import grader, sandbox, wire, world
+from replay.run.attacks import (
+    answer,
+    control,
+    crash,
+    egress,
+    grader,
+    key,
+    machinery,
+    sandbox,
+    wire,
+    world,
+)
 from replay.run.attacks.base import Attack
 
-FAMILIES = (grader, wire, world, sandbox)
+FAMILIES = (grader, wire, world, sandbox, answer, control, crash, egress, key, machinery)
 """The modules of the corpus, one per family of attacks."""
 
 

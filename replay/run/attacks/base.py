@@ -21,7 +21,10 @@ from replay.run.steps import Builder
 Family = str
 """What an attack goes after: ``grader`` (the hidden tests' verdict), ``sandbox`` (what the
 runner reads back: output, transcript, diff), ``wire`` (the model calls' verdict), ``world``
-(the side-effect rules), ``egress`` (the way out)."""
+(the side-effect rules), ``egress`` (the way out), ``answer`` (the hidden tests and the fix,
+looked for where the agent can read), ``control`` (the event log, through the proxy),
+``crash`` (what serves the run: a fake, the wire, broken to void it), ``key`` (the runner's
+model key), ``machinery`` (what carries the sandbox's traffic and trust)."""
 
 
 @dataclass(frozen=True)
