@@ -18,38 +18,9 @@ from typing import Any
 import pytest
 
 from replay.gateway.config import MODEL_HOSTS, REGISTRY_HOSTS
+from replay.run.attacks.control import SPELLINGS
 from tests.redteam.conftest import PLACEHOLDER_GH, Agent, Keys, World, denied
 from tests.redteam.listeners import Upstream
-
-SPELLINGS = {
-    "plain-reset": "/_replay/reset",
-    "plain-events": "/_replay/events",
-    "plain-state": "/_replay/state",
-    "pct5F-reset": "/%5Freplay/reset",
-    "pct5F-events": "/%5Freplay/events",
-    "pct5f-reset": "/%5freplay/reset",
-    "pct5f-state": "/%5freplay/state",
-    "pct2F-reset": "/_replay%2Freset",
-    "pct2f-events": "/_replay%2fevents",
-    "pct-letters-events": "/%5F%72%65%70%6C%61%79/events",
-    "upper-reset": "/_REPLAY/reset",
-    "upper-events": "/_REPLAY/events",
-    "double-slash-reset": "//_replay/reset",
-    "dot-reset": "/./_replay/reset",
-    "dotdot-reset": "/x/../_replay/reset",
-    "api-v3-dotdot-reset": "/api/v3/../_replay/reset",
-    "api-v3-events": "/api/v3/_replay/events",
-    "pct-dot-reset": "/%2E/_replay/reset",
-    "pct-dotdot-reset": "/x/%2E%2E/_replay/reset",
-    "double-encoded-reset": "/%255Freplay/reset",
-    "double-encoded-events": "/%255Freplay/events",
-    "trailing-slash-reset": "/_replay/reset/",
-    "params-reset": "/_replay;x/reset",
-    "params-tail-events": "/_replay/events;x",
-    "absolute-in-request-line-events": "https://api.github.com/%5Freplay/events",
-    "query-events": "/_replay/events?since=0",
-}
-"""Attack id -> the request target, exactly as sent."""
 
 ON_THE_SOCKET = {
     "plain-reset",

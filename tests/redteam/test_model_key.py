@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from replay.run.attacks.key import REFUSED
 from tests.redteam.conftest import Agent, Keys, World, refused
 from tests.redteam.listeners import Upstream
 
@@ -49,73 +50,6 @@ def _tls(
         "headers": headers,
         "body": body,
     }
-
-
-def _plain(
-    host: str,
-    method: str,
-    target: str,
-    headers: dict[str, str],
-    body: str | None = None,
-    port: int = 80,
-) -> dict[str, Any]:
-    return {
-        "mode": "absolute",
-        "host": host,
-        "port": port,
-        "method": method,
-        "target": target,
-        "headers": headers,
-        "body": body,
-    }
-
-
-REFUSED: dict[str, dict[str, Any]] = {
-    "openai-delete-admin-key": _tls(
-        "api.openai.com", "DELETE", "/v1/organization/admin_api_keys/key_x", OPENAI
-    ),
-    "openai-get-files": _tls("api.openai.com", "GET", "/v1/files", OPENAI),
-    "openai-post-files": _tls("api.openai.com", "POST", "/v1/files", OPENAI, '{"purpose":"x"}'),
-    "openai-org-users": _tls("api.openai.com", "GET", "/v1/organization/users", OPENAI),
-    "openai-put-chat": _tls("api.openai.com", "PUT", "/v1/chat/completions", OPENAI, CHAT),
-    "openai-delete-chat": _tls("api.openai.com", "DELETE", "/v1/chat/completions/x", OPENAI),
-    "openai-dotdot-models": _tls("api.openai.com", "GET", "/v1/models/../files", OPENAI),
-    "openai-dotdot-chat": _tls(
-        "api.openai.com", "POST", "/v1/chat/completions/../../v1/files", OPENAI, CHAT
-    ),
-    "openai-pct-dotdot-models": _tls("api.openai.com", "GET", "/v1/models/%2E%2E/files", OPENAI),
-    "openai-pct-slash-models": _tls(
-        "api.openai.com", "GET", "/v1/models/x%2F..%2F..%2Fv1%2Ffiles", OPENAI
-    ),
-    "openai-plain-http": _plain("api.openai.com", "POST", "/v1/chat/completions", OPENAI, CHAT),
-    "openai-plain-http-port-8080": _plain(
-        "api.openai.com", "POST", "/v1/chat/completions", OPENAI, CHAT, port=8080
-    ),
-    "openai-tls-port-8443": _tls(
-        "api.openai.com", "POST", "/v1/chat/completions", OPENAI, CHAT, port=8443
-    ),
-    "openai-plain-http-in-tunnel-443": {
-        **_tls("api.openai.com", "POST", "/v1/chat/completions", OPENAI, CHAT),
-        "tls": False,
-    },
-    "openai-host-header-elsewhere": _tls(
-        "api.openai.com",
-        "POST",
-        "/v1/chat/completions",
-        {**OPENAI, "Host": "api.github.com"},
-        CHAT,
-    ),
-    "anthropic-api-keys": _tls("api.anthropic.com", "GET", "/v1/organizations/api_keys", ANTHROPIC),
-    "anthropic-post-files": _tls("api.anthropic.com", "POST", "/v1/files", ANTHROPIC, "{}"),
-    "anthropic-batches": _tls(
-        "api.anthropic.com", "POST", "/v1/messages/batches", ANTHROPIC, '{"requests":[]}'
-    ),
-    "anthropic-plain-http": _plain(
-        "api.anthropic.com", "POST", "/v1/messages", ANTHROPIC, MESSAGES
-    ),
-    "anthropic-delete-messages": _tls("api.anthropic.com", "DELETE", "/v1/messages", ANTHROPIC),
-}
-"""Attack id -> a request on a model host that must not go out (nor carry the key)."""
 
 
 @pytest.mark.parametrize("attack", list(REFUSED))

@@ -23,24 +23,10 @@ from urllib.parse import quote
 import pytest
 
 from replay.run.attacks.carry import INSIDE
+from replay.run.attacks.egress import LOOPBACK
 from tests.gateway.conftest import GATEWAY_PYTHON
 from tests.redteam.conftest import Agent, Keys, World, refused
 from tests.redteam.listeners import Trap, Upstream
-
-LOOPBACK = {
-    "127.0.0.1": "127.0.0.1",
-    "localhost": "localhost",
-    "ipv6-loopback": "::1",
-    "127.1": "127.1",
-    "127.0.0.2": "127.0.0.2",
-    "0.0.0.0": "0.0.0.0",
-    "decimal-2130706433": "2130706433",
-    "hex-0x7f.0.0.1": "0x7f.0.0.1",
-    "hex-0x7f000001": "0x7f000001",
-    "octal-0177.0.0.1": "0177.0.0.1",
-    "ipv4-mapped-ipv6": "::ffff:127.0.0.1",
-}
-"""Attack id -> a spelling of this machine."""
 
 
 def _pair(host: str, port: int) -> dict[str, dict[str, Any]]:
