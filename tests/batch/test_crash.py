@@ -194,3 +194,32 @@ def test_a_real_run_crashing_the_grader_is_infra_fail_and_gold_beside_it_passes(
         assert json.loads((run_dir / "grade.json").read_text())["outcome"] == "infra_fail"
     finally:
         store.close()
+
+
+def test_a_batch_of_hostile_runs_beside_gold_finishes_each_healthy(
+    tmp_path: Path, caret_env: tuple[Runtime, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33: attacks that once crashed the runner or voided their run (the transcript made
+    a directory, a lone surrogate in it, an odd retry count on a model call, a refusal drawn
+    after the harness's last call) beside gold in one ``replay batch run``: gold passes and
+    each attack is a finished ``model_fail``, none infra, none crashed."""
+    attacks = ["transcript-dir", "transcript-surrogate", "odd-retry-count", "late-refusal"]
+    path = tmp_path / "plan.yaml"
+    candidates = "".join(f"  - {{name: {a}, stub: {a}}}\n" for a in ["gold", *attacks])
+    path.write_text(
+        f"schema: 1\nname: hostile\ncases: [{CARET}]\ncandidates:\n{candidates}"
+        "runs: 1\ninfra_retries: 0\n"
+    )
+    db = f"sqlite:///{tmp_path}/r.db"
+    argv = ("--db", db, "batch", "run", str(path), "--jobs", "1", "--out", str(tmp_path / "runs"))
+    done = run_cli(capsys, *argv)
+    assert done.code == 0, done.out + done.err
+    store = Store(db)
+    try:
+        rows = {r.candidate.split(":")[0]: r for r in _rows(store).values()}
+    finally:
+        store.close()
+    assert (rows["gold"].state, rows["gold"].outcome) == (DONE, "pass")
+    for attack in attacks:
+        row = rows[attack]
+        assert (row.state, row.outcome, row.crashes) == (DONE, "model_fail", 0), (attack, row)
