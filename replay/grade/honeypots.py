@@ -228,7 +228,7 @@ def _clone(
     if wrong is None:
         return None
     (row, col, end_row, end_col), replacement, change = wrong
-    name = _fresh_name(source.name, tree, body, rng, used)
+    name = _fresh_name(source.name, tree, rng, used)
     if name is None:
         return None
     used.add(name)
@@ -298,11 +298,11 @@ def _rename(lines: list[str], def_row: int, old: str, new: str) -> list[str]:
     return out
 
 
-def _fresh_name(
-    name: str, tree: ast.Module, body: list[ast.stmt], rng: random.Random, used: set[str]
-) -> str | None:
+def _fresh_name(name: str, tree: ast.Module, rng: random.Random, used: set[str]) -> str | None:
     """A plausible test name made of the words of the module's test names, new in its body."""
-    taken = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    # No name of the module's, in any body: a honeypot never shares a name with a test (a
+    # method named like a function elsewhere would read as that test in the report).
+    taken = {n.name for n in ast.walk(tree) if isinstance(n, (*_FUNCTIONS, ast.ClassDef))}
     taken |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     taken |= used
     # The words of the module's test names first; with too few, those of its other names.

@@ -69,8 +69,12 @@ def sentinel(agent: Agent, world: World) -> Sentinel:
     result = agent.probe([request], [])["comment"]
     assert result["status"] == 201, result
     events = [e for e in world.events() if text in json.dumps(e)]
-    assert len(events) == 1, events
-    return Sentinel(text, events[0])
+    # The comment, and its meaning (github.comment.posted, however a comment is made).
+    assert sorted(e["kind"] for e in events) == [
+        "github.comment.posted",
+        "github.issue_comment.created",
+    ], events
+    return Sentinel(text, next(e for e in events if e["kind"] == "github.issue_comment.created"))
 
 
 def _requests(path: str, hosts: list[str]) -> list[dict[str, Any]]:

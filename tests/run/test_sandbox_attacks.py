@@ -4,7 +4,7 @@ unhealthy, and never costs the host more than the caps.
 
 Each attack ships gold's side effects without the fix, so the healthy outcome is
 ``model_fail`` (the hidden tests fail). The memory figures are the runner process's own peak
-(``ru_maxrss`` of the process that reads the sandbox's output, run apart in
+(``VmHWM`` of the process that reads the sandbox's output, run apart in
 :mod:`tests.run.bounded_driver`).
 """
 
