@@ -63,6 +63,8 @@ CONSUMERS = [
 ]
 """Code that reads the log by kind: the grader, the runner, case building, the coverage table."""
 KIND_LIKE = re.compile(r"(github|git|linear|slack|egress|docs|model|gateway)(\.[a-z_]+)+")
+HOST_LIKE = re.compile(r".*\.(com|app|io|org|dev|net)")
+"""A host name the red-team corpus sends to ("slack.com"), not a kind."""
 
 
 def drive_github(github: GitHubBackend) -> None:
@@ -225,6 +227,7 @@ def test_code_that_reads_the_log_names_only_recorded_kinds() -> None:
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
         and KIND_LIKE.fullmatch(node.value)
+        and not HOST_LIKE.fullmatch(node.value)
     }
     assert {kind for _, kind in named} >= {"model.call", "git.push", "egress.denied"}
     # Or an object type of the end state, the other closed vocabulary (replay/base/endstate.py).
