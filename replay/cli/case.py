@@ -31,7 +31,27 @@ def _aware(value: datetime | None, name: str) -> datetime | None:
 
 
 def create(
-    case_id: Annotated[str, typer.Argument(help="The new case's id (lower-case, - and .).")],
+    ctx: typer.Context,
+    case_id: Annotated[
+        str | None,
+        typer.Argument(help="The new case's id (lower-case, - and .); not with --from."),
+    ] = None,
+    from_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="A list of fixes (YAML: schema, defaults, fixes; or case mine --json's output "
+            "with --repo and --name), built in parallel; writes OUT/yield.md and yield.json.",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(min=1, help="With --from: fixes built at once (default: from the machine)."),
+    ] = None,
+    calibration_runs: Annotated[
+        int,
+        typer.Option(min=0, help="With --from: gold and idle runs each (0: do not calibrate)."),
+    ] = 1,
     repo: Annotated[Path | None, typer.Option(help="Local clone holding the fix.")] = None,
     fix: Annotated[
         str | None, typer.Option(help="The fix commit (the PR's merge or squash commit).")
@@ -139,6 +159,15 @@ def create(
     from replay.casebuild.environment import Wanted
     from replay.runtime import get_runtime
 
+    if from_file is not None:
+        if case_id is not None or fix is not None or pr is not None:
+            raise InputError(
+                from_file, "--from takes the fixes from the file: no CASE_ID, --fix or --pr"
+            )
+        _create_many(ctx, from_file, repo, name, output, runtime, repeats, calibration_runs, jobs)
+        return
+    if case_id is None:
+        raise InputError(Path("CASE_ID"), "give the new case's id, or --from FILE")
     if pr is None and (repo is None or fix is None or name is None or not title):
         raise InputError(Path(case_id), "give --pr, or --repo, --fix, --name and --title")
     if pr is None and (linear_issue or slack_thread):
@@ -209,6 +238,33 @@ def create(
     )
     for effect in src.effects:
         out.print(f"proposed side effect {effect.id}: {effect.description}")
+
+
+def _create_many(
+    ctx: typer.Context,
+    path: Path,
+    repo: Path | None,
+    name: str | None,
+    output: Path,
+    runtime: str,
+    repeats: int,
+    calibration_runs: int,
+    jobs: int | None,
+) -> None:
+    from replay.casebuild.many import Settings, build_many, default_jobs, read_fix_list, summary
+
+    fixes = read_fix_list(path, repo, name)
+    settings = Settings(output, runtime, repeats, calibration_runs, ctx.obj.db if ctx.obj else None)
+    outcomes = build_many(
+        fixes, settings, jobs or default_jobs(), say=lambda s: out.print(s, markup=False)
+    )
+    s = summary(outcomes)
+    out.print(
+        f"{s['calibrated']} of {s['fixes']} calibrated, {s['made']} made uncalibrated, "
+        f"{s['stopped']} stopped; median {s['median_seconds']} s per fix: {output / 'yield.md'}"
+    )
+    if s["stopped"]:
+        raise typer.Exit(1)
 
 
 def import_swebench(

@@ -28,7 +28,6 @@ from typing import Any
 import yaml
 
 from replay.base import gitrepo
-from replay.base.case import load_case
 from replay.base.errors import ReplayError, ToolError
 from replay.capture.github import GitHubReader
 from replay.casebuild.casedir import DEFAULT_COMMAND
@@ -39,6 +38,7 @@ from replay.casebuild.create import (
     create_case,
     fix_source_from_pr,
 )
+from replay.casebuild.many import finish_case
 from replay.mine.detect import Candidate
 from replay.mine.history import History
 
@@ -140,12 +140,6 @@ def build_candidates(
 
 
 def _one(history: History, c: Candidate, config: BuildConfig, runtime: Any) -> Built | Rejected:
-    from replay.run.calibrate import CalibrationError, calibrate
-    from replay.run.runner import RunOptions
-    from replay.snapshot import load_snapshot
-    from replay.snapshot.audit import audit
-    from replay.validate import validate_case
-
     if c.reverted_by is not None:
         return Rejected(
             c, "kind", f"reverted by {c.reverted_by[:7]} and not fixed again since: the team "
@@ -173,21 +167,11 @@ def _one(history: History, c: Candidate, config: BuildConfig, runtime: Any) -> B
         except ReplayError as exc:
             return reject("create", str(exc).strip())
     _amend(path, c, history)
-    try:
-        validate_case(path)
-    except ReplayError as exc:
-        return reject("validate", str(exc).strip())
-    case = load_case(path)
-    leaks = audit(load_snapshot(case.snapshot), case)
-    if leaks:
-        return reject("audit", "; ".join(f"{f.location}: {f.problem}" for f in leaks))
-    options = RunOptions(db=config.db, out=config.runs_out or config.out / ".runs")
-    try:
-        result = calibrate(path, options, runs=config.calibration_runs)
-    except CalibrationError as exc:
-        return reject("calibrate", str(exc).strip())
-    if not result.calibrated:
-        return reject("calibrate", "not calibrated: " + "; ".join(result.explain()))
+    stop = finish_case(
+        path, config.db, config.runs_out or config.out / ".runs", config.calibration_runs
+    )
+    if stop is not None:
+        return reject(*stop)
     final = config.out / c.id
     if final.exists():
         shutil.rmtree(final)

@@ -1,0 +1,147 @@
+"""``replay case create --from FILE``: many fixes built at once, each stop named with its step
+and cause, and a yield report (made, calibrated, stopped and why, time per fix)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from replay.base.errors import InputError
+from replay.casebuild.many import Settings, build_many, read_fix_list, summary
+from tests.casebuild.repos import REGISTRY, SETUP, shapes_repo
+from tests.cli_helpers import assert_one_line_error, run_cli
+
+
+def _write(path: Path, data: object) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _good(clone: Path, fix: str, **more: object) -> dict[str, object]:
+    return {
+        "id": "shapes-area",
+        "repo": str(clone),
+        "fix": fix,
+        "name": "acme/shapes",
+        "title": "area() adds the sides",
+        "body": "area(2, 3) returns 5, it should be 6.",
+        "ticket_created": "2026-03-11T09:00:00Z",
+        "setup": SETUP,
+        "registry_index": str(REGISTRY),
+        **more,
+    }
+
+
+@pytest.mark.parametrize(
+    ("entry", "fragment"),
+    [
+        ({"fixx": "HEAD"}, "unknown field 'fixx' (did you mean 'fix'?)"),
+        ({"name": "shapes"}, "name: 'shapes' is owner/name"),
+        ({"at": "2026-03-11T09:00:00"}, "at: '2026-03-11T09:00:00' needs a time zone"),
+        ({"repo": "nowhere"}, "is not a git repository"),
+        ({"requires": [1]}, "requires: a list of strings"),
+    ],
+)
+def test_a_bad_entry_is_named_before_anything_is_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: dict[str, object], fragment: str
+) -> None:
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    listed = _write(
+        tmp_path / "fixes.yaml",
+        {"schema": 1, "fixes": [_good(repo, fix), _good(repo, fix, id="b", **entry)]},
+    )
+    with pytest.raises(InputError, match="fixes\\[1\\]"):
+        read_fix_list(listed)
+    line = assert_one_line_error(
+        run_cli(capsys, "case", "create", "--from", str(listed), "--out", str(tmp_path / "out")),
+        fragment,
+    )
+    assert "fixes[1]" in line
+    assert not (tmp_path / "out").exists()  # nothing built, nothing lost
+
+
+def test_the_list_itself_is_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    twice = _write(tmp_path / "twice.yaml", {"schema": 1, "fixes": [_good(repo, fix)] * 2})
+    assert_one_line_error(
+        run_cli(capsys, "case", "create", "--from", str(twice)), "id 'shapes-area' is given twice"
+    )
+    mined = tmp_path / "mined.json"
+    mined.write_text(json.dumps([{"id": "plain-2", "base": "x", "fix": fix, "kind": "plain"}]))
+    assert_one_line_error(
+        run_cli(capsys, "case", "create", "--from", str(mined)), "needs --repo and --name"
+    )
+    assert_one_line_error(
+        run_cli(capsys, "case", "create", "x", "--from", str(twice)), "no CASE_ID, --fix or --pr"
+    )
+    schema = _write(tmp_path / "schema.yaml", {"fixes": [_good(repo, fix)]})
+    assert_one_line_error(
+        run_cli(capsys, "case", "create", "--from", str(schema)), "schema: must be 1"
+    )
+
+
+def test_a_mined_list_is_read_from_its_clone(tmp_path: Path) -> None:
+    repo, base, fix = shapes_repo(tmp_path / "shapes")
+    mined = tmp_path / "mined.json"
+    mined.write_text(
+        json.dumps(
+            [
+                {"id": "plain-2", "kind": "plain", "base": base, "fix": fix, "ticket": "#7"},
+                {"id": "broke-3", "kind": "fix-that-broke", "base": base, "fix": fix,
+                 "reverted_by": "abc1234"},
+            ]
+        )
+    )  # fmt: skip
+    (got,) = read_fix_list(mined, repo, "acme/shapes")
+    assert got.id == "plain-2" and got.source.base == base and got.source.issue_number == 7
+    # No ticket text in a mined list: the fix's own message stands in.
+    assert got.source.ticket_title == "Merge pull request #2 from acme/fix-area"
+    assert got.source.ticket_body == "Fix area: multiply the sides"
+
+
+def test_fixes_build_at_once_and_the_yield_report_names_each_stop(tmp_path: Path) -> None:
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    listed = _write(
+        tmp_path / "fixes.yaml",
+        {
+            "schema": 1,
+            "fixes": [
+                _good(repo, fix),
+                # The release commit after the fix changes no test: nothing to grade with.
+                _good(repo, "HEAD", id="shapes-release"),
+            ],
+        },
+    )
+    out = tmp_path / "out"
+    said: list[str] = []
+    outcomes = build_many(read_fix_list(listed), Settings(out), jobs=2, say=said.append)
+    by = {o.id: o for o in outcomes}
+    assert by["shapes-area"].status == "calibrated", by["shapes-area"]
+    assert by["shapes-area"].fail_to_pass == 1
+    assert (out / "shapes-area" / "case.yaml").is_file()
+    stopped = by["shapes-release"]
+    assert stopped.status == "stopped" and stopped.step == "create"
+    assert stopped.cause is not None and "changes no test file" in stopped.cause
+    assert all(o.seconds > 0 and Path(o.log or "").is_file() for o in outcomes)
+    assert "stopped at create" in Path(stopped.log or "").read_text()
+    assert not (out / ".building").exists()
+    # Progress: a line as each fix ends, naming it, its outcome and its time.
+    assert said[0].startswith("building 2 fix(es), 2 at a time")
+    assert sorted(line.split("] ")[1].split(":")[0] for line in said[1:]) == [
+        "shapes-area", "shapes-release",
+    ]  # fmt: skip
+    report = json.loads((out / "yield.json").read_text())
+    assert report["summary"] == {
+        **summary(outcomes),
+        "wall_seconds": report["summary"]["wall_seconds"],
+        "jobs": 2,
+    }
+    assert report["summary"]["calibrated"] == 1 and report["summary"]["stopped_by_step"] == {
+        "create": 1
+    }
+    table = (out / "yield.md").read_text()
+    assert table.startswith("# Yield: 1 of 2 calibrated (50%)")
+    assert "| shapes-release | acme/shapes | stopped | create |" in table
