@@ -10,10 +10,12 @@ FAIL_TO_PASS and PASS_TO_PASS are then measured in the environment image
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import logging
 import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -212,21 +214,50 @@ def _pick_at(
     return created, at or min(created, first - timedelta(seconds=1))
 
 
+STEPS = ("history", "environment", "measure", "image-audit")
+"""The steps of ``case create``, in order: the fix read off the history (base, T, the split of
+tests and gold, the license), the environment derived as of T and built, the test lists
+measured in it, the image audit over it."""
+
+
+@contextlib.contextmanager
+def step(name: str) -> Iterator[None]:
+    """Mark a :class:`ReplayError` raised inside with the step it stopped (``exc.step``), so a
+    stop can be reported by where it happened as well as why."""
+    try:
+        yield
+    except ReplayError as exc:
+        if getattr(exc, "step", None) is None:
+            exc.step = name  # type: ignore[attr-defined]
+        raise
+
+
+def step_of(exc: BaseException) -> str | None:
+    """The step of ``case create`` that raised ``exc`` (None when it was not one of them)."""
+    found = getattr(exc, "step", None)
+    return found if isinstance(found, str) else None
+
+
 def create_case(
     case_id: str, src: FixSource, out: Path, runtime: Runtime, repeats: int = MIN_REPEATS
 ) -> tuple[Path, TestLists]:
-    """Write the case under ``out`` and measure its test lists in the environment image."""
-    spec = spec_from_fix(case_id, src)
-    if not (src.wanted or src.wanted.python):
-        path, _ = write_case_dir(spec, out)
-    else:
-        path = _create_with_environment(spec, src, out, runtime)
-    measured = measure(path, runtime, repeats)
-    if not measured.lists.fail_to_pass:
-        logs = measured.write_logs(path.parent / "logs")
-        raise MeasureError(f"{path}: {measured.explain(spec.command, logs)}")
+    """Write the case under ``out`` and measure its test lists in the environment image; an
+    error says which of :data:`STEPS` it stopped (:func:`step_of`)."""
+    with step("history"):
+        spec = spec_from_fix(case_id, src)
+    with step("environment"):
+        if not (src.wanted or src.wanted.python):
+            path, _ = write_case_dir(spec, out)
+        else:
+            path = _create_with_environment(spec, src, out, runtime)
+    with step("measure"):
+        measured = measure(path, runtime, repeats)
+        if not measured.lists.fail_to_pass:
+            logs = measured.write_logs(path.parent / "logs")
+            raise MeasureError(f"{path}: {measured.explain(spec.command, logs)}")
     write_lists(path, measured.lists)
-    _check_images(path, runtime)
+    with step("image-audit"):
+        _check_images(path, runtime)
     return path, measured.lists
 
 
@@ -489,6 +520,7 @@ def _slack_thread(
 
 
 __all__ = [
+    "STEPS",
     "FixSource",
     "LeakError",
     "LinearTicket",
@@ -496,4 +528,5 @@ __all__ = [
     "create_case",
     "fix_source_from_pr",
     "spec_from_fix",
+    "step_of",
 ]

@@ -93,7 +93,8 @@ class Outcome:
     status: str
     seconds: float
     step: str | None = None
-    """Where it stopped: ``create``, ``validate``, ``audit``, ``calibrate`` (or ``crash``)."""
+    """Where it stopped: ``create: <step>`` (one of :data:`replay.casebuild.create.STEPS`),
+    ``validate``, ``audit``, ``calibrate``, or ``crash`` (an error of replay's own)."""
     cause: str | None = None
     """The first line of the stop's own message; the rest is in the log."""
     case: str | None = None
@@ -300,7 +301,7 @@ def _first_line(text: str) -> str:
 
 def build_fix(fix: Fix, settings: Settings) -> Outcome:
     """One fix, start to end, in this process; never raises (a stop is an outcome)."""
-    from replay.casebuild.create import create_case
+    from replay.casebuild.create import create_case, step_of
     from replay.runtime import get_runtime
 
     start = time.monotonic()
@@ -334,7 +335,7 @@ def build_fix(fix: Fix, settings: Settings) -> Outcome:
         try:
             path, lists = create_case(fix.id, fix.source, staging, runtime, settings.repeats)
         except ReplayError as exc:
-            return done("stopped", "create", str(exc))
+            return done("stopped", f"create: {step_of(exc) or 'history'}", str(exc))
         finally:
             runtime.close()
         stop = finish_case(

@@ -123,10 +123,10 @@ def test_fixes_build_at_once_and_the_yield_report_names_each_stop(tmp_path: Path
     assert by["shapes-area"].fail_to_pass == 1
     assert (out / "shapes-area" / "case.yaml").is_file()
     stopped = by["shapes-release"]
-    assert stopped.status == "stopped" and stopped.step == "create"
+    assert stopped.status == "stopped" and stopped.step == "create: history"
     assert stopped.cause is not None and "changes no test file" in stopped.cause
     assert all(o.seconds > 0 and Path(o.log or "").is_file() for o in outcomes)
-    assert "stopped at create" in Path(stopped.log or "").read_text()
+    assert "stopped at create: history" in Path(stopped.log or "").read_text()
     assert not (out / ".building").exists()
     # Progress: a line as each fix ends, naming it, its outcome and its time.
     assert said[0].startswith("building 2 fix(es), 2 at a time")
@@ -140,8 +140,8 @@ def test_fixes_build_at_once_and_the_yield_report_names_each_stop(tmp_path: Path
         "jobs": 2,
     }
     assert report["summary"]["calibrated"] == 1 and report["summary"]["stopped_by_step"] == {
-        "create": 1
+        "create: history": 1
     }
     table = (out / "yield.md").read_text()
     assert table.startswith("# Yield: 1 of 2 calibrated (50%)")
-    assert "| shapes-release | acme/shapes | stopped | create |" in table
+    assert "| shapes-release | acme/shapes | stopped | create: history |" in table
