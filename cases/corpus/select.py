@@ -364,16 +364,23 @@ def _tox(tree: Tree) -> tuple[list[str], list[str]] | None:
         return None
     if not cfg.has_section("testenv"):
         return None
-    deps = []
+    deps: list[str] = []
+    extras: list[str] = []
     for raw in cfg["testenv"].get("deps", "").splitlines():
         line = raw.split("#", 1)[0].strip().replace("{toxinidir}/", "")
         if not line or re.match(r"^[\w.,!{}-]+:\s", line):
+            continue
+        project = re.match(r"^(?:-e\s*)?\.(?:\[([^\]]*)\])?$", line)
+        if project:  # the project itself, installed anyway: only its extras are wanted
+            extras += [e.strip() for e in (project.group(1) or "").split(",") if e.strip()]
             continue
         m = re.match(r"^(?:-r|--requirement)\s*=?\s*(\S+)$", line)
         line = f"-r {m.group(1)}" if m else line
         if "{" not in line:
             deps.append(line)
-    extras = [e.strip() for e in re.split(r"[,\s]+", cfg["testenv"].get("extras", "")) if e.strip()]
+    extras += [
+        e.strip() for e in re.split(r"[,\s]+", cfg["testenv"].get("extras", "")) if e.strip()
+    ]
     return deps, extras
 
 
