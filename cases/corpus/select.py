@@ -107,13 +107,16 @@ class Commit:
 
     @property
     def title(self) -> str | None:
-        """The subject, or a PR merge's PR title; ``None`` for any other merge."""
+        """The subject, or a ``Merge pull request`` merge's PR title; ``None`` for a merge of
+        a branch (``Merge branch ...``, ``Merge remote-tracking branch ...``)."""
         subject, _, body = self.message.partition("\n")
         if len(self.parents) < 2:
             return subject.strip()
-        if not subject.startswith("Merge pull request"):
+        if subject.startswith("Merge pull request"):
+            return next((line.strip() for line in body.splitlines() if line.strip()), "")
+        if subject.startswith("Merge "):
             return None
-        return next((line.strip() for line in body.splitlines() if line.strip()), "")
+        return subject.strip()  # a PR merged with its title as the message: "Title (#374)"
 
 
 def first_parent_history(repo: Path) -> list[Commit]:
