@@ -1,0 +1,493 @@
+"""Draw issue 34's held-out corpus from the mirrors, by the rule in README.md (sections 2, 3).
+
+    python cases/corpus/select.py [--mirrors /work/.mirror] [--out cases/corpus/issue34.yaml]
+
+Standard library and git only, so it can be rerun anywhere the mirrors are
+(``/work/.mirror/<owner>+<name>/repo``, bare or not). It prints one line per repository (the
+mirror's commit and how many candidates it found each year) and writes the list
+``replay case create --from`` reads. The draw date is fixed: rerun on the same mirrors, it
+writes the same list.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# This file's name is the standard library's select module's, which subprocess imports: run as
+# a script, its own directory must not come first on the path.
+if sys.path and os.path.realpath(sys.path[0]) == os.path.dirname(os.path.realpath(__file__)):
+    del sys.path[0]
+
+import argparse
+import ast
+import configparser
+import json
+import re
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+DRAWN = "2026-12-03"
+WINDOW = (
+    datetime(2019, 1, 1, tzinfo=UTC),
+    datetime(2026, 12, 3, 23, 59, 59, tzinfo=UTC),
+)
+PER_REPOSITORY = 3
+MAX_FILES = 10
+
+REPOSITORIES = (
+    "pallets/itsdangerous",
+    "simplejson/simplejson",
+    "ifduyue/python-xxhash",
+    "horejsek/python-fastjsonschema",
+    "tobgu/pyrsistent",
+    "GrahamDumpleton/wrapt",
+    "astanin/python-tabulate",
+    "jd/tenacity",
+    "dateutil/dateutil",
+    "marshmallow-code/marshmallow",
+    "mahmoud/boltons",
+    "pytoolz/toolz",
+    "tartley/colorama",
+    "arrow-py/arrow",
+    "jaraco/inflect",
+    "hynek/structlog",
+    "Suor/funcy",
+    "agronholm/typeguard",
+)
+"""README.md's table, in its order (reserves would be appended in theirs)."""
+
+FIX_WORDS = re.compile(
+    r"\b(fix|fixes|fixed|fixing|bugfix|bugfixes|hotfix|bug|bugs|correct|corrects|corrected"
+    r"|correcting|correction|correctly|incorrect|incorrectly|regression|regressions)\b",
+    re.IGNORECASE,
+)
+# The same test paths as replay.casebuild.patches.is_test_path (copied: standard library only).
+TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec)/"
+    r"|(^|/)test_[^/]*\.py$|_tests?\.(py|go|rs)$|\.(test|spec)\.[jt]sx?$|(^|/)conftest\.py$"
+)
+SOURCE_SUFFIXES = (".py", ".pyi", ".pyx", ".pxd", ".c", ".h", ".cpp")
+NOT_SOURCE_NAMES = ("setup.py", "noxfile.py", "fabfile.py")
+NOT_SOURCE_DIRS = ("docs", "doc", "examples", "benchmarks", "bench", ".github")
+REVERTS = re.compile(r"This reverts commit ([0-9a-f]{40})")
+
+TEST_NAMES = ("tests", "test", "testing")
+DEV_NAMES = ("dev",)
+PURPOSES = TEST_NAMES + DEV_NAMES
+PYTEST = re.compile(r"^\s*pytest(?![\w.-])", re.IGNORECASE)
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", f"--git-dir={repo}", *args], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)} in {repo}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def git_dir(mirrors: Path, name: str) -> Path:
+    repo = mirrors / name.replace("/", "+") / "repo"
+    return repo / ".git" if (repo / ".git").is_dir() else repo
+
+
+# ---------------------------------------------------------------- the fix rule (section 2)
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    parents: tuple[str, ...]
+    landed: datetime
+    message: str
+
+    @property
+    def title(self) -> str | None:
+        """The subject, or a ``Merge pull request`` merge's PR title; ``None`` for a merge of
+        a branch (``Merge branch ...``, ``Merge remote-tracking branch ...``)."""
+        subject, _, body = self.message.partition("\n")
+        if len(self.parents) < 2:
+            return subject.strip()
+        if subject.startswith("Merge pull request"):
+            return next((line.strip() for line in body.splitlines() if line.strip()), "")
+        if subject.startswith("Merge "):
+            return None
+        return subject.strip()  # a PR merged with its title as the message: "Title (#374)"
+
+
+def first_parent_history(repo: Path) -> list[Commit]:
+    out = git(repo, "log", "--first-parent", "--format=%H%x00%P%x00%ct%x00%B%x1e", "HEAD")
+    commits = []
+    for record in out.split("\x1e"):
+        record = record.lstrip("\n")
+        if not record:
+            continue
+        sha, parents, ct, message = record.split("\x00", 3)
+        landed = datetime.fromtimestamp(int(ct), tz=UTC)
+        commits.append(Commit(sha, tuple(parents.split()), landed, message))
+    return commits
+
+
+def reverted(repo: Path) -> set[str]:
+    """Commits some commit of the default branch's whole history says it reverts."""
+    return set(REVERTS.findall(git(repo, "log", "--format=%B", "HEAD")))
+
+
+def is_test_file(path: str) -> bool:
+    return path.endswith(".py") and TEST_PATH.search(path) is not None
+
+
+def is_source_file(path: str) -> bool:
+    p = PurePosixPath(path)
+    if TEST_PATH.search(path) or not path.endswith(SOURCE_SUFFIXES):
+        return False
+    if p.name in NOT_SOURCE_NAMES and len(p.parts) == 1:
+        return False
+    return not any(part in NOT_SOURCE_DIRS for part in p.parts[:-1])
+
+
+def changed_files(repo: Path, c: Commit) -> list[str]:
+    out = git(repo, "diff", "--no-renames", "--name-only", c.parents[0], c.sha, "--")
+    return [line for line in out.splitlines() if line]
+
+
+def is_candidate(repo: Path, c: Commit, taken_back: set[str]) -> bool:
+    title = c.title
+    if not title or not c.parents or not FIX_WORDS.search(title):
+        return False
+    if title.startswith("Revert") or c.sha in taken_back:
+        return False
+    if not WINDOW[0] <= c.landed <= WINDOW[1]:
+        return False
+    files = changed_files(repo, c)
+    return (
+        len(files) <= MAX_FILES
+        and any(is_test_file(f) for f in files)
+        and any(is_source_file(f) for f in files)
+    )
+
+
+def spread(candidates: list[Commit]) -> list[Commit]:
+    """Up to :data:`PER_REPOSITORY`, the newest of evenly spaced years, then the newest left."""
+    by_year: dict[int, list[Commit]] = {}
+    for c in candidates:  # newest first, as git log gives them
+        by_year.setdefault(c.landed.year, []).append(c)
+    years = sorted(by_year)
+    n = len(years)
+    k = min(PER_REPOSITORY, n)
+    if k == 0:
+        return []
+    if k == 1:
+        picked_years = years[-1:]
+    else:  # evenly spaced, rounded half up
+        picked_years = [years[int(i * (n - 1) / (k - 1) + 0.5)] for i in range(k)]
+    chosen = [by_year[y][0] for y in picked_years]
+    for c in candidates:
+        if len(chosen) >= PER_REPOSITORY:
+            break
+        if c not in chosen:
+            chosen.append(c)
+    return sorted(chosen, key=lambda c: c.landed)
+
+
+# ------------------------------------------------- what the tests need (section 3)
+
+
+@dataclass
+class Declared:
+    requires: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    source: str = ""
+    names_pytest: bool = False
+
+    def finished(self) -> Declared:
+        if not self.names_pytest:
+            self.requires.append("pytest")
+        return self
+
+
+class Tree:
+    """The files of one commit, read lazily."""
+
+    def __init__(self, repo: Path, rev: str) -> None:
+        self.repo, self.rev = repo, rev
+        out = git(repo, "ls-tree", "-r", "--name-only", "-z", rev)
+        self.paths = [p for p in out.split("\x00") if p]
+        self.set = set(self.paths)
+
+    def read(self, path: str) -> str | None:
+        if path not in self.set:
+            return None
+        done = subprocess.run(
+            ["git", f"--git-dir={self.repo}", "show", f"{self.rev}:{path}"],
+            capture_output=True,
+            check=False,
+        )
+        return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirements_file(tree: Tree) -> str | None:
+    ranked = []
+    for path in tree.paths:
+        p = PurePosixPath(path)
+        if p.suffix not in (".txt", ".in"):
+            continue
+        dirs = p.parts[:-1]
+        stem = p.stem.lower()
+        purpose = None
+        if any(d in ("tests", "test") or d.startswith("requirements") for d in dirs):
+            if stem in PURPOSES:
+                purpose = stem
+            elif stem == "requirements" and any(d in ("tests", "test") for d in dirs):
+                purpose = "tests"
+        elif not dirs and p.suffix == ".txt":
+            m = re.fullmatch(r"requirements[-_](\w+)|(\w+)[-_]requirements", stem)
+            word = m and (m.group(1) or m.group(2))
+            if word in PURPOSES:
+                purpose = word
+        if purpose:
+            rank = (purpose in DEV_NAMES, p.suffix == ".in", path)
+            ranked.append(rank)
+    return min(ranked)[2] if ranked else None
+
+
+def _names_pytest_in_file(tree: Tree, path: str, seen: set[str]) -> bool:
+    if path in seen:
+        return False
+    seen.add(path)
+    text = tree.read(path) or ""
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if PYTEST.match(line):
+            return True
+        m = re.match(r"^(?:-r|--requirement)\s*=?\s*(\S+)", line)
+        if m:
+            inner = str(PurePosixPath(path).parent / m.group(1))
+            if _names_pytest_in_file(tree, inner.removeprefix("./"), seen):
+                return True
+    return False
+
+
+def _setup_py_extras(text: str) -> dict[str, list[str] | None]:
+    try:
+        module = ast.parse(text)
+    except SyntaxError:
+        return {}
+    dicts: dict[str, ast.Dict] = {}
+    for node in ast.walk(module):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    dicts[target.id] = node.value
+    for node in ast.walk(module):
+        if not isinstance(node, ast.Call):
+            continue
+        for kw in node.keywords:
+            if kw.arg != "extras_require":
+                continue
+            value = kw.value
+            if isinstance(value, ast.Name):
+                value = dicts.get(value.id, value)
+            if not isinstance(value, ast.Dict):
+                continue
+            extras: dict[str, list[str] | None] = {}
+            for k, v in zip(value.keys, value.values, strict=True):
+                if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    try:
+                        items = ast.literal_eval(v)
+                    except ValueError:
+                        items = None
+                    ok = isinstance(items, (list, tuple)) and all(isinstance(i, str) for i in items)
+                    extras[k.value] = list(items) if ok else None
+            return extras
+    return {}
+
+
+def _extras(tree: Tree) -> dict[str, list[str] | None]:
+    """The project's extras, each with its requirements (``None``: not readable)."""
+    text = tree.read("pyproject.toml")
+    if text:
+        try:
+            table = tomllib.loads(text).get("project", {}).get("optional-dependencies", {})
+        except tomllib.TOMLDecodeError:
+            table = {}
+        if table:
+            return {k: list(v) for k, v in table.items()}
+    text = tree.read("setup.cfg")
+    if text:
+        cfg = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            cfg.read_string(text)
+        except configparser.Error:
+            cfg = configparser.ConfigParser()
+        if cfg.has_section("options.extras_require"):
+            section = cfg["options.extras_require"]
+            return {k: [v for v in section[k].splitlines() if v.strip()] for k in section}
+    text = tree.read("setup.py")
+    return _setup_py_extras(text) if text else {}
+
+
+def _groups(tree: Tree) -> dict[str, list[str]]:
+    text = tree.read("pyproject.toml")
+    if not text:
+        return {}
+    try:
+        table = tomllib.loads(text).get("dependency-groups", {})
+    except tomllib.TOMLDecodeError:
+        return {}
+
+    def expand(name: str, seen: frozenset[str]) -> list[str]:
+        out: list[str] = []
+        for item in table.get(name, []):
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, dict) and item.get("include-group") not in seen:
+                out += expand(item["include-group"], seen | {name})
+        return out
+
+    return {k: expand(k, frozenset()) for k in table}
+
+
+def _tox(tree: Tree) -> tuple[list[str], list[str]] | None:
+    text = tree.read("tox.ini")
+    if not text:
+        return None
+    cfg = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        cfg.read_string(text)
+    except configparser.Error:
+        return None
+    if not cfg.has_section("testenv"):
+        return None
+    deps: list[str] = []
+    extras: list[str] = []
+    for raw in cfg["testenv"].get("deps", "").splitlines():
+        line = raw.split("#", 1)[0].strip().replace("{toxinidir}/", "")
+        if not line or re.match(r"^[\w.,!{}-]+:\s", line):
+            continue
+        project = re.match(r"^(?:-e\s*)?\.(?:\[([^\]]*)\])?$", line)
+        if project:  # the project itself, installed anyway: only its extras are wanted
+            extras += [e.strip() for e in (project.group(1) or "").split(",") if e.strip()]
+            continue
+        m = re.match(r"^(?:-r|--requirement)\s*=?\s*(\S+)$", line)
+        line = f"-r {m.group(1)}" if m else line
+        if "{" not in line:
+            deps.append(line)
+    extras += [
+        e.strip() for e in re.split(r"[,\s]+", cfg["testenv"].get("extras", "")) if e.strip()
+    ]
+    return deps, extras
+
+
+def declared(repo: Path, rev: str) -> Declared:
+    """What the repository declares for its tests at ``rev`` (README section 3)."""
+    tree = Tree(repo, rev)
+    path = _requirements_file(tree)
+    if path:
+        return Declared(
+            [f"-r {path}"], [], path, _names_pytest_in_file(tree, path, set())
+        ).finished()
+    extras = _extras(tree)
+    by_norm = {_norm(k): k for k in extras}
+    for want in PURPOSES:
+        if want in by_norm:
+            name = by_norm[want]
+            listed = extras[name] or []
+            names = any(PYTEST.match(r) for r in listed)
+            return Declared([], [name], f"extra {name}", names).finished()
+    groups = _groups(tree)
+    by_norm = {_norm(k): k for k in groups}
+    for want in PURPOSES:
+        if want in by_norm:
+            name = by_norm[want]
+            listed = groups[name]
+            names = any(PYTEST.match(r) for r in listed)
+            return Declared(list(listed), [], f"group {name}", names).finished()
+    tox = _tox(tree)
+    if tox and (tox[0] or tox[1]):
+        deps, tox_extras = tox
+        names = any(PYTEST.match(d) for d in deps) or any(
+            _names_pytest_in_file(tree, d[3:], set()) for d in deps if d.startswith("-r ")
+        )
+        for e in tox_extras:
+            names = names or any(PYTEST.match(r) for r in (extras.get(e) or []))
+        return Declared(deps, tox_extras, "tox.ini [testenv]", names).finished()
+    return Declared(["pytest"], [], "nothing declared", True)
+
+
+# ---------------------------------------------------------------- the list
+
+
+def case_id(name: str, c: Commit) -> str:
+    short = re.sub(r"[^a-z0-9.]+", "-", name.split("/")[1].lower()).strip("-")
+    return f"{short}-{c.landed.year}-{c.sha[:7]}"
+
+
+def _q(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def entry_yaml(name: str, c: Commit, d: Declared) -> str:
+    owner_name = name.replace("/", "+")
+    lines = [
+        f"  - id: {case_id(name, c)}",
+        f"    repo: clones/{owner_name}",
+        f"    fix: {c.sha}",
+        f"    name: {name}",
+        f"    title: {_q(c.title or '')}",
+        f"    upstream: https://github.com/{name}",
+    ]
+    if d.requires:
+        lines.append(f"    requires: [{', '.join(_q(r) for r in d.requires)}]")
+    if d.extra:
+        lines.append(f"    extra: [{', '.join(_q(e) for e in d.extra)}]")
+    lines.append(f"    # landed {c.landed:%Y-%m-%d}; tests declared by: {d.source}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "issue34.yaml")
+    args = ap.parse_args(argv)
+    header = [
+        f"# Issue 34's held-out corpus, drawn {DRAWN} by select.py (README.md's rule); not edited",
+        "# by hand. Clones: git clone /work/.mirror/<owner>+<name>/repo clones/<owner>+<name>",
+        "schema: 1",
+        "fixes:",
+    ]
+    body: list[str] = []
+    total = 0
+    for name in REPOSITORIES:
+        repo = git_dir(args.mirrors, name)
+        if not repo.exists():
+            raise SystemExit(f"{name}: no mirror at {repo} (fetch github:{name})")
+        head = git(repo, "rev-parse", "HEAD").strip()
+        taken_back = reverted(repo)
+        history = first_parent_history(repo)
+        candidates = [c for c in history if is_candidate(repo, c, taken_back)]
+        years: dict[int, int] = {}
+        for c in candidates:
+            years[c.landed.year] = years.get(c.landed.year, 0) + 1
+        chosen = spread(candidates)
+        total += len(chosen)
+        per_year = " ".join(f"{y}:{years[y]}" for y in sorted(years))
+        picked = " ".join(str(c.landed.year) for c in chosen)
+        print(f"{name} {head[:12]} candidates {per_year or '-'} -> {picked or 'none'}")
+        for c in chosen:
+            body.append(entry_yaml(name, c, declared(repo, c.parents[0])))
+    args.out.write_text("\n".join(header + body) + "\n")
+    print(f"{total} fixes from {len(REPOSITORIES)} repositories -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
