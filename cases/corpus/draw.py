@@ -1,6 +1,6 @@
 """Draw issue 34's held-out corpus from the mirrors, by the rule in README.md (sections 2, 3).
 
-    python cases/corpus/select.py [--mirrors /work/.mirror] [--out cases/corpus/issue34.yaml]
+    python cases/corpus/draw.py [--mirrors /work/.mirror] [--out cases/corpus/issue34.yaml]
 
 Standard library and git only, so it can be rerun anywhere the mirrors are
 (``/work/.mirror/<owner>+<name>/repo``, bare or not). It prints one line per repository (the
@@ -11,20 +11,13 @@ writes the same list.
 
 from __future__ import annotations
 
-import os
-import sys
-
-# This file's name is the standard library's select module's, which subprocess imports: run as
-# a script, its own directory must not come first on the path.
-if sys.path and os.path.realpath(sys.path[0]) == os.path.dirname(os.path.realpath(__file__)):
-    del sys.path[0]
-
 import argparse
 import ast
 import configparser
 import json
 import re
 import subprocess
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -459,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "issue34.yaml")
     args = ap.parse_args(argv)
     header = [
-        f"# Issue 34's held-out corpus, drawn {DRAWN} by select.py (README.md's rule); not edited",
+        f"# Issue 34's held-out corpus, drawn {DRAWN} by draw.py (README.md's rule); not edited",
         "# by hand. Clones: git clone /work/.mirror/<owner>+<name>/repo clones/<owner>+<name>",
         "schema: 1",
         "fixes:",
