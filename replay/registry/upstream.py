@@ -89,6 +89,21 @@ class Upstream:
             data: bytes = resp.read()
             return data
 
+    def get_range(self, url: str, start: int, end: int) -> tuple[bytes, bool]:
+        """Bytes ``[start, end)`` of ``url`` and True, or the whole file and False when the
+        server ignores ``Range`` (it may: a range is a request, RFC 9110)."""
+        headers = {"User-Agent": USER_AGENT, "Range": f"bytes={start}-{end - 1}"}
+        try:
+            with urllib.request.urlopen(
+                urllib.request.Request(url, headers=headers), timeout=self.timeout
+            ) as resp:
+                data: bytes = resp.read()
+                return data, resp.status == 206
+        except urllib.error.HTTPError as exc:
+            raise RecordError(f"{url}: upstream answered {exc.code} {exc.reason}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise RecordError(f"{url}: cannot reach upstream: {exc}") from exc
+
     def download(self, url: str, blobs: BlobStore, sha256: str) -> int:
         if blobs.has(sha256):
             return blobs.path(sha256).stat().st_size
