@@ -1,7 +1,9 @@
 """Recording the Python packages a case needs, as the index served them at T.
 
 ``record_python`` reads an upstream index's PEP 691 JSON pages (api-version 1.1, so every file
-has its ``upload-time``), keeps the files uploaded at or before T, picks the versions pip
+has its ``upload-time``), keeps the files the index held at T (uploaded at or before T, or
+uploaded again after it with evidence that they were there: :mod:`replay.registry.history`;
+such a file is recorded with its build time as its upload time), picks the versions pip
 would pick then on the target interpreter (:mod:`replay.registry.choice`: pre-releases,
 yanked files, ``requires-python``, platform tags), follows their ``Requires-Dist`` for the
 target, and stores the files and their core metadata in the blob store. Every sdist it
@@ -13,7 +15,10 @@ and extras, plus test requirements (requirement strings or ``-r`` files).
 It is not a full resolver: for each requirement it records the newest version pip would
 take for it alone, which is what pip and uv choose when the requirements do not conflict,
 plus every version named explicitly. Each entry's ``chosen_because`` says which
-requirement chose it, on whose behalf, and what newer versions were passed over and why.
+requirement chose it, on whose behalf, what newer versions were passed over and why, and
+for a file uploaded after T, the evidence that placed it at T. When nothing fits at T but
+later files would, the error (:class:`NothingAtT`) says why in the project's terms and the
+one change that lets the case be recorded.
 
 Not covered: what a build backend asks for only when it runs (``get_requires_for_build_wheel``
 beyond setuptools' literal ``setup_requires``), requirements a ``setup.py`` computes, and
@@ -23,21 +28,14 @@ the yank time (PEP 592 indexes do not publish it: a file yanked after T counts a
 from __future__ import annotations
 
 import io
-import json
 import logging
-import os
-import subprocess
 import sys
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-from urllib.parse import urljoin
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
@@ -47,10 +45,12 @@ from packaging.utils import (
 )
 
 from replay.base.blobs import BlobStore
-from replay.base.errors import ReplayError
 from replay.base.manifest import PythonFile
+from replay.registry.buildtime import BuildTime, build_time, fetcher
 from replay.registry.choice import Candidate, Chooser, candidates
-from replay.registry.pypi import JSON_V1, normalize, parse_metadata
+from replay.registry.errors import NothingAtT, RecordError
+from replay.registry.history import Dependent, Evidence, History, choose_at_t, dependent, refusal
+from replay.registry.pypi import normalize, parse_metadata
 from replay.registry.requirements import (
     RequirementsError,
     SourceMetadata,
@@ -58,16 +58,9 @@ from replay.registry.requirements import (
     read_project,
     read_sdist,
 )
+from replay.registry.upstream import DEFAULT_INDEX, USER_AGENT, Upstream, default_index_url
 
 log = logging.getLogger(__name__)
-
-DEFAULT_INDEX = "https://pypi.org/simple"
-USER_AGENT = "replay-registry-recorder/1"
-
-
-class RecordError(ReplayError):
-    """Recording failed: an unreachable upstream, an unknown project, nothing at T."""
-
 
 DEBIAN_PYTHONS: dict[str, tuple[tuple[int, int], int, int]] = {
     "bullseye": ((3, 9), 2, 31),
@@ -138,83 +131,6 @@ class Target:
         }
 
 
-def default_index_url() -> str:
-    """The index pip is configured with: ``PIP_INDEX_URL``, else ``pip config``, else PyPI."""
-    env = os.environ.get("PIP_INDEX_URL")
-    if env:
-        return env
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "pip", "config", "list"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=60,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return DEFAULT_INDEX
-    found = DEFAULT_INDEX
-    for line in done.stdout.splitlines():
-        key, _, value = line.partition("=")
-        if key.endswith(".index-url"):
-            found = value.strip().strip("'\"")  # later scopes override earlier ones
-    return found
-
-
-# ----------------------------------------------------------------------------- upstream
-
-
-@dataclass
-class Upstream:
-    """An index's JSON simple API, read over HTTP(S) with the machine's proxy settings."""
-
-    base: str
-    timeout: float = 120.0
-
-    def __post_init__(self) -> None:
-        self.base = self.base.rstrip("/") + "/"
-
-    def _open(self, url: str, accept: str | None = None) -> Any:
-        headers = {"User-Agent": USER_AGENT}
-        if accept:
-            headers["Accept"] = accept
-        try:
-            return urllib.request.urlopen(
-                urllib.request.Request(url, headers=headers), timeout=self.timeout
-            )
-        except urllib.error.HTTPError as exc:
-            raise RecordError(f"{url}: upstream answered {exc.code} {exc.reason}") from exc
-        except (urllib.error.URLError, OSError) as exc:
-            raise RecordError(f"{url}: cannot reach upstream: {exc}") from exc
-
-    def project(self, name: str) -> tuple[str, list[dict[str, Any]]]:
-        """(page URL, files) of a project's PEP 691 page."""
-        url = urljoin(self.base, f"{normalize(name)}/")
-        with self._open(url, JSON_V1) as resp:
-            ctype = resp.headers.get("Content-Type", "")
-            body = resp.read()
-            final = resp.geturl()
-        if not ctype.startswith(JSON_V1):
-            raise RecordError(f"{url}: upstream does not speak PEP 691 JSON (got {ctype!r})")
-        data = json.loads(body)
-        files = data.get("files")
-        if not isinstance(files, list):
-            raise RecordError(f"{url}: no 'files' list in the JSON page")
-        return final, files
-
-    def get(self, url: str) -> bytes:
-        with self._open(url) as resp:
-            data: bytes = resp.read()
-            return data
-
-    def download(self, url: str, blobs: BlobStore, sha256: str) -> int:
-        if blobs.has(sha256):
-            return blobs.path(sha256).stat().st_size
-        with self._open(url) as resp:
-            _, size = blobs.put_stream(resp, sha256)
-        return size
-
-
 # ----------------------------------------------------------------------------- choosing
 
 
@@ -224,6 +140,9 @@ class _Want:
 
     req: Requirement
     origin: str | None = None
+    by: Dependent | None = None
+    """The file uploaded before T that requires it, if one does: evidence that the
+    project was on the index at T (see :mod:`replay.registry.history`)."""
 
 
 @dataclass
@@ -261,33 +180,57 @@ class PythonRecorder:
         self.include_sdist = include_sdist
         self.provided = {canonicalize_name(n) for n in provided}
         self._tags = self.target.tags()
-        self._pages: dict[str, list[Candidate]] = {}
+        self._pages: dict[str, History] = {}
+        self._evidence: dict[str, Evidence] = {}
+        """By sha256: why a file uploaded after T is recorded as there at T."""
         self._metadata: dict[str, bytes] = {}
         self._sources: dict[str, SourceMetadata] = {}
         self._chooser = Chooser(
             self._tags, self.target.full_version, self._declared_requires_python
         )
 
-    def files_at_t(self, project: str) -> list[Candidate]:
-        """The project's files uploaded at or before T, for any interpreter."""
+    def history(self, project: str) -> History:
+        """The project's files on the index, on both sides of T, for any interpreter."""
         name = normalize(project)
         if name not in self._pages:
             page, files = self.upstream.project(name)
-            self._pages[name] = [
-                c for c in candidates(name, page, files) if c.upload_time <= self.at
-            ]
+            self._pages[name] = History(name, self.at, candidates(name, page, files))
         return self._pages[name]
 
-    def choose(self, req: Requirement) -> tuple[str, list[Candidate], str]:
+    def files_at_t(self, project: str) -> list[Candidate]:
+        """The project's files uploaded at or before T, for any interpreter."""
+        return self.history(project).at_t
+
+    def choose(
+        self, req: Requirement, by: Dependent | None = None, origin: str | None = None
+    ) -> tuple[str, list[Candidate], str]:
         """The version pip would install for ``req`` at T on the target, the files to
-        record, and why (see :meth:`Chooser.choose`)."""
-        choice = self._chooser.choose(req, self.files_at_t(req.name))
-        if choice is None:
+        record, and why (see :meth:`Chooser.choose`). Files uploaded after T count when
+        the evidence places them at T (:func:`replay.registry.history.choose_at_t`);
+        ``by`` is the dependent, ``origin`` why ``req`` is wanted (None: asked for)."""
+        history = self.history(req.name)
+        outcome = choose_at_t(history, req, self._chooser, self.build_time, by)
+        if outcome.choice is None:
+            wanted = f"{req} ({origin})" if origin else str(req)
+            why = refusal(history, req, self._chooser, outcome, by, direct=origin is None)
+            if why is not None:
+                raise NothingAtT(f"{wanted}: {why}")
             raise RecordError(
-                f"{req}: no version uploaded at or before {self.at.isoformat()} that pip "
+                f"{wanted}: no version uploaded at or before {self.at.isoformat()} that pip "
                 f"would install on Python {self.target.full_version}"
             )
-        return str(choice.version), self._pick_files(choice.files), choice.reason
+        files = self._pick_files(outcome.choice.files)
+        self._evidence.update(outcome.evidence_for(files))
+        return str(outcome.choice.version), files, outcome.because(files)
+
+    def build_time(self, c: Candidate) -> BuildTime | None:
+        """When ``c`` was built, by its own stamps: from the blob store if it is there, else
+        by range reads of the end (a zip's central directory) or the start (a tar.gz)."""
+        if self.blobs.has(c.sha256):
+            data = self.blobs.read(c.sha256)
+            return build_time(c.filename, lambda start, end: data[start:end], len(data))
+        fetch = fetcher(lambda start, end: self.upstream.get_range(c.url, start, end))
+        return build_time(c.filename, fetch, c.size)
 
     def _declared_requires_python(self, files: list[Candidate]) -> str | None:
         """The ``Requires-Python`` of the version's core metadata, when the index's
@@ -412,7 +355,7 @@ class PythonRecorder:
             name = canonicalize_name(req.name)
             if name in self.provided:
                 continue
-            version, files, why = self.choose(req)
+            version, files, why = self.choose(req, want.by, want.origin)
             key = (name, version)
             plan.chosen.setdefault(key, files)
             origin = f" ({want.origin})" if want.origin else ""
@@ -424,7 +367,7 @@ class PythonRecorder:
                 built = self.source(sdist)
                 because = f"build requirement of {req.name} {version}, {built.build_source}"
                 queue += [
-                    _Want(r, because)
+                    _Want(r, because, dependent(f"{req.name} {version}", [sdist], r, self.at))
                     for r in self._applicable(built.build_requires, frozenset(), sdist.filename)
                 ]
             extras = frozenset(canonicalize_name(e) for e in req.extras)
@@ -432,7 +375,11 @@ class PythonRecorder:
                 continue
             plan.expanded.add((name, version, extras))
             because = f"dependency of {req.name} {version}"
-            queue += [_Want(r, because) for r in self.requirements_of(files, extras)]
+            who = f"{req.name} {version}"
+            queue += [
+                _Want(r, because, dependent(who, files, r, self.at))
+                for r in self.requirements_of(files, extras)
+            ]
         return plan
 
     def record(
@@ -451,7 +398,11 @@ class PythonRecorder:
                 filename=c.filename,
                 sha256=c.sha256,
                 size=size,
-                upload_time=c.upload_time,
+                upload_time=(
+                    self._evidence[c.sha256].available
+                    if c.sha256 in self._evidence
+                    else c.upload_time
+                ),
                 requires_python=c.requires_python,
                 metadata_sha256=c.metadata_sha256,
                 yanked=c.yanked,
@@ -563,9 +514,12 @@ def merge_python(old: Iterable[PythonFile], new: Iterable[PythonFile]) -> list[P
 
 __all__ = [
     "DEFAULT_INDEX",
+    "USER_AGENT",
+    "NothingAtT",
     "PythonRecorder",
     "RecordError",
     "Target",
+    "Upstream",
     "default_index_url",
     "merge_python",
     "project_wants",

@@ -25,9 +25,10 @@ from urllib.parse import quote
 
 from replay.base.blobs import BlobError, BlobStore
 from replay.base.manifest import NpmVersion
+from replay.registry.errors import RecordError
 from replay.registry.npm import is_prerelease, semver_key
-from replay.registry.record import USER_AGENT, RecordError
 from replay.registry.semver import RangeError, max_satisfying
+from replay.registry.upstream import USER_AGENT
 
 log = logging.getLogger(__name__)
 
