@@ -29,8 +29,24 @@ IDENTITY = {
 }
 
 
+CONFIG = (
+    # Single-threaded packing: delta search across threads makes packs differ from run to
+    # run (see bundle_create for the one place this does not reach).
+    ("pack.threads", "1"),
+    # No automatic gc or maintenance: after a fetch, commit or push, git starts one detached
+    # in the background, which goes on writing into a scratch repository while its temporary
+    # directory is removed ("Directory not empty"; a gateway failed to start so). The shared
+    # stores are repacked explicitly (store_add); every other repository here is short-lived.
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+)
+"""Configuration every git command run here gets, above any repository's own (the
+command-line level, through ``GIT_CONFIG_COUNT``)."""
+
+
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """An environment for git that ignores the user's configuration and never prompts."""
+    """An environment for git that ignores the user's configuration, never prompts and never
+    starts an automatic gc (:data:`CONFIG`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(
         {
@@ -38,14 +54,13 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
             "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_TERMINAL_PROMPT": "0",
             "LC_ALL": "C",
-            # Single-threaded packing: delta search across threads makes packs differ from
-            # run to run (see bundle_create for the one place this does not reach).
-            "GIT_CONFIG_COUNT": "1",
-            "GIT_CONFIG_KEY_0": "pack.threads",
-            "GIT_CONFIG_VALUE_0": "1",
+            "GIT_CONFIG_COUNT": str(len(CONFIG)),
             **IDENTITY,
         }
     )
+    for i, (key, value) in enumerate(CONFIG):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
     env.update(extra or {})
     return env
 
@@ -233,10 +248,10 @@ def store_add(store: Path, source: Path, commit: str) -> str:
             pinned = f"refs/replay-store/{os.getpid()}-{uuid.uuid4().hex}"
             run(source, "update-ref", pinned, sha)
             try:
-                # No automatic gc in the middle: the repack below is the only one.
+                # No automatic gc in the middle (CONFIG): the repack below is the only one.
                 run(
-                    store, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "-q",
-                    "--no-tags", "--no-write-fetch-head", str(source), f"{sha}:{ref}",
+                    store, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(source),
+                    f"{sha}:{ref}",
                 )  # fmt: skip
             finally:
                 run(source, "update-ref", "-d", pinned)
