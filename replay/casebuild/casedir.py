@@ -143,6 +143,9 @@ class CaseSpec:
     """The repository's default branch; default: :func:`default_branch` of the clone."""
     fixed_at: datetime | None = None
     """When the fix landed (its commit's date): written as the case's ``fixed_at``."""
+    notes: list[str] = field(default_factory=list)
+    """What creating the case decided on its own, to be stated (T moved to the earliest
+    the base allows, ...)."""
 
 
 def _iso(value: datetime) -> str:
@@ -173,10 +176,20 @@ def default_branch(repo: Path, base: str) -> str:
     return "main"
 
 
+def history_end(repo: Path, base: str) -> tuple[datetime, str]:
+    """``(date, commit)``: the latest author or committer date in ``base``'s history and the
+    commit that carries it. T cannot be earlier: the snapshot at T holds that commit."""
+    out = gitrepo.run(repo, "log", "--format=%aI %cI %H", base)
+    return max(
+        (datetime.fromisoformat(date), sha)
+        for author, committer, sha in (line.split() for line in out.splitlines())
+        for date in (author, committer)
+    )
+
+
 def latest_history_date(repo: Path, base: str) -> datetime:
     """The latest author or committer date in ``base``'s history: T cannot be earlier."""
-    out = gitrepo.run(repo, "log", "--format=%aI%n%cI", base)
-    return max(datetime.fromisoformat(line) for line in out.splitlines())
+    return history_end(repo, base)[0]
 
 
 def write_history(repo: Path, base: str, blobs: Path, repo_name: str) -> str:

@@ -39,21 +39,24 @@ def test_area_multiplies():
 )
 
 
-def _env(when: str) -> dict[str, str]:
+def _env(when: str, committed: str | None = None) -> dict[str, str]:
     return {
         "GIT_AUTHOR_DATE": when,
-        "GIT_COMMITTER_DATE": when,
+        "GIT_COMMITTER_DATE": committed or when,
         "GIT_AUTHOR_NAME": "Alice",
         "GIT_AUTHOR_EMAIL": "alice@example.test",
     }
 
 
-def commit(repo: Path, when: str, subject: str, files: dict[str, str]) -> str:
+def commit(
+    repo: Path, when: str, subject: str, files: dict[str, str], committed: str | None = None
+) -> str:
+    """Commit ``files`` authored ``when`` and committed then too, or ``committed``."""
     for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
     gitrepo.run(repo, "add", "-A")
-    gitrepo.run(repo, "commit", "-q", "-m", subject, env=_env(when))
+    gitrepo.run(repo, "commit", "-q", "-m", subject, env=_env(when, committed))
     return gitrepo.run(repo, "rev-parse", "HEAD")
 
 
@@ -99,4 +102,27 @@ def shapes_repo(path: Path, branch: str = "main") -> tuple[Path, str, str]:
     gitrepo.run(path, "branch", "-q", "-D", "fix-area", "docs")
     # Work after the fix, which no case may see.
     commit(path, "2026-03-12T10:00:00Z", "Release 0.2.0", {"CHANGES": "0.2.0: area fixed\n"})
+    return path, base, fix
+
+
+def rebased_repo(path: Path) -> tuple[Path, str, str]:
+    """``(repo, base, fix)``: the fix was written on 3 March and rebased on 6 March onto a
+    base that had moved on (a docs commit of 5 March): its author date is before the base's
+    history ends, its committer date after."""
+    gitrepo.init(path)
+    commit(path, "2026-03-01T10:00:00Z", "Initial commit", {"README.md": "# shapes\n"})
+    commit(
+        path,
+        "2026-03-02T10:00:00Z",
+        "Add area and perimeter",
+        {"shapes.py": BUGGY, "tests/test_shapes.py": TESTS},
+    )
+    base = commit(path, "2026-03-05T10:00:00Z", "Document the package", {"docs/i.md": "s\n"})
+    fix = commit(
+        path,
+        "2026-03-03T10:00:00Z",
+        "Fix area: multiply the sides",
+        {"shapes.py": FIXED, "tests/test_shapes.py": MORE_TESTS},
+        committed="2026-03-06T10:00:00Z",
+    )
     return path, base, fix

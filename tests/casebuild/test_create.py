@@ -19,7 +19,7 @@ from replay.runtime import get_runtime
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit
 from replay.validate import validate_case
-from tests.casebuild.repos import REGISTRY, SETUP, shapes_repo
+from tests.casebuild.repos import REGISTRY, SETUP, rebased_repo, shapes_repo
 
 
 def _source(repo: Path, fix: str) -> FixSource:
@@ -49,6 +49,30 @@ def test_spec_splits_the_fix_and_picks_t(tmp_path: Path) -> None:
     later = _source(repo, fix)
     object.__setattr__(later, "ticket_created", datetime.fromisoformat("2026-03-11T11:00:00Z"))
     assert spec_from_fix("x", later).at == datetime.fromisoformat("2026-03-11T09:59:59Z")
+
+
+def test_t_defaults_to_the_earliest_the_base_allows(tmp_path: Path) -> None:
+    """Issue 34 (cause 2): the fix was rebased onto a base that moved on after the work began,
+    so T from the fix's author date fell before the base's history ends and the default T was
+    refused ("choose a later --at"). T is now the earliest the base allows, and the case says
+    why; an --at earlier than that is still refused, naming the earliest allowed T."""
+    repo, base, fix = rebased_repo(tmp_path / "shapes")
+    src = _source(repo, fix)
+    object.__setattr__(src, "ticket_created", datetime.fromisoformat("2026-03-02T12:00:00Z"))
+    spec = spec_from_fix("shapes-area", src)
+    assert spec.base == base
+    assert spec.at == datetime.fromisoformat("2026-03-05T10:00:00Z")
+    (note,) = spec.notes
+    assert "T is 2026-03-05T10:00:00Z, not 2026-03-02T12:00:00Z" in note
+    assert f"{base[:12]} is dated 2026-03-05T10:00:00Z" in note
+    assert spec.ticket.created_at == datetime.fromisoformat("2026-03-02T12:00:00Z")
+    object.__setattr__(src, "at", datetime.fromisoformat("2026-03-04T00:00:00Z"))
+    with pytest.raises(InputError) as exc:
+        spec_from_fix("shapes-area", src)
+    assert exc.value.field == "--at"
+    assert "give --at 2026-03-05T10:00:00Z or later" in exc.value.problem
+    object.__setattr__(src, "at", datetime.fromisoformat("2026-03-05T10:00:00Z"))
+    assert spec_from_fix("shapes-area", src).notes == []
 
 
 def test_a_fix_without_tests_is_refused(tmp_path: Path) -> None:
