@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import (
@@ -14,6 +15,7 @@ from pydantic import (
 )
 
 from replay.base.formats import Strict
+from replay.base.gitrepo import TAG_NAME
 
 SNAPSHOT_SCHEMA = 1
 MANIFEST = "manifest.json"
@@ -43,6 +45,21 @@ class RepositoryPart(Strict):
     Restores never see it: they get a bundle of exactly the base's history, cut from it."""
     base_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
     default_branch: str
+    tags: dict[str, str] = Field(default_factory=dict)
+    """The tags every restore carries, ``{name: the object the tag names}``: those on
+    ``base_commit``'s history with no tag object dated after T
+    (:func:`replay.base.gitrepo.tags_at`), so that a version computed from git tags
+    (setuptools-scm, hatch-vcs) is the one the project had at T."""
+
+    @field_validator("tags")
+    @classmethod
+    def _tag_names(cls, tags: dict[str, str]) -> dict[str, str]:
+        for name, sha in tags.items():
+            if not TAG_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a tag name kept here")
+            if not re.fullmatch(r"[0-9a-f]{40}", sha):
+                raise ValueError(f"tag {name}: {sha!r} is not an object id")
+        return tags
 
     @model_validator(mode="after")
     def _one_source(self) -> RepositoryPart:
@@ -63,6 +80,8 @@ class RepositoryPart(Strict):
         for key in ("bundle", "objects"):
             if data.get(key) is None:
                 data.pop(key, None)
+        if not data.get("tags"):
+            data.pop("tags", None)  # and one without tags as before tags were kept
         return data
 
     @property

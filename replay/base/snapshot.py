@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from replay.base import gitrepo
 from replay.base import sharedgit as shared
 from replay.base.blobs import ENV as BLOBS_ENV
 from replay.base.errors import InputError, SnapshotError
@@ -71,6 +72,14 @@ class Snapshot:
         if part.bundle is not None:
             return self.part(part.bundle)
         return shared.materialise(self.blobs, part, self.path / MANIFEST)
+
+    def restore(self, repo: str, dest: Path) -> Path:
+        """A fresh working repository of ``repo`` at ``dest``, as a workspace gets it: the
+        base commit checked out on the default branch, with the snapshot's tags."""
+        part = self.repository(repo)
+        return gitrepo.checkout_from_bundle(
+            self.bundle(repo), part.base_commit, dest, part.default_branch, part.tags
+        )
 
 
 def list_files(root: Path) -> list[str]:

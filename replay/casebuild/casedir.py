@@ -13,6 +13,7 @@ the base commit's history as it is, merges included, so the case's base commit i
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -145,7 +146,11 @@ class CaseSpec:
     """When the fix landed (its commit's date): written as the case's ``fixed_at``."""
     notes: list[str] = field(default_factory=list)
     """What creating the case decided on its own, to be stated (T moved to the earliest
-    the base allows, ...)."""
+    the base allows, a version passed to the build)."""
+    setup_env: dict[str, str] = field(default_factory=dict)
+    """Environment variables every setup command runs with (written into each command, so
+    the case file shows them): a version the build cannot compute from the snapshot's tags
+    (:mod:`replay.casebuild.scmversion`)."""
 
 
 def _iso(value: datetime) -> str:
@@ -192,18 +197,24 @@ def latest_history_date(repo: Path, base: str) -> datetime:
     return history_end(repo, base)[0]
 
 
-def write_history(repo: Path, base: str, blobs: Path, repo_name: str) -> str:
-    """Add ``base``'s history (merges and SHAs kept) to ``repo_name``'s shared git store under
-    the blob store root ``blobs``; returns the store's name for ``world.yaml``."""
-    objects, _ = share(blobs, repo, base, repo_name)
-    return objects
+def write_history(repo: Path, base: str, blobs: Path, repo_name: str) -> tuple[str, dict[str, str]]:
+    """Add ``base``'s history (merges and SHAs kept) and its tags to ``repo_name``'s shared git
+    store under the blob store root ``blobs``; returns the store's name and the tags
+    (``{name: object}``) for ``world.yaml``, whose cut at T keeps the tags T knew."""
+    tags = gitrepo.tags_on(repo, base)
+    objects, _ = share(blobs, repo, base, repo_name, tags)
+    return objects, tags
 
 
 def world_source(
-    spec: CaseSpec, at: datetime, objects: str, branch: str = "main"
+    spec: CaseSpec,
+    at: datetime,
+    objects: str,
+    branch: str = "main",
+    tags: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``world.yaml``; the repository is ``objects``, a shared store holding ``spec.base``,
-    whose default branch is ``branch``."""
+    """``world.yaml``; the repository is ``objects``, a shared store holding ``spec.base`` and
+    the objects of ``tags``, whose default branch is ``branch``."""
     owner, name = spec.repo_name.split("/")
     t = spec.ticket
     people = sorted({t.author, AGENT})
@@ -215,6 +226,7 @@ def world_source(
             "default_branch": branch,
             "objects": objects,
             "base": spec.base,
+            **({"tags": tags} if tags else {}),
         },
         "github": {
             "viewer": AGENT,
@@ -291,9 +303,9 @@ def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tupl
     if sources.exists():
         shutil.rmtree(sources)
     sources.mkdir(parents=True)
-    objects = write_history(spec.repo, spec.base, root, spec.repo_name)
+    objects, tags = write_history(spec.repo, spec.base, root, spec.repo_name)
     branch = spec.default_branch or default_branch(spec.repo, spec.base)
-    world = world_source(spec, at, objects, branch)
+    world = world_source(spec, at, objects, branch, tags)
     (sources / "world.yaml").write_text(yaml.safe_dump(world, sort_keys=False))
     for index, slot in ((spec.registry_index, "registry"), (spec.docs_index, "docs")):
         if index is not None:
@@ -326,6 +338,12 @@ def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tupl
     return path, manifest
 
 
+def _with_env(command: str, env: dict[str, str]) -> str:
+    """``command`` run with ``env`` exported first (for all of it, ``&&`` and pipes too)."""
+    exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in sorted(env.items()))
+    return exports + command
+
+
 def _fix_date(spec: CaseSpec) -> dict[str, str]:
     """The case's ``fixed_at``: the fix commit's date (the provenance's for a public fix)."""
     fixed = spec.fixed_at or (spec.provenance.fixed_at if spec.provenance else None)
@@ -352,7 +370,10 @@ def case_data(spec: CaseSpec, at: datetime, base: str, default: str = "main") ->
         "at": _iso(at),
         **_fix_date(spec),
         "repository": {"name": spec.repo_name, "base_commit": base},
-        "environment": {"base_image": spec.base_image, "setup": spec.setup},
+        "environment": {
+            "base_image": spec.base_image,
+            "setup": [_with_env(command, spec.setup_env) for command in spec.setup],
+        },
         "hidden_tests": {
             "patch": "hidden_tests.patch",
             "command": spec.command,

@@ -50,6 +50,7 @@ from replay.casebuild.environment import (
     write_registry_source,
 )
 from replay.casebuild.patches import split_fix, test_files
+from replay.casebuild.scmversion import pretend
 from replay.casebuild.testlists import (
     MIN_REPEATS,
     MeasureError,
@@ -136,6 +137,7 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
     if not gold.strip():
         raise InputError(repo, f"{src.fix}: the fix changes only tests; there is no gold patch")
     created, at, moved = _pick_at(repo, base, fix, src.ticket_created, src.at)
+    pretended = pretend(repo, base, at)
     command = src.command or f"{DEFAULT_COMMAND} {' '.join(test_files(tests))}".strip()
     subject = gitrepo.run(repo, "log", "-1", "--format=%s", fix)
     if _MERGE_PR.match(subject):  # GitHub's merge button: the PR's title is the body's first line
@@ -166,7 +168,8 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         effects=list(src.effects),
         states=dict(src.states),
         fixed_at=datetime.fromisoformat(gitrepo.run(repo, "log", "-1", "--format=%cI", fix)),
-        notes=[*src.notes, *([moved] if moved else [])],
+        notes=[*src.notes, *(n for n in (moved, pretended and pretended.note) if n)],
+        setup_env=pretended.variables if pretended else {},
     )
 
 
@@ -369,9 +372,10 @@ def fix_source_from_pr(
     m = _CLOSES.search(pr.get("body") or "")
     ticket = reader.get(f"/repos/{repo}/issues/{m.group(1)}") if m else pr
     basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    # With its tags: the snapshot keeps those T knew, which a version from git tags needs.
     gitrepo.run(
         clone.parent, "-c", f"http.extraHeader=Authorization: Basic {basic}", "clone", "-q",
-        "--no-tags", f"{git_url.rstrip('/')}/{repo}.git", str(clone),
+        f"{git_url.rstrip('/')}/{repo}.git", str(clone),
     )  # fmt: skip
     head = pr["head"]["sha"]
     gitrepo.run(clone, "cat-file", "-e", f"{head}^{{commit}}")

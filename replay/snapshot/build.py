@@ -7,7 +7,7 @@ and can be audited. The same sources give byte-identical snapshots.
 Sources layout::
 
     world.yaml           at, repository {name, default_branch, history | bundle | objects,
-                         base}, github, linear, slack
+                         base, tags}, github, linear, slack
     history/*.patch      the repository's commits, as ``git format-patch`` output, in order
     *.bundle             or: the repository's history as a git bundle (merges and SHAs kept)
                          or (``objects``): the base commit's history in the shared git store
@@ -63,11 +63,17 @@ class RepositorySource(Strict):
     holds ``base``'s history; ``base`` is then required and is the branch's tip."""
     base: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
     """The base commit; default: the newest commit on the branch dated at or before T."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """With ``objects``: the repository's tags on the base's history, ``{name: the object the
+    tag names}``, held by the store. The cut keeps those with no tag object dated after T
+    (:func:`replay.base.gitrepo.tags_at`)."""
 
     @model_validator(mode="after")
     def _one_history(self) -> RepositorySource:
         if self.bundle is not None and self.objects is not None:
             raise ValueError("give bundle or objects, not both")
+        if self.tags and self.objects is None:
+            raise ValueError("tags need objects: the shared git store holds them")
         if self.objects is not None and self.base is None:
             raise ValueError("objects needs base: the commit whose history the store holds")
         if self.objects is not None and {".", ".."} & set(self.objects.split("/")):
@@ -193,6 +199,16 @@ def _from_store(root: Path, dest: Path, world: WorldSource, where: Path) -> Path
         dest, "fetch", "-q", "--no-tags", "--update-head-ok", str(store),
         f"{source.base}:refs/heads/{branch}",
     )  # fmt: skip
+    missing = set(source.tags.values()) - set(gitrepo.object_types(store, source.tags.values()))
+    if missing:
+        raise SourcesError(
+            where,
+            f"the shared git store {store} does not hold the tag object(s) "
+            f"{', '.join(sorted(missing))} (is this the blob store the sources were written "
+            "with? --blobs, $REPLAY_BLOBS)",
+            "repository.tags",
+        )
+    gitrepo.add_tags(dest, store, source.tags)
     return dest
 
 
@@ -242,13 +258,18 @@ def _write(
     """Write the snapshot into ``stage``; the repository into ``git_store`` (a blob store
     root) when given, else as a bundle in the snapshot."""
     owner, name = world.repository.name.split("/")
+    tags = gitrepo.tags_at(repo, base, at, world.repository.tags)
     if git_store is not None:
-        objects, _ = shared.share(git_store, repo, base, world.repository.name)
-        history = {"objects": objects}
+        objects, _ = shared.share(git_store, repo, base, world.repository.name, tags)
+        history: dict[str, Any] = {"objects": objects}
     else:
         bundle = f"repos/{owner}/{name}.bundle"
-        gitrepo.bundle_create(repo, stage / bundle, base, world.repository.default_branch)
+        gitrepo.bundle_create(
+            repo, stage / bundle, base, world.repository.default_branch, tags=tags
+        )
         history = {"bundle": bundle}
+    if tags:
+        history["tags"] = tags
     services: dict[str, str] = {}
     for svc in ("github", "linear", "slack"):
         raw = _resolve_commits(getattr(world, svc), shas, world_file, svc)

@@ -66,15 +66,19 @@ def merge(repo: Path, when: str, branch: str, subject: str) -> str:
     return gitrepo.run(repo, "rev-parse", "HEAD")
 
 
-def shapes_repo(path: Path, branch: str = "main") -> tuple[Path, str, str]:
+def shapes_repo(
+    path: Path, branch: str = "main", files: dict[str, str] | None = None
+) -> tuple[Path, str, str]:
     """``(repo, base, fix)``: area() adds instead of multiplying; the fix adds its test.
 
     The history has merge commits, as most real ones do: a docs branch merged before the base,
     and the fix itself is the merge commit of pull request #2 (``fix^`` is the base). The
-    default branch is ``branch``.
+    default branch is ``branch``; ``files`` are added by the first commit.
     """
     gitrepo.init(path, branch=branch)
-    commit(path, "2026-03-01T10:00:00Z", "Initial commit", {"README.md": "# shapes\n"})
+    commit(
+        path, "2026-03-01T10:00:00Z", "Initial commit", {"README.md": "# shapes\n", **(files or {})}
+    )
     gitrepo.run(path, "checkout", "-q", "-b", "docs")
     commit(path, "2026-03-01T12:00:00Z", "Document the package", {"docs/index.md": "shapes\n"})
     gitrepo.run(path, "checkout", "-q", branch)
@@ -126,3 +130,29 @@ def rebased_repo(path: Path) -> tuple[Path, str, str]:
         committed="2026-03-06T10:00:00Z",
     )
     return path, base, fix
+
+
+def tag(repo: Path, name: str, rev: str, when: str | None = None) -> str:
+    """Tag ``rev``: a tag object dated ``when`` (its tagger date), else a lightweight tag.
+    Returns the object the tag names."""
+    if when is None:
+        gitrepo.run(repo, "tag", name, rev)
+    else:
+        gitrepo.run(repo, "tag", "-a", "-m", f"Release {name}", name, rev, env=_env(when))
+    return gitrepo.run(repo, "rev-parse", f"refs/tags/{name}")
+
+
+def tagged_repo(path: Path) -> tuple[Path, str, str, dict[str, str]]:
+    """``(repo, base, fix, tags)``: :func:`shapes_repo` with its releases tagged, for a T of 11
+    March 09:00 (the ticket's creation). ``v0.1`` (lightweight, on the first commit) and
+    ``v0.2`` (annotated on 2 March) are on the base's history before T; ``v0.3`` tags the
+    base itself but was made after T (12 March); ``v0.4`` tags the fix, after the base."""
+    repo, base, fix = shapes_repo(path)
+    first = gitrepo.run(repo, "rev-list", "--max-parents=0", base)
+    tags = {
+        "v0.1": tag(repo, "v0.1", first),
+        "v0.2": tag(repo, "v0.2", f"{base}^", "2026-03-02T10:30:00Z"),
+        "v0.3": tag(repo, "v0.3", base, "2026-03-12T09:00:00Z"),
+        "v0.4": tag(repo, "v0.4", fix, "2026-03-11T16:00:00Z"),
+    }
+    return repo, base, fix, tags

@@ -1,0 +1,139 @@
+"""What a case's snapshot keeps of the repository besides the base's history: its tags at T."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from fakes.github.gitstore import GitStore
+from replay.base import gitrepo
+from replay.base.case import load_case
+from replay.base.manifest import MANIFEST
+from replay.casebuild.casedir import write_case_dir
+from replay.casebuild.create import FixSource, spec_from_fix
+from replay.snapshot import load_snapshot
+from replay.snapshot.audit import audit, dated_after
+from tests.casebuild.repos import SETUP, shapes_repo, tag, tagged_repo
+
+T = datetime.fromisoformat("2026-03-11T09:00:00Z")
+
+
+def _source(repo: Path, fix: str) -> FixSource:
+    return FixSource(
+        repo=repo,
+        fix=fix,
+        repo_name="acme/shapes",
+        ticket_title="area() adds the sides",
+        ticket_body="area(2, 3) returns 5, it should be 6.",
+        ticket_created=T,
+        setup=SETUP,
+    )
+
+
+def test_the_tags_t_knew_reach_every_restore(tmp_path: Path) -> None:
+    """Issue 34 (cause 3): the snapshot had no tags, so a project versioned from them
+    (setuptools-scm, hatch-vcs) built as 0.1.devN and a test requirement on its real version
+    did not resolve. The tags on the base's history that T knew now reach the workspace's
+    restore and the world's repository: a lightweight tag, and a tag object dated before T;
+    not a tag object made after T (its date and message are the future), nor a tag of the
+    fix. The audit passes it, and finds a later tag object planted in it."""
+    repo, base, fix, tags = tagged_repo(tmp_path / "shapes")
+    path, manifest = write_case_dir(
+        spec_from_fix("shapes-area", _source(repo, fix)), tmp_path / "c"
+    )
+    (part,) = manifest.repositories
+    assert part.tags == {"v0.1": tags["v0.1"], "v0.2": tags["v0.2"]}
+    case = load_case(path)
+    snapshot = load_snapshot(case.snapshot)
+    work = snapshot.restore("acme/shapes", tmp_path / "work")
+    assert gitrepo.run(work, "tag").split() == ["v0.1", "v0.2"]
+    assert gitrepo.run(work, "describe", "--tags").startswith(
+        "v0.2-2-g"
+    )  # the docs commit and the merge
+    assert gitrepo.run(work, "cat-file", "-t", "v0.2") == "tag"
+    fake = GitStore(tmp_path / "fake")
+    fake.create("acme/shapes", snapshot.bundle("acme/shapes"), base, "main", part.tags)
+    assert fake.heads("acme/shapes") == {
+        "refs/heads/main": base,
+        "refs/tags/v0.1": tags["v0.1"],
+        "refs/tags/v0.2": tags["v0.2"],
+    }
+    assert audit(snapshot, case) == []
+
+    # The later tag object, planted in the manifest (the shared store holds it: the sources
+    # list every tag of the base's history, and the cut at T left it out).
+    data = json.loads((case.snapshot / MANIFEST).read_text())
+    data["repositories"][0]["tags"]["v0.3"] = tags["v0.3"]
+    (case.snapshot / MANIFEST).write_text(json.dumps(data))
+    planted = load_snapshot(case.snapshot)
+    late = [line for line in dated_after(planted) if "v0.3" in line]
+    assert late == [
+        "git/acme/shapes.git@" + base + ": tag refs/tags/v0.3 is a tag object dated "
+        "2026-03-12T09:00:00+00:00, after T"
+    ]
+    found = [f.problem for f in audit(planted, case)]
+    assert f"tag {tags['v0.3'][:12]} tagged 2026-03-12 09:00:00+00:00, after T" in found
+
+
+SCM = """\
+[build-system]
+requires = ["setuptools>=64", "setuptools_scm[toml]>=6.2"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "shapes.kit"
+dynamic = ["version"]
+
+[tool.setuptools_scm]
+"""
+HATCH = """\
+[build-system]
+requires = ["hatchling", "hatch-vcs"]
+build-backend = "hatchling.build"
+
+[project]
+name = "shapes-kit"
+dynamic = ["version"]
+
+[tool.hatch.version]
+source = "vcs"
+"""
+
+
+def test_a_version_from_tags_t_did_not_know_is_passed_to_the_build(tmp_path: Path) -> None:
+    """Issue 34 (cause 3): a project versioned from git tags whose release tag was made after
+    T (here v0.3, on the base's history, tagged on 12 March) finds no version tag in the
+    snapshot and would build as 0.1.devN. The version its build computes at the base from
+    the repository's tags (v0.3 and two commits: 0.4.dev2+g<base>) goes to every setup
+    command, named per project for setuptools-scm, generic for hatch-vcs, and is stated."""
+    repo, base, fix = shapes_repo(tmp_path / "scm", files={"pyproject.toml": SCM})
+    tag(repo, "v0.3", f"{base}^", "2026-03-12T09:00:00Z")
+    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    version = f"0.4.dev2+g{gitrepo.run(repo, 'rev-parse', '--short', base)}"
+    assert spec.setup_env == {"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_SHAPES_KIT": version}
+    (note,) = spec.notes
+    assert "shapes.kit (versioned from git tags by setuptools-scm)" in note
+    assert "tag v0.3 is made after T" in note and version in note
+    path, manifest = write_case_dir(spec, tmp_path / "c")
+    assert manifest.repositories[0].tags == {}
+    (setup,) = load_case(path).environment.setup
+    assert setup == f"export SETUPTOOLS_SCM_PRETEND_VERSION_FOR_SHAPES_KIT={version}; {SETUP[0]}"
+
+    # A tag T knew is kept: the build finds its version itself, nothing is passed.
+    tag(repo, "v0.2", f"{base}^", "2026-03-02T12:00:00Z")
+    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    assert (spec.setup_env, spec.notes) == ({}, [])
+
+    # hatch-vcs reads only the generic variable.
+    repo, base, fix = shapes_repo(tmp_path / "hatch", files={"pyproject.toml": HATCH})
+    tag(repo, "1.0", base, "2026-03-12T09:00:00Z")
+    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    assert spec.setup_env == {"SETUPTOOLS_SCM_PRETEND_VERSION": "1.0"}
+
+    # No tag at all (a clone made without them): said, with what to do.
+    repo, base, fix = shapes_repo(tmp_path / "bare", files={"pyproject.toml": HATCH})
+    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    assert spec.setup_env == {}
+    (note,) = spec.notes
+    assert "builds as 0.1.devN" in note and "git fetch --tags" in note
