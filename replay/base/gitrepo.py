@@ -210,6 +210,57 @@ def checkout_from_bundle(
     return dest
 
 
+# ----------------------------------------------------------------------------- submodules
+
+
+def gitlinks(repo: Path, rev: str) -> dict[str, str]:
+    """The submodules ``rev``'s tree pins: ``{path: commit}`` (its gitlinks)."""
+    out = run_exact(repo, "ls-tree", "-r", "-z", rev)
+    links = {}
+    for entry in out.split("\0"):
+        meta, _, path = entry.partition("\t")
+        mode, _, rest = meta.partition(" ")
+        if mode == "160000":
+            links[path] = rest.split(" ")[-1]
+    return links
+
+
+def gitmodules(repo: Path, rev: str) -> dict[str, dict[str, str]]:
+    """``rev``'s ``.gitmodules``: ``{name: {"path": ..., "url": ..., ...}}`` (empty: none)."""
+    try:
+        out = run_exact(repo, "config", "-z", "--blob", f"{rev}:.gitmodules", "--list")
+    except ToolError:
+        return {}  # no .gitmodules at rev
+    found: dict[str, dict[str, str]] = {}
+    for entry in out.split("\0"):
+        key, _, value = entry.partition("\n")
+        if key.startswith("submodule."):
+            name, _, var = key.removeprefix("submodule.").rpartition(".")
+            found.setdefault(name, {})[var] = value
+    return found
+
+
+def add_submodule(dest: Path, path: str, name: str, url: str, bundle: Path, commit: str) -> None:
+    """Check out the submodule ``name`` at ``path`` of the working repository ``dest``, at
+    ``commit``, from ``bundle``, as ``git submodule update --init`` leaves it: its git
+    directory in ``.git/modules/<name>`` (reached by relative paths, so the repository can
+    be copied elsewhere), HEAD detached at ``commit``, its URL in ``.git/config``. No remote,
+    ref or reflog from elsewhere."""
+    gitdir = dest / ".git" / "modules" / name
+    work = dest / path
+    init(gitdir, bare=True)
+    run(gitdir, "config", "core.bare", "false")
+    run(gitdir, "config", "core.worktree", os.path.relpath(work, gitdir))
+    run(gitdir, "config", "core.logAllRefUpdates", "false")
+    run(gitdir, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(bundle), commit)
+    run(gitdir, "update-ref", "--no-deref", "HEAD", commit)
+    work.mkdir(parents=True, exist_ok=True)
+    (work / ".git").write_text(f"gitdir: {os.path.relpath(gitdir, work)}\n")
+    run(work, "reset", "-q", "--hard", commit)
+    run(dest, "config", f"submodule.{name}.url", url)
+    run(dest, "config", f"submodule.{name}.active", "true")
+
+
 # ----------------------------------------------------------------------------- tags
 
 TAG_NAME = re.compile(r"(?!.*(?:\.\.|//|/\.|@\{|\.lock/|\.lock$))[\w+=,@-][\w.+=,@/-]*(?<![/.])")

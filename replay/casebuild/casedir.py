@@ -28,6 +28,7 @@ from replay.base.formats import dump_json, validate_data
 from replay.base.manifest import Manifest
 from replay.base.sharedgit import blob_root, share
 from replay.base.worldstate import SERVICE_MODELS
+from replay.casebuild.submodules import submodules_of
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.edit import write_part
 
@@ -197,24 +198,27 @@ def latest_history_date(repo: Path, base: str) -> datetime:
     return history_end(repo, base)[0]
 
 
-def write_history(repo: Path, base: str, blobs: Path, repo_name: str) -> tuple[str, dict[str, str]]:
-    """Add ``base``'s history (merges and SHAs kept) and its tags to ``repo_name``'s shared git
-    store under the blob store root ``blobs``; returns the store's name and the tags
-    (``{name: object}``) for ``world.yaml``, whose cut at T keeps the tags T knew."""
+def write_history(repo: Path, base: str, blobs: Path, repo_name: str) -> dict[str, Any]:
+    """Add ``base``'s history (merges and SHAs kept), its tags and its submodules' pinned
+    commits to shared git stores under the blob store root ``blobs`` (``repo_name``'s, and
+    each submodule's); returns what ``world.yaml``'s repository says of them: the store, the
+    base, the tags (``{name: object}``; the cut at T keeps those T knew), the submodules."""
     tags = gitrepo.tags_on(repo, base)
+    submodules = submodules_of(repo, base, blobs, repo_name)
     objects, _ = share(blobs, repo, base, repo_name, tags)
-    return objects, tags
+    return {
+        "objects": objects,
+        "base": base,
+        **({"tags": tags} if tags else {}),
+        **({"submodules": [s.model_dump() for s in submodules]} if submodules else {}),
+    }
 
 
 def world_source(
-    spec: CaseSpec,
-    at: datetime,
-    objects: str,
-    branch: str = "main",
-    tags: dict[str, str] | None = None,
+    spec: CaseSpec, at: datetime, history: dict[str, Any], branch: str = "main"
 ) -> dict[str, Any]:
-    """``world.yaml``; the repository is ``objects``, a shared store holding ``spec.base`` and
-    the objects of ``tags``, whose default branch is ``branch``."""
+    """``world.yaml``; the repository's history is ``history`` (:func:`write_history`), its
+    default branch ``branch``."""
     owner, name = spec.repo_name.split("/")
     t = spec.ticket
     people = sorted({t.author, AGENT})
@@ -224,9 +228,7 @@ def world_source(
         "repository": {
             "name": spec.repo_name,
             "default_branch": branch,
-            "objects": objects,
-            "base": spec.base,
-            **({"tags": tags} if tags else {}),
+            **history,
         },
         "github": {
             "viewer": AGENT,
@@ -303,9 +305,9 @@ def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tupl
     if sources.exists():
         shutil.rmtree(sources)
     sources.mkdir(parents=True)
-    objects, tags = write_history(spec.repo, spec.base, root, spec.repo_name)
+    history = write_history(spec.repo, spec.base, root, spec.repo_name)
     branch = spec.default_branch or default_branch(spec.repo, spec.base)
-    world = world_source(spec, at, objects, branch, tags)
+    world = world_source(spec, at, history, branch)
     (sources / "world.yaml").write_text(yaml.safe_dump(world, sort_keys=False))
     for index, slot in ((spec.registry_index, "registry"), (spec.docs_index, "docs")):
         if index is not None:

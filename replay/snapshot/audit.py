@@ -120,6 +120,16 @@ def dated_after(snapshot: Snapshot) -> list[str]:
                 if when > at:
                     found.append(f"{repo.location}: commit {sha[:12]} dated {when} is after T")
             found += [f"{repo.location}: {line}" for line in _late_tags(dest, repo, at)]
+            for i, sub in enumerate(repo.submodules):
+                probe = gitrepo.init(Path(tmp) / "submodules" / repo.name / str(i), bare=True)
+                bundle = snapshot.submodule_bundle(sub)
+                gitrepo.run(probe, "fetch", "-q", "--no-tags", str(bundle), sub.commit)
+                for sha, when in gitrepo.commit_dates(probe, sub.commit):
+                    if when > at:
+                        found.append(
+                            f"submodule {sub.path} ({sub.objects}@{sub.commit}): commit "
+                            f"{sha[:12]} dated {when} is after T"
+                        )
     return found
 
 
@@ -500,6 +510,11 @@ def audit(
                     project = _project_of(files)
             more, _ = audit_bundle(bundle, part, snapshot.at, Path(tmp), answer)
             found += more
+            for i, sub in enumerate(part.submodules):
+                bundle = snapshot.submodule_bundle(sub)
+                scratch = Path(tmp) / "submodules" / str(i)
+                more, _ = audit_bundle(bundle, sub.as_part(), snapshot.at, scratch, answer)
+                found += [Finding(f"submodule {sub.path}: {f.location}", f.problem) for f in more]
     if case is not None:
         found += audit_states(snapshot, answer)
         found += audit_registry(snapshot, project)

@@ -73,9 +73,11 @@ def shapes_repo(
 
     The history has merge commits, as most real ones do: a docs branch merged before the base,
     and the fix itself is the merge commit of pull request #2 (``fix^`` is the base). The
-    default branch is ``branch``; ``files`` are added by the first commit.
+    default branch is ``branch``; ``files`` are added by the first commit, and so is what a
+    repository already at ``path`` has staged.
     """
-    gitrepo.init(path, branch=branch)
+    if not (path / ".git").exists():
+        gitrepo.init(path, branch=branch)
     commit(
         path, "2026-03-01T10:00:00Z", "Initial commit", {"README.md": "# shapes\n", **(files or {})}
     )
@@ -156,3 +158,19 @@ def tagged_repo(path: Path) -> tuple[Path, str, str, dict[str, str]]:
         "v0.4": tag(repo, "v0.4", fix, "2026-03-11T16:00:00Z"),
     }
     return repo, base, fix, tags
+
+
+def with_submodule(path: Path, url: str) -> tuple[Path, str, str, str]:
+    """``(repo, base, fix, pinned)``: :func:`shapes_repo` whose first commit also adds the
+    submodule ``vendor`` (a repository of its own, made beside it, whose ``.gitmodules`` URL
+    is ``url``) pinned at ``pinned``; git keeps it in ``.git/modules/vendor``."""
+    vendor = gitrepo.init(path.parent / f"{path.name}-vendor")
+    pinned = commit(vendor, "2026-02-20T10:00:00Z", "Vendor data", {"data.txt": "42\n"})
+    gitrepo.init(path)
+    gitrepo.run(
+        path, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(vendor), "vendor"
+    )
+    gitrepo.run(path, "config", "-f", ".gitmodules", "submodule.vendor.url", url)
+    gitrepo.run(path, "submodule", "sync", "-q")
+    repo, base, fix = shapes_repo(path)
+    return repo, base, fix, pinned

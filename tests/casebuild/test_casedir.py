@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import datetime
 from pathlib import Path
+
+import pytest
 
 from fakes.github.gitstore import GitStore
 from replay.base import gitrepo
 from replay.base.case import load_case
+from replay.base.errors import InputError
 from replay.base.manifest import MANIFEST
 from replay.casebuild.casedir import write_case_dir
 from replay.casebuild.create import FixSource, spec_from_fix
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit, dated_after
-from tests.casebuild.repos import SETUP, shapes_repo, tag, tagged_repo
+from tests.casebuild.repos import SETUP, shapes_repo, tag, tagged_repo, with_submodule
 
 T = datetime.fromisoformat("2026-03-11T09:00:00Z")
 
@@ -137,3 +141,47 @@ def test_a_version_from_tags_t_did_not_know_is_passed_to_the_build(tmp_path: Pat
     assert spec.setup_env == {}
     (note,) = spec.notes
     assert "builds as 0.1.devN" in note and "git fetch --tags" in note
+
+
+def test_submodules_are_restored_at_their_pinned_commits(tmp_path: Path) -> None:
+    """Issue 34 (cause 4): submodules were not checked out, and the tests failed reading them
+    with an error that did not name the cause. The pinned commit's history now goes from the
+    repository's .git/modules into the submodule's shared git store (named after its URL),
+    and every restore checks it out there, by relative paths (the checkout is copied into a
+    container); the audit passes it."""
+    url = "https://github.com/acme/vendor.git"
+    repo, _, fix, pinned = with_submodule(tmp_path / "shapes", url)
+    path, manifest = write_case_dir(
+        spec_from_fix("shapes-area", _source(repo, fix)), tmp_path / "c"
+    )
+    (part,) = manifest.repositories
+    assert [s.model_dump() for s in part.submodules] == [
+        {"path": "vendor", "name": "vendor", "url": url, "objects": "git/acme/vendor.git",
+         "commit": pinned},
+    ]  # fmt: skip
+    case = load_case(path)
+    snapshot = load_snapshot(case.snapshot)
+    work = snapshot.restore("acme/shapes", tmp_path / "work")
+    moved = tmp_path / "moved"
+    work.rename(moved)
+    assert (moved / "vendor" / "data.txt").read_text() == "42\n"
+    # Neither "-" (not checked out) nor "+" (another commit) before it.
+    assert gitrepo.run(moved, "submodule", "status").startswith(f"{pinned} vendor ")
+    assert gitrepo.run(moved, "status", "--porcelain") == ""
+    assert gitrepo.run(moved, "config", "submodule.vendor.url") == url
+    assert audit(snapshot, case) == []
+
+
+def test_a_submodule_nothing_holds_stops_naming_it(tmp_path: Path) -> None:
+    """Without the submodule's objects anywhere here (never initialised in the clone, not in
+    a shared store), case creation stops naming its path, URL and commit, and what to run."""
+    url = "git@github.com:acme/gadgets.git"
+    repo, _, fix, pinned = with_submodule(tmp_path / "shapes", url)
+    gitrepo.run(repo, "submodule", "deinit", "-q", "-f", "vendor")
+    shutil.rmtree(repo / ".git" / "modules")
+    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    with pytest.raises(InputError) as exc:
+        write_case_dir(spec, tmp_path / "c")
+    assert exc.value.field == "submodules"
+    assert f"vendor ({url} at {pinned[:12]})" in exc.value.problem
+    assert f"run `git submodule update --init` in the clone ({repo};" in exc.value.problem
