@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from replay.base import gitrepo
+from replay.casebuild.create import FixSource
 
 ROOT = Path(__file__).resolve().parents[2]
 REGISTRY = ROOT / "snapshots" / "sources" / "demo" / "registry" / "index.json"
@@ -37,6 +39,22 @@ def test_area_multiplies():
     assert area(1, 7) == 7
 """
 )
+
+
+def shapes_source(repo: Path, fix: str) -> FixSource:
+    """The fix of :func:`shapes_repo` as ``case create`` is given it: the ticket filed on 11
+    March at 09:00, the demo's registry and a setup that installs pytest from it."""
+    return FixSource(
+        repo=repo,
+        fix=fix,
+        repo_name="acme/shapes",
+        ticket_title="area() adds the sides",
+        ticket_body="area(2, 3) returns 5, it should be 6.",
+        issue_number=1,
+        ticket_created=datetime.fromisoformat("2026-03-11T09:00:00Z"),
+        setup=SETUP,
+        registry_index=REGISTRY,
+    )
 
 
 def _env(when: str, committed: str | None = None) -> dict[str, str]:

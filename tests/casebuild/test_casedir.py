@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -15,24 +14,17 @@ from replay.base.case import load_case
 from replay.base.errors import InputError
 from replay.base.manifest import MANIFEST
 from replay.casebuild.casedir import write_case_dir
-from replay.casebuild.create import FixSource, spec_from_fix
+from replay.casebuild.create import spec_from_fix
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit, dated_after
-from tests.casebuild.repos import SETUP, shapes_repo, tag, tagged_repo, with_submodule
-
-T = datetime.fromisoformat("2026-03-11T09:00:00Z")
-
-
-def _source(repo: Path, fix: str) -> FixSource:
-    return FixSource(
-        repo=repo,
-        fix=fix,
-        repo_name="acme/shapes",
-        ticket_title="area() adds the sides",
-        ticket_body="area(2, 3) returns 5, it should be 6.",
-        ticket_created=T,
-        setup=SETUP,
-    )
+from tests.casebuild.repos import (
+    SETUP,
+    shapes_repo,
+    shapes_source,
+    tag,
+    tagged_repo,
+    with_submodule,
+)
 
 
 def test_the_tags_t_knew_reach_every_restore(tmp_path: Path) -> None:
@@ -44,7 +36,7 @@ def test_the_tags_t_knew_reach_every_restore(tmp_path: Path) -> None:
     fix. The audit passes it, and finds a later tag object planted in it."""
     repo, base, fix, tags = tagged_repo(tmp_path / "shapes")
     path, manifest = write_case_dir(
-        spec_from_fix("shapes-area", _source(repo, fix)), tmp_path / "c"
+        spec_from_fix("shapes-area", shapes_source(repo, fix)), tmp_path / "c"
     )
     (part,) = manifest.repositories
     assert part.tags == {"v0.1": tags["v0.1"], "v0.2": tags["v0.2"]}
@@ -113,7 +105,7 @@ def test_a_version_from_tags_t_did_not_know_is_passed_to_the_build(tmp_path: Pat
     command, named per project for setuptools-scm, generic for hatch-vcs, and is stated."""
     repo, base, fix = shapes_repo(tmp_path / "scm", files={"pyproject.toml": SCM})
     tag(repo, "v0.3", f"{base}^", "2026-03-12T09:00:00Z")
-    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    spec = spec_from_fix("shapes-area", shapes_source(repo, fix))
     version = f"0.4.dev2+g{gitrepo.run(repo, 'rev-parse', '--short', base)}"
     assert spec.setup_env == {"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_SHAPES_KIT": version}
     (note,) = spec.notes
@@ -126,18 +118,18 @@ def test_a_version_from_tags_t_did_not_know_is_passed_to_the_build(tmp_path: Pat
 
     # A tag T knew is kept: the build finds its version itself, nothing is passed.
     tag(repo, "v0.2", f"{base}^", "2026-03-02T12:00:00Z")
-    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    spec = spec_from_fix("shapes-area", shapes_source(repo, fix))
     assert (spec.setup_env, spec.notes) == ({}, [])
 
     # hatch-vcs reads only the generic variable.
     repo, base, fix = shapes_repo(tmp_path / "hatch", files={"pyproject.toml": HATCH})
     tag(repo, "1.0", base, "2026-03-12T09:00:00Z")
-    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    spec = spec_from_fix("shapes-area", shapes_source(repo, fix))
     assert spec.setup_env == {"SETUPTOOLS_SCM_PRETEND_VERSION": "1.0"}
 
     # No tag at all (a clone made without them): said, with what to do.
     repo, base, fix = shapes_repo(tmp_path / "bare", files={"pyproject.toml": HATCH})
-    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    spec = spec_from_fix("shapes-area", shapes_source(repo, fix))
     assert spec.setup_env == {}
     (note,) = spec.notes
     assert "builds as 0.1.devN" in note and "git fetch --tags" in note
@@ -152,7 +144,7 @@ def test_submodules_are_restored_at_their_pinned_commits(tmp_path: Path) -> None
     url = "https://github.com/acme/vendor.git"
     repo, _, fix, pinned = with_submodule(tmp_path / "shapes", url)
     path, manifest = write_case_dir(
-        spec_from_fix("shapes-area", _source(repo, fix)), tmp_path / "c"
+        spec_from_fix("shapes-area", shapes_source(repo, fix)), tmp_path / "c"
     )
     (part,) = manifest.repositories
     assert [s.model_dump() for s in part.submodules] == [
@@ -179,7 +171,7 @@ def test_a_submodule_nothing_holds_stops_naming_it(tmp_path: Path) -> None:
     repo, _, fix, pinned = with_submodule(tmp_path / "shapes", url)
     gitrepo.run(repo, "submodule", "deinit", "-q", "-f", "vendor")
     shutil.rmtree(repo / ".git" / "modules")
-    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    spec = spec_from_fix("shapes-area", shapes_source(repo, fix))
     with pytest.raises(InputError) as exc:
         write_case_dir(spec, tmp_path / "c")
     assert exc.value.field == "submodules"
