@@ -93,9 +93,7 @@ def validate_case(path: Path) -> Validated:
         if not patch.is_file():
             raise CaseError(path, f"file not found: {patch}", field)
     with tempfile.TemporaryDirectory(prefix="replay-validate-") as tmp:
-        work = gitrepo.checkout_from_bundle(
-            snapshot.bundle(repo.name), repo.base_commit, Path(tmp) / "repo", repo.default_branch
-        )
+        work = snapshot.restore(repo.name, Path(tmp) / "repo")
         _apply(path, work, case.gold.patch, "gold.patch")
         checks.append("gold patch applies at the base commit")
         _apply(path, work, case.hidden_tests.patch, "hidden_tests.patch")

@@ -148,6 +148,7 @@ class GitHubBackend:
                     self.world.snapshot.bundle(r.full_name),
                     part.base_commit,
                     part.default_branch,
+                    part.tags,
                 )
                 repo.has_git = True
                 if repo.pushed_at is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -104,16 +105,26 @@ class GitStore:
 
     # ----------------------------------------------------------------- lifecycle
 
-    def create(self, full_name: str, bundle: Path, commit: str, branch: str) -> None:
-        """A fresh bare repository holding ``commit``'s history as ``branch``, nothing else."""
+    def create(
+        self,
+        full_name: str,
+        bundle: Path,
+        commit: str,
+        branch: str,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        """A fresh bare repository holding ``commit``'s history as ``branch`` and the tags
+        ``tags`` (``{name: object}``, a snapshot's: those on that history at T), nothing
+        else."""
         dest = self.path(full_name)
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
         self.git(full_name, "init", "-q", "--bare", f"--initial-branch={branch}")
         self.git(
-            full_name, "fetch", "-q", "--no-tags", str(bundle), f"{commit}:refs/heads/{branch}"
-        )
+            full_name, "fetch", "-q", "--no-tags", str(bundle), f"{commit}:refs/heads/{branch}",
+            *(f"{sha}:refs/tags/{name}" for name, sha in sorted((tags or {}).items())),
+        )  # fmt: skip
         (dest / "FETCH_HEAD").unlink(missing_ok=True)
         self.git(full_name, "config", "http.receivepack", "true")
         self.git(full_name, "config", "uploadpack.allowAnySHA1InWant", "false")

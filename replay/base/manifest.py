@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import (
@@ -14,6 +15,7 @@ from pydantic import (
 )
 
 from replay.base.formats import Strict
+from replay.base.gitrepo import TAG_NAME
 
 SNAPSHOT_SCHEMA = 1
 MANIFEST = "manifest.json"
@@ -30,6 +32,46 @@ class Source(Strict):
     """The program and version that wrote it."""
 
 
+SUBMODULE_BRANCH = "pinned"
+"""The one ref of a submodule's bundle: its pinned commit (a restore checks it out detached)."""
+
+
+class Submodule(Strict):
+    """A submodule of a repository, restored at the commit the base commit pins."""
+
+    path: str
+    """Where it is checked out, relative to the repository's top (the gitlink's path)."""
+    name: str
+    """Its name in ``.gitmodules`` (where git keeps it: ``.git/modules/<name>``)."""
+    url: str
+    """Its URL in ``.gitmodules``, as the repository says it."""
+    objects: str = Field(pattern=r"^git/[\w.-]+/[\w.-]+\.git$")
+    """The shared bare repository (under the blob store root) holding ``commit``'s history."""
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    """The commit the base commit pins."""
+
+    @field_validator("path", "name")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        parts = value.split("/")
+        if (
+            not value
+            or any(p in ("", ".", "..") for p in parts)
+            or re.search(r"[\x00-\x1f]", value)
+        ):
+            raise ValueError(f"{value!r} must be a relative path inside the repository")
+        return value
+
+    def as_part(self) -> RepositoryPart:
+        """The submodule as a repository of its own: cut, bundled and audited like one."""
+        return RepositoryPart(
+            name=self.objects.removeprefix("git/").removesuffix(".git"),
+            objects=self.objects,
+            base_commit=self.commit,
+            default_branch=SUBMODULE_BRANCH,
+        )
+
+
 class RepositoryPart(Strict):
     """One git repository of the world, cut at its base commit."""
 
@@ -43,6 +85,25 @@ class RepositoryPart(Strict):
     Restores never see it: they get a bundle of exactly the base's history, cut from it."""
     base_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
     default_branch: str
+    tags: dict[str, str] = Field(default_factory=dict)
+    """The tags every restore carries, ``{name: the object the tag names}``: those on
+    ``base_commit``'s history with no tag object dated after T
+    (:func:`replay.base.gitrepo.tags_at`), so that a version computed from git tags
+    (setuptools-scm, hatch-vcs) is the one the project had at T."""
+
+    @field_validator("tags")
+    @classmethod
+    def _tag_names(cls, tags: dict[str, str]) -> dict[str, str]:
+        for name, sha in tags.items():
+            if not TAG_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a tag name kept here")
+            if not re.fullmatch(r"[0-9a-f]{40}", sha):
+                raise ValueError(f"tag {name}: {sha!r} is not an object id")
+        return tags
+
+    submodules: list[Submodule] = Field(default_factory=list)
+    """The submodules the base commit pins, each restored at its commit beside the
+    repository's files (``git submodule status`` clean)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> RepositoryPart:
@@ -63,6 +124,9 @@ class RepositoryPart(Strict):
         for key in ("bundle", "objects"):
             if data.get(key) is None:
                 data.pop(key, None)
+        for key in ("tags", "submodules"):
+            if not data.get(key):
+                data.pop(key, None)  # and one without them as before they were kept
         return data
 
     @property

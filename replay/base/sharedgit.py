@@ -3,16 +3,19 @@
 A snapshot's repository given as ``objects`` lives in a bare repository under the blob store
 root, ``git/<owner>/<name>.git``, which holds the histories of every snapshot cut from that
 repository (so later commits than this snapshot's base too). The store never reaches a
-restore: :func:`materialise` cuts from it a bundle of exactly the base commit's history
-(:func:`replay.base.gitrepo.bundle_create`, deterministic), cached under
-``git-bundles/<owner>/<name>/<base>/<branch>.bundle`` beside it, and everything downstream
+restore: :func:`materialise` cuts from it a bundle of exactly the base commit's history and
+the tags the snapshot keeps (:func:`replay.base.gitrepo.bundle_create`, deterministic), cached
+under ``git-bundles/<owner>/<name>/<base>/<branch>[-<tags digest>].bundle`` beside it, and
+everything downstream
 (restores, the fakes' git server, the leak audit) reads that bundle, as it reads a
 snapshot's own bundle. The blob store must therefore travel with such a snapshot.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from replay.base import gitrepo
@@ -36,13 +39,16 @@ def store_name(repo: str) -> str:
     return f"git/{owner}/{name}.git"
 
 
-def share(root: Path, source: Path, commit: str, repo: str) -> tuple[str, str]:
-    """Add ``commit``'s history in ``source`` to ``repo``'s store under ``root``.
+def share(
+    root: Path, source: Path, commit: str, repo: str, tags: Mapping[str, str] | None = None
+) -> tuple[str, str]:
+    """Add ``commit``'s history in ``source`` to ``repo``'s store under ``root``, with the
+    objects of ``tags`` (``{name: object}``, tags of ``source`` on that history).
 
     Returns ``(objects, sha)``: the store's name for the manifest and the commit's full SHA.
     """
     name = store_name(repo)
-    return name, gitrepo.store_add(root / name, source, commit)
+    return name, gitrepo.store_add(root / name, source, commit, tags)
 
 
 def check(root: Path, part: RepositoryPart, manifest: Path) -> None:
@@ -67,23 +73,29 @@ def check(root: Path, part: RepositoryPart, manifest: Path) -> None:
 
 
 def bundle_path(root: Path, part: RepositoryPart) -> Path:
-    """Where the bundle of ``part``'s base history is cached under the blob store root."""
+    """Where the bundle of ``part``'s base history (and tags) is cached under the blob store
+    root: snapshots of one base at different T may keep different tags."""
     assert part.objects is not None
     repo = part.objects.removeprefix("git/").removesuffix(".git")
-    return root / BUNDLES / repo / part.base_commit / f"{part.default_branch}.bundle"
+    name = part.default_branch
+    if part.tags:
+        listed = "".join(f"{tag} {sha}\n" for tag, sha in sorted(part.tags.items()))
+        name += "-" + hashlib.sha256(listed.encode()).hexdigest()[:16]
+    return root / BUNDLES / repo / part.base_commit / f"{name}.bundle"
 
 
 def materialise(root: Path, part: RepositoryPart, manifest: Path) -> Path:
-    """A bundle of exactly ``part``'s base history on its default branch, cut from the store.
+    """A bundle of exactly ``part``'s base history on its default branch and its tags, cut
+    from the store.
 
-    Made once per store and base commit, written atomically; a cached bundle whose refs are
-    not exactly the base on the default branch is made again.
+    Made once per store, base commit and tags, written atomically; a cached bundle whose refs
+    are not exactly the base on the default branch and the tags is made again.
     """
     check(root, part, manifest)
     assert part.objects is not None
     store = root / part.objects
     out = bundle_path(root, part)
-    wanted = {f"refs/heads/{part.default_branch}": part.base_commit}
+    wanted = bundle_refs(part)
     if out.is_file():
         try:
             if gitrepo.bundle_heads(out) == wanted:
@@ -93,7 +105,9 @@ def materialise(root: Path, part: RepositoryPart, manifest: Path) -> Path:
     # The store's refs/replay/<sha> makes the commit fetchable without writing to the store.
     pinned = gitrepo.resolve(store, gitrepo.STORE_REFS + part.base_commit) == part.base_commit
     try:
-        gitrepo.bundle_create(store, out, part.base_commit, part.default_branch, pin=not pinned)
+        gitrepo.bundle_create(
+            store, out, part.base_commit, part.default_branch, tags=part.tags, pin=not pinned
+        )
     except ToolError as exc:
         raise SnapshotError(
             manifest,
@@ -102,6 +116,14 @@ def materialise(root: Path, part: RepositoryPart, manifest: Path) -> Path:
             "repositories",
         ) from exc
     return out
+
+
+def bundle_refs(part: RepositoryPart) -> dict[str, str]:
+    """The refs a restore's bundle of ``part`` carries, exactly: ``{ref: object}``."""
+    return {
+        f"refs/heads/{part.default_branch}": part.base_commit,
+        **{f"refs/tags/{name}": sha for name, sha in part.tags.items()},
+    }
 
 
 def prune_bundles(root: Path, older_than: float) -> list[Path]:
@@ -129,6 +151,7 @@ __all__ = [
     "BUNDLES",
     "blob_root",
     "bundle_path",
+    "bundle_refs",
     "check",
     "materialise",
     "prune_bundles",

@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from replay.base import gitrepo
 from replay.base import sharedgit as shared
 from replay.base.blobs import ENV as BLOBS_ENV
 from replay.base.errors import InputError, SnapshotError
@@ -22,6 +23,7 @@ from replay.base.manifest import (
     Manifest,
     RegistryIndex,
     RepositoryPart,
+    Submodule,
 )
 from replay.base.worldstate import SERVICE_MODELS, GitHubState, LinearState, SlackState
 
@@ -71,6 +73,23 @@ class Snapshot:
         if part.bundle is not None:
             return self.part(part.bundle)
         return shared.materialise(self.blobs, part, self.path / MANIFEST)
+
+    def restore(self, repo: str, dest: Path) -> Path:
+        """A fresh working repository of ``repo`` at ``dest``, as a workspace gets it: the
+        base commit checked out on the default branch, with the snapshot's tags and its
+        submodules checked out at their pinned commits."""
+        part = self.repository(repo)
+        gitrepo.checkout_from_bundle(
+            self.bundle(repo), part.base_commit, dest, part.default_branch, part.tags
+        )
+        for sub in part.submodules:
+            bundle = self.submodule_bundle(sub)
+            gitrepo.add_submodule(dest, sub.path, sub.name, sub.url, bundle, sub.commit)
+        return dest
+
+    def submodule_bundle(self, sub: Submodule) -> Path:
+        """A bundle of exactly the history of the commit a submodule is pinned at."""
+        return shared.materialise(self.blobs, sub.as_part(), self.path / MANIFEST)
 
 
 def list_files(root: Path) -> list[str]:
@@ -337,6 +356,8 @@ def _check_stores(root: Path, manifest: Manifest, store_root: Path) -> None:
     for repo in manifest.repositories:
         if repo.objects is not None:
             shared.check(store_root, repo, root / MANIFEST)
+        for sub in repo.submodules:
+            shared.check(store_root, sub.as_part(), root / MANIFEST)
 
 
 __all__ = ["Snapshot", "list_files", "load_snapshot", "sha256_file", "verify_parts"]

@@ -13,6 +13,7 @@ the base commit's history as it is, merges included, so the case's base commit i
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ from replay.base.formats import dump_json, validate_data
 from replay.base.manifest import Manifest
 from replay.base.sharedgit import blob_root, share
 from replay.base.worldstate import SERVICE_MODELS
+from replay.casebuild.submodules import submodules_of
 from replay.snapshot import build_snapshot, load_snapshot
 from replay.snapshot.edit import write_part
 
@@ -143,6 +145,13 @@ class CaseSpec:
     """The repository's default branch; default: :func:`default_branch` of the clone."""
     fixed_at: datetime | None = None
     """When the fix landed (its commit's date): written as the case's ``fixed_at``."""
+    notes: list[str] = field(default_factory=list)
+    """What creating the case decided on its own, to be stated (T moved to the earliest
+    the base allows, a version passed to the build)."""
+    setup_env: dict[str, str] = field(default_factory=dict)
+    """Environment variables every setup command runs with (written into each command, so
+    the case file shows them): a version the build cannot compute from the snapshot's tags
+    (:mod:`replay.casebuild.scmversion`)."""
 
 
 def _iso(value: datetime) -> str:
@@ -173,24 +182,43 @@ def default_branch(repo: Path, base: str) -> str:
     return "main"
 
 
+def history_end(repo: Path, base: str) -> tuple[datetime, str]:
+    """``(date, commit)``: the latest author or committer date in ``base``'s history and the
+    commit that carries it. T cannot be earlier: the snapshot at T holds that commit."""
+    out = gitrepo.run(repo, "log", "--format=%aI %cI %H", base)
+    return max(
+        (datetime.fromisoformat(date), sha)
+        for author, committer, sha in (line.split() for line in out.splitlines())
+        for date in (author, committer)
+    )
+
+
 def latest_history_date(repo: Path, base: str) -> datetime:
     """The latest author or committer date in ``base``'s history: T cannot be earlier."""
-    out = gitrepo.run(repo, "log", "--format=%aI%n%cI", base)
-    return max(datetime.fromisoformat(line) for line in out.splitlines())
+    return history_end(repo, base)[0]
 
 
-def write_history(repo: Path, base: str, blobs: Path, repo_name: str) -> str:
-    """Add ``base``'s history (merges and SHAs kept) to ``repo_name``'s shared git store under
-    the blob store root ``blobs``; returns the store's name for ``world.yaml``."""
-    objects, _ = share(blobs, repo, base, repo_name)
-    return objects
+def write_history(repo: Path, base: str, blobs: Path, repo_name: str) -> dict[str, Any]:
+    """Add ``base``'s history (merges and SHAs kept), its tags and its submodules' pinned
+    commits to shared git stores under the blob store root ``blobs`` (``repo_name``'s, and
+    each submodule's); returns what ``world.yaml``'s repository says of them: the store, the
+    base, the tags (``{name: object}``; the cut at T keeps those T knew), the submodules."""
+    tags = gitrepo.tags_on(repo, base)
+    submodules = submodules_of(repo, base, blobs, repo_name)
+    objects, _ = share(blobs, repo, base, repo_name, tags)
+    return {
+        "objects": objects,
+        "base": base,
+        **({"tags": tags} if tags else {}),
+        **({"submodules": [s.model_dump() for s in submodules]} if submodules else {}),
+    }
 
 
 def world_source(
-    spec: CaseSpec, at: datetime, objects: str, branch: str = "main"
+    spec: CaseSpec, at: datetime, history: dict[str, Any], branch: str = "main"
 ) -> dict[str, Any]:
-    """``world.yaml``; the repository is ``objects``, a shared store holding ``spec.base``,
-    whose default branch is ``branch``."""
+    """``world.yaml``; the repository's history is ``history`` (:func:`write_history`), its
+    default branch ``branch``."""
     owner, name = spec.repo_name.split("/")
     t = spec.ticket
     people = sorted({t.author, AGENT})
@@ -200,8 +228,7 @@ def world_source(
         "repository": {
             "name": spec.repo_name,
             "default_branch": branch,
-            "objects": objects,
-            "base": spec.base,
+            **history,
         },
         "github": {
             "viewer": AGENT,
@@ -278,9 +305,9 @@ def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tupl
     if sources.exists():
         shutil.rmtree(sources)
     sources.mkdir(parents=True)
-    objects = write_history(spec.repo, spec.base, root, spec.repo_name)
+    history = write_history(spec.repo, spec.base, root, spec.repo_name)
     branch = spec.default_branch or default_branch(spec.repo, spec.base)
-    world = world_source(spec, at, objects, branch)
+    world = world_source(spec, at, history, branch)
     (sources / "world.yaml").write_text(yaml.safe_dump(world, sort_keys=False))
     for index, slot in ((spec.registry_index, "registry"), (spec.docs_index, "docs")):
         if index is not None:
@@ -313,6 +340,12 @@ def write_case_dir(spec: CaseSpec, out: Path, blobs: Path | None = None) -> tupl
     return path, manifest
 
 
+def _with_env(command: str, env: dict[str, str]) -> str:
+    """``command`` run with ``env`` exported first (for all of it, ``&&`` and pipes too)."""
+    exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in sorted(env.items()))
+    return exports + command
+
+
 def _fix_date(spec: CaseSpec) -> dict[str, str]:
     """The case's ``fixed_at``: the fix commit's date (the provenance's for a public fix)."""
     fixed = spec.fixed_at or (spec.provenance.fixed_at if spec.provenance else None)
@@ -339,7 +372,10 @@ def case_data(spec: CaseSpec, at: datetime, base: str, default: str = "main") ->
         "at": _iso(at),
         **_fix_date(spec),
         "repository": {"name": spec.repo_name, "base_commit": base},
-        "environment": {"base_image": spec.base_image, "setup": spec.setup},
+        "environment": {
+            "base_image": spec.base_image,
+            "setup": [_with_env(command, spec.setup_env) for command in spec.setup],
+        },
         "hidden_tests": {
             "patch": "hidden_tests.patch",
             "command": spec.command,

@@ -2,7 +2,9 @@
 
 Base commit = the fix's first parent (or the given base). The fix's test changes become the
 hidden tests and the rest the gold patch. T defaults to just before the work started: the
-ticket's creation or one second before the fix's first commit, whichever is earlier.
+ticket's creation or one second before the fix's first commit, whichever is earlier, unless
+the base's history ends later (rebased or late-merged work): then T is the earliest the base
+allows, and creating the case says so.
 FAIL_TO_PASS and PASS_TO_PASS are then measured in the environment image
 (:mod:`replay.casebuild.testlists`).
 """
@@ -15,7 +17,7 @@ import dataclasses
 import logging
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -26,7 +28,7 @@ from replay.base.blobs import BlobStore
 from replay.base.case import load_case
 from replay.base.errors import InputError, ReplayError
 from replay.base.sharedgit import blob_root
-from replay.capture.common import CaptureError, Ledger, when
+from replay.capture.common import CaptureError, Ledger, iso, when
 from replay.capture.github import GitHubReader
 from replay.capture.linear import LinearReader, capture_linear
 from replay.capture.slack import capture_slack
@@ -37,7 +39,7 @@ from replay.casebuild.casedir import (
     Origin,
     ProposedEffect,
     TicketSpec,
-    latest_history_date,
+    history_end,
     license_at,
     write_case_dir,
 )
@@ -49,6 +51,7 @@ from replay.casebuild.environment import (
     write_registry_source,
 )
 from replay.casebuild.patches import split_fix, test_files
+from replay.casebuild.scmversion import pretend
 from replay.casebuild.testlists import (
     MIN_REPEATS,
     MeasureError,
@@ -93,6 +96,8 @@ class FixSource:
     wanted: Wanted = field(default_factory=Wanted)
     """Test requirements and extras: the interpreter, registry and setup are then derived
     as of T (:mod:`replay.casebuild.environment`)."""
+    notes: tuple[str, ...] = ()
+    """What reading the fix decided on its own (T moved), stated when the case is created."""
 
 
 @dataclass(frozen=True)
@@ -132,14 +137,8 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         raise InputError(repo, f"{src.fix}: the fix changes no test file; nothing to grade with")
     if not gold.strip():
         raise InputError(repo, f"{src.fix}: the fix changes only tests; there is no gold patch")
-    created, at = _pick_at(repo, base, fix, src.ticket_created, src.at)
-    floor = latest_history_date(repo, base)
-    if at < floor:
-        raise InputError(
-            repo,
-            f"T ({at.isoformat()}) is before the base commit's history ends "
-            f"({floor.isoformat()}); choose a later --at",
-        )
+    created, at, moved = _pick_at(repo, base, fix, src.ticket_created, src.at)
+    pretended = pretend(repo, base, at)
     command = src.command or f"{DEFAULT_COMMAND} {' '.join(test_files(tests))}".strip()
     subject = gitrepo.run(repo, "log", "-1", "--format=%s", fix)
     if _MERGE_PR.match(subject):  # GitHub's merge button: the PR's title is the body's first line
@@ -170,6 +169,8 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         effects=list(src.effects),
         states=dict(src.states),
         fixed_at=datetime.fromisoformat(gitrepo.run(repo, "log", "-1", "--format=%cI", fix)),
+        notes=[*src.notes, *(n for n in (moved, pretended and pretended.note) if n)],
+        setup_env=pretended.variables if pretended else {},
     )
 
 
@@ -203,21 +204,49 @@ def _origin(repo: Path, fix: str, src: FixSource) -> Origin | None:
 
 def _pick_at(
     repo: Path, base: str, fix: str, created: datetime | None, at: datetime | None
-) -> tuple[datetime, datetime]:
-    """``(ticket created, T)``: T defaults to the ticket's creation or one second before the
-    fix's first commit, whichever is earlier (the ticket must exist at T, the work must not)."""
+) -> tuple[datetime, datetime, str | None]:
+    """``(ticket created, T, why T moved)``: T defaults to the ticket's creation or one second
+    before the fix's first commit, whichever is earlier (the ticket must exist at T, the work
+    must not), but never before the base's history ends (:func:`history_end`: the snapshot at
+    T holds all of it). Work rebased or merged late keeps its author dates while the base
+    carries later committer dates: T is then the earliest the base allows, and the third
+    item says so. A given T (``--at``) earlier than that is refused, naming it."""
     commits = gitrepo.run(repo, "rev-list", "--reverse", f"{base}..{fix}").split()
     if not commits:
         raise InputError(repo, f"{fix[:12]} adds no commit to {base[:12]}: there is no fix")
     first = min(_date(repo, c) for c in commits)
     created = created or first
-    return created, at or min(created, first - timedelta(seconds=1))
+    end, last = history_end(repo, base)
+    if at is not None:
+        if at < end:
+            raise InputError(
+                repo,
+                f"choosing T: --at {iso(at)} is before the base commit's history ends "
+                f"({last[:12]} is dated {iso(end)}), and the snapshot at T must hold all of "
+                f"it; give --at {iso(end)} or later, or leave --at out (T is then the "
+                "earliest the base allows)",
+                "--at",
+            )
+        return created, at, None
+    wanted = min(created, first - timedelta(seconds=1))
+    if wanted >= end:
+        return created, wanted, None
+    return (
+        created,
+        end,
+        (
+            f"T is {iso(end)}, not {iso(wanted)} (just before the fix's work started): the base "
+            f"commit's history ends later ({last[:12]} is dated {iso(end)}; work rebased or "
+            "merged after the fix began), so that is the earliest T the base allows"
+        ),
+    )
 
 
 STEPS = ("history", "environment", "measure", "image-audit")
 """The steps of ``case create``, in order: the fix read off the history (base, T, the split of
-tests and gold, the license), the environment derived as of T and built, the test lists
-measured in it, the image audit over it."""
+tests and gold, the license); the case written (its history, tags and submodules kept in the
+shared git store) with its environment derived as of T and built; the test lists measured in
+it; the image audit over it."""
 
 
 @contextlib.contextmanager
@@ -239,12 +268,20 @@ def step_of(exc: BaseException) -> str | None:
 
 
 def create_case(
-    case_id: str, src: FixSource, out: Path, runtime: Runtime, repeats: int = MIN_REPEATS
+    case_id: str,
+    src: FixSource,
+    out: Path,
+    runtime: Runtime,
+    repeats: int = MIN_REPEATS,
+    say: Callable[[str], None] = log.warning,
 ) -> tuple[Path, TestLists]:
     """Write the case under ``out`` and measure its test lists in the environment image; an
-    error says which of :data:`STEPS` it stopped (:func:`step_of`)."""
+    error says which of :data:`STEPS` it stopped (:func:`step_of`). What creating it decided
+    on its own (:attr:`CaseSpec.notes`) is stated through ``say``."""
     with step("history"):
         spec = spec_from_fix(case_id, src)
+    for note in spec.notes:
+        say(note)
     with step("environment"):
         if not (src.wanted or src.wanted.python):
             path, _ = write_case_dir(spec, out)
@@ -366,9 +403,10 @@ def fix_source_from_pr(
     m = _CLOSES.search(pr.get("body") or "")
     ticket = reader.get(f"/repos/{repo}/issues/{m.group(1)}") if m else pr
     basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    # With its tags: the snapshot keeps those T knew, which a version from git tags needs.
     gitrepo.run(
         clone.parent, "-c", f"http.extraHeader=Authorization: Basic {basic}", "clone", "-q",
-        "--no-tags", f"{git_url.rstrip('/')}/{repo}.git", str(clone),
+        f"{git_url.rstrip('/')}/{repo}.git", str(clone),
     )  # fmt: skip
     head = pr["head"]["sha"]
     gitrepo.run(clone, "cat-file", "-e", f"{head}^{{commit}}")
@@ -387,13 +425,13 @@ def fix_source_from_pr(
     effects: list[ProposedEffect] = []
     states: dict[str, dict[str, Any]] = {}
     if linear is None:
-        created, t = _pick_at(clone, base, head, src.ticket_created, at)
+        created, t, moved = _pick_at(clone, base, head, src.ticket_created, at)
     else:
         lr = LinearReader(linear.url, linear.key)
         try:
             issue = lr.data(_LINEAR_ISSUE, id=linear.identifier)["issue"]
             src = _linear_ticket(src, issue)
-            created, t = _pick_at(clone, base, head, src.ticket_created, at)
+            created, t, moved = _pick_at(clone, base, head, src.ticket_created, at)
             states["linear"] = capture_linear(lr, issue["team"]["key"], t, set(), Ledger())
         finally:
             lr.close()
@@ -405,7 +443,12 @@ def fix_source_from_pr(
         states["slack"] = state
         effects += answered
     return dataclasses.replace(
-        src, at=t, ticket_created=created, effects=tuple(effects), states=states
+        src,
+        at=t,
+        ticket_created=created,
+        effects=tuple(effects),
+        states=states,
+        notes=(moved,) if moved else (),
     )
 
 

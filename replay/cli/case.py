@@ -30,6 +30,10 @@ def _aware(value: datetime | None, name: str) -> datetime | None:
     return value
 
 
+def _note(line: str) -> None:
+    out.print(f"note: {line}", markup=False)
+
+
 def create(
     ctx: typer.Context,
     case_id: Annotated[
@@ -92,7 +96,10 @@ def create(
     base: Annotated[str | None, typer.Option(help="Base commit (default: fix^).")] = None,
     at: Annotated[
         datetime | None,
-        typer.Option(help="T (default: the ticket's creation or the first commit, the earlier)."),
+        typer.Option(
+            help="T (default: the ticket's creation or the first commit, the earlier; never "
+            "before the base's history ends)."
+        ),
     ] = None,
     setup: Annotated[
         list[str] | None, typer.Option(help="Environment setup command (repeatable).")
@@ -229,7 +236,7 @@ def create(
                     license=src.license,
                     ticket_source=src.ticket_source,
                 )
-            path, lists = create_case(case_id, src, output / case_id, rt, repeats)
+            path, lists = create_case(case_id, src, output / case_id, rt, repeats, say=_note)
         finally:
             rt.close()
     out.print(

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from replay.base.case import Case
-from replay.base.gitrepo import checkout_from_bundle
 from replay.images.base import KIND_LABEL, RECIPE_LABEL, check_toolchains, parse_base_tag
 from replay.runtime.base import (
     OWNER_LABEL,
@@ -133,12 +132,7 @@ def build_env_image(
         tempfile.TemporaryDirectory(prefix="replay-env-") as tmp,
         Sandbox(runtime, gateway, config) as box,
     ):
-        repo = case.repository
-        part = next(r for r in snapshot.manifest.repositories if r.name == repo.name)
-        local = Path(tmp) / posixpath.basename(workdir)
-        checkout_from_bundle(
-            snapshot.bundle(repo.name), repo.base_commit, local, part.default_branch
-        )
+        local = snapshot.restore(case.repository.name, Path(tmp) / posixpath.basename(workdir))
         _strip_history_pointers(local)
         assert box.container is not None
         box.container.copy_in(local, posixpath.dirname(workdir))

@@ -22,7 +22,7 @@ import re
 import subprocess
 import tempfile
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,9 +36,10 @@ from replay.base.blobs import BlobStore
 from replay.base.case import Case, load_case
 from replay.base.errors import ToolError
 from replay.base.manifest import MANIFEST, RepositoryPart
+from replay.base.sharedgit import bundle_refs
 from replay.base.snapshot import Snapshot, load_snapshot, sha256_file
 
-AUDIT_VERSION = 1
+AUDIT_VERSION = 2
 """Bumped whenever the audit learns a new check, so cached verdicts are recomputed."""
 CACHE_ENV = "REPLAY_AUDIT_CACHE"
 MIN_MARKER = 16
@@ -108,14 +109,47 @@ def dated_after(snapshot: Snapshot) -> list[str]:
         for repo in snapshot.manifest.repositories:
             bundle = snapshot.bundle(repo.name)
             heads = gitrepo.bundle_heads(bundle)
-            wanted = {f"refs/heads/{repo.default_branch}": repo.base_commit}
+            wanted = bundle_refs(repo)
             if heads != wanted:
                 found.append(f"{repo.location}: carries refs {heads}, expected only {wanted}")
             dest = Path(tmp) / repo.name
-            gitrepo.checkout_from_bundle(bundle, repo.base_commit, dest, repo.default_branch)
+            gitrepo.checkout_from_bundle(
+                bundle, repo.base_commit, dest, repo.default_branch, repo.tags
+            )
             for sha, when in gitrepo.commit_dates(dest, repo.default_branch):
                 if when > at:
                     found.append(f"{repo.location}: commit {sha[:12]} dated {when} is after T")
+            found += [f"{repo.location}: {line}" for line in _late_tags(dest, repo, at)]
+            for i, sub in enumerate(repo.submodules):
+                probe = gitrepo.init(Path(tmp) / "submodules" / repo.name / str(i), bare=True)
+                bundle = snapshot.submodule_bundle(sub)
+                gitrepo.run(probe, "fetch", "-q", "--no-tags", str(bundle), sub.commit)
+                for sha, when in gitrepo.commit_dates(probe, sub.commit):
+                    if when > at:
+                        found.append(
+                            f"submodule {sub.path} ({sub.objects}@{sub.commit}): commit "
+                            f"{sha[:12]} dated {when} is after T"
+                        )
+    return found
+
+
+def _late_tags(repo: Path, part: RepositoryPart, at: datetime) -> list[str]:
+    """The tags of a restore that name something outside the base's history, or are a tag
+    object dated after T (its date, tagger and message are from the future)."""
+    found = []
+    outside = gitrepo.run(
+        repo, "for-each-ref", f"--no-merged={part.base_commit}", "--format=%(refname)",
+        "refs/tags",
+    )  # fmt: skip
+    found += [f"tag {ref} names a commit outside the base's history" for ref in outside.split()]
+    dated = gitrepo.run(
+        repo, "for-each-ref", "--format=%(refname) %(objecttype) %(taggerdate:unix)", "refs/tags"
+    )
+    for line in dated.splitlines():
+        ref, kind, stamp = line.split(" ", 2)  # no date: a lightweight tag
+        when = datetime.fromtimestamp(int(stamp), UTC) if kind == "tag" and stamp else None
+        if when is not None and when > at:
+            found.append(f"tag {ref} is a tag object dated {when.isoformat()}, after T")
     return found
 
 
@@ -240,8 +274,9 @@ def read_objects(repo: Path, shas: Iterable[str]) -> Iterator[tuple[str, str, by
 
 
 def _commit_time(content: bytes) -> datetime | None:
+    """A commit's committer date, or a tag object's tagger date."""
     for line in content.split(b"\n"):
-        if line.startswith(b"committer "):
+        if line.startswith((b"committer ", b"tagger ")):
             stamp = line.rsplit(b" ", 2)[-2]
             return datetime.fromtimestamp(int(stamp), tz=UTC)
         if not line:
@@ -256,12 +291,18 @@ def _tree_text(repo: Path, commit: str) -> str:
 
 
 def audit_objects(
-    repo: Path, base: str, at: datetime, where: str, answer: Answer | None
+    repo: Path,
+    base: str,
+    at: datetime,
+    where: str,
+    answer: Answer | None,
+    tags: Iterable[str] = (),
 ) -> list[Finding]:
-    """Objects beyond ``base``'s history in ``repo``: later commits, anything unreachable."""
+    """Objects beyond ``base``'s history and the objects ``tags`` name in ``repo``: later
+    commits or tag objects, anything unreachable."""
     found: list[Finding] = []
     objects = all_objects(repo)
-    keep = reachable(repo, base) if base in objects else set()
+    keep = reachable(repo, base, *(t for t in tags if t in objects)) if base in objects else set()
     if base not in objects:
         found.append(Finding(where, f"does not hold the base commit {base}"))
     extra = sorted(set(objects) - keep)
@@ -277,29 +318,40 @@ def audit_objects(
                 detail += f"; holds the answer: {_quote(hits[0])!r}"
         found.append(Finding(where, detail))
     for sha, kind, content in read_objects(repo, sorted(keep)):
-        if kind == "commit":
+        if kind in ("commit", "tag"):
             when = _commit_time(content)
             if when is not None and when > at:
-                found.append(Finding(where, f"commit {sha[:12]} committed {when}, after T"))
+                done = "committed" if kind == "commit" else "tagged"
+                found.append(Finding(where, f"{kind} {sha[:12]} {done} {when}, after T"))
     return found
 
 
 def audit_repository(
-    repo: Path, base: str, branch: str, at: datetime, answer: Answer | None = None
+    repo: Path,
+    base: str,
+    branch: str,
+    at: datetime,
+    answer: Answer | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> list[Finding]:
     """Audit a working repository as an agent would get it (a restore, an image's checkout).
 
-    Checks refs (tags, remotes, notes, stash, anything but ``branch``), reflogs, the
-    ``ORIG_HEAD`` family, ``packed-refs`` and every object in the object store.
+    Checks refs (remotes, notes, stash, anything but ``branch`` and the snapshot's ``tags``),
+    reflogs, the ``ORIG_HEAD`` family, ``packed-refs`` and every object in the object store.
     """
     found: list[Finding] = []
     gitdir = Path(_git(repo, "rev-parse", "--absolute-git-dir").decode().strip())
     refs = _git(repo, "for-each-ref", "--format=%(refname) %(objectname)").decode()
+    allowed = {f"refs/heads/{branch}": base}
+    allowed.update({f"refs/tags/{name}": sha for name, sha in (tags or {}).items()})
     for line in refs.splitlines():
         name, _, sha = line.partition(" ")
-        if name != f"refs/heads/{branch}" or sha != base:
+        if allowed.get(name) != sha:
             found.append(
-                Finding(f"{gitdir}:{name}", f"ref names {sha[:12]}; only {branch} at base")
+                Finding(
+                    f"{gitdir}:{name}",
+                    f"ref names {sha[:12]}; only {branch} at base and the snapshot's tags",
+                )
             )
     for name in _POINTERS:
         if (gitdir / name).exists():
@@ -313,7 +365,7 @@ def audit_repository(
             for sha in parts[:2]:
                 if sha.strip("0") and sha not in keep:
                     found.append(Finding(f"{log.relative_to(gitdir)}", f"reflog names {sha[:12]}"))
-    found += audit_objects(repo, base, at, str(gitdir), answer)
+    found += audit_objects(repo, base, at, str(gitdir), answer, (tags or {}).values())
     return found
 
 
@@ -327,7 +379,7 @@ def audit_bundle(
     """
     found: list[Finding] = []
     heads = gitrepo.bundle_heads(bundle)
-    wanted = {f"refs/heads/{part.default_branch}": part.base_commit}
+    wanted = bundle_refs(part)
     for ref, sha in sorted(heads.items()):
         if wanted.get(ref) != sha:
             found.append(Finding(f"{part.location}:{ref}", f"bundle carries ref -> {sha[:12]}"))
@@ -336,12 +388,14 @@ def audit_bundle(
     base_text = ""
     if part.base_commit in all_objects(repo):
         base_text = _tree_text(repo, part.base_commit)
-    found += audit_objects(repo, part.base_commit, at, part.location, answer)
+    found += audit_objects(repo, part.base_commit, at, part.location, answer, part.tags.values())
     restored = scratch / "restored" / part.name
-    gitrepo.checkout_from_bundle(bundle, part.base_commit, restored, part.default_branch)
+    gitrepo.checkout_from_bundle(bundle, part.base_commit, restored, part.default_branch, part.tags)
     found += [
         Finding(f"restore of {part.location}: {f.location}", f.problem)
-        for f in audit_repository(restored, part.base_commit, part.default_branch, at)
+        for f in audit_repository(
+            restored, part.base_commit, part.default_branch, at, tags=part.tags
+        )
         if "is not in the base commit's history" not in f.problem
     ]
     return found, base_text
@@ -456,6 +510,11 @@ def audit(
                     project = _project_of(files)
             more, _ = audit_bundle(bundle, part, snapshot.at, Path(tmp), answer)
             found += more
+            for i, sub in enumerate(part.submodules):
+                bundle = snapshot.submodule_bundle(sub)
+                scratch = Path(tmp) / "submodules" / str(i)
+                more, _ = audit_bundle(bundle, sub.as_part(), snapshot.at, scratch, answer)
+                found += [Finding(f"submodule {sub.path}: {f.location}", f.problem) for f in more]
     if case is not None:
         found += audit_states(snapshot, answer)
         found += audit_registry(snapshot, project)

@@ -7,7 +7,7 @@ and can be audited. The same sources give byte-identical snapshots.
 Sources layout::
 
     world.yaml           at, repository {name, default_branch, history | bundle | objects,
-                         base}, github, linear, slack
+                         base, tags, submodules}, github, linear, slack
     history/*.patch      the repository's commits, as ``git format-patch`` output, in order
     *.bundle             or: the repository's history as a git bundle (merges and SHAs kept)
                          or (``objects``): the base commit's history in the shared git store
@@ -43,7 +43,7 @@ from replay.base.formats import (
     read_text,
     validate_data,
 )
-from replay.base.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex
+from replay.base.manifest import MANIFEST, DocsIndex, Manifest, RegistryIndex, Submodule
 from replay.base.snapshot import list_files, sha256_file
 from replay.base.worldstate import SERVICE_MODELS
 
@@ -63,11 +63,21 @@ class RepositorySource(Strict):
     holds ``base``'s history; ``base`` is then required and is the branch's tip."""
     base: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
     """The base commit; default: the newest commit on the branch dated at or before T."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """With ``objects``: the repository's tags on the base's history, ``{name: the object the
+    tag names}``, held by the store. The cut keeps those with no tag object dated after T
+    (:func:`replay.base.gitrepo.tags_at`)."""
+    submodules: list[Submodule] = Field(default_factory=list)
+    """The submodules ``base`` pins, each in a shared git store (under the blob store root)."""
 
     @model_validator(mode="after")
     def _one_history(self) -> RepositorySource:
         if self.bundle is not None and self.objects is not None:
             raise ValueError("give bundle or objects, not both")
+        if self.tags and self.objects is None:
+            raise ValueError("tags need objects: the shared git store holds them")
+        if self.submodules and self.base is None:
+            raise ValueError("submodules need base: the commit that pins them")
         if self.objects is not None and self.base is None:
             raise ValueError("objects needs base: the commit whose history the store holds")
         if self.objects is not None and {".", ".."} & set(self.objects.split("/")):
@@ -119,6 +129,7 @@ def build_snapshot(
         else:
             repo = _replay_history(sources / world.repository.history, work / "full", world)
         base = _base_commit(repo, world.repository, cut_at, world_file)
+        _check_submodules(repo, base, cut_at, world, world_file, root)
         shas = _subjects(repo, world.repository.default_branch)
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
         try:
@@ -193,6 +204,16 @@ def _from_store(root: Path, dest: Path, world: WorldSource, where: Path) -> Path
         dest, "fetch", "-q", "--no-tags", "--update-head-ok", str(store),
         f"{source.base}:refs/heads/{branch}",
     )  # fmt: skip
+    missing = set(source.tags.values()) - set(gitrepo.object_types(store, source.tags.values()))
+    if missing:
+        raise SourcesError(
+            where,
+            f"the shared git store {store} does not hold the tag object(s) "
+            f"{', '.join(sorted(missing))} (is this the blob store the sources were written "
+            "with? --blobs, $REPLAY_BLOBS)",
+            "repository.tags",
+        )
+    gitrepo.add_tags(dest, store, source.tags)
     return dest
 
 
@@ -219,6 +240,34 @@ def _base_commit(repo: Path, source: RepositorySource, at: datetime, where: Path
     )
 
 
+def _check_submodules(
+    repo: Path, base: str, at: datetime, world: WorldSource, where: Path, root: Path
+) -> None:
+    """Each submodule of the sources is a gitlink of the base at that commit, and its store
+    under the blob store root ``root`` holds the commit's history, committed by T."""
+    links = gitrepo.gitlinks(repo, base) if world.repository.submodules else {}
+    for sub in world.repository.submodules:
+        if links.get(sub.path) != sub.commit:
+            raise SourcesError(
+                where, f"{sub.path} is not a submodule pinned at {sub.commit} by the base "
+                f"(the base pins {links.get(sub.path) or 'nothing there'})",
+                "repository.submodules",
+            )  # fmt: skip
+        store = root / sub.objects
+        if not gitrepo.store_has(store, sub.commit):
+            raise SourcesError(
+                where, f"submodule {sub.path}: the shared git store {store} does not hold "
+                f"{sub.commit} (--blobs, $REPLAY_BLOBS)", "repository.submodules",
+            )  # fmt: skip
+        late = [(sha, when) for sha, when in gitrepo.commit_dates(store, sub.commit) if when > at]
+        if late:
+            sha, when = late[0]
+            raise SourcesError(
+                where, f"submodule {sub.path}: its history has {sha[:12]} committed {when}, "
+                f"after T ({at})", "at",
+            )  # fmt: skip
+
+
 def _subjects(repo: Path, branch: str) -> dict[str, str]:
     out = gitrepo.run(repo, "log", "--format=%H %s", branch)
     shas: dict[str, str] = {}
@@ -242,13 +291,20 @@ def _write(
     """Write the snapshot into ``stage``; the repository into ``git_store`` (a blob store
     root) when given, else as a bundle in the snapshot."""
     owner, name = world.repository.name.split("/")
+    tags = gitrepo.tags_at(repo, base, at, world.repository.tags)
     if git_store is not None:
-        objects, _ = shared.share(git_store, repo, base, world.repository.name)
-        history = {"objects": objects}
+        objects, _ = shared.share(git_store, repo, base, world.repository.name, tags)
+        history: dict[str, Any] = {"objects": objects}
     else:
         bundle = f"repos/{owner}/{name}.bundle"
-        gitrepo.bundle_create(repo, stage / bundle, base, world.repository.default_branch)
+        gitrepo.bundle_create(
+            repo, stage / bundle, base, world.repository.default_branch, tags=tags
+        )
         history = {"bundle": bundle}
+    if tags:
+        history["tags"] = tags
+    if world.repository.submodules:
+        history["submodules"] = [sub.model_dump() for sub in world.repository.submodules]
     services: dict[str, str] = {}
     for svc in ("github", "linear", "slack"):
         raw = _resolve_commits(getattr(world, svc), shas, world_file, svc)

@@ -11,7 +11,7 @@ import pytest
 from replay.base import gitrepo
 from replay.base.case import load_case
 from replay.base.errors import InputError, ToolError
-from replay.casebuild.create import FixSource, create_case, spec_from_fix
+from replay.casebuild.create import create_case, spec_from_fix
 from replay.casebuild.testlists import MeasureError, classify
 from replay.grade.hidden_tests import GradingError
 from replay.run.runner import RunOptions, run_case
@@ -19,26 +19,12 @@ from replay.runtime import get_runtime
 from replay.snapshot import load_snapshot
 from replay.snapshot.audit import audit
 from replay.validate import validate_case
-from tests.casebuild.repos import REGISTRY, SETUP, shapes_repo
-
-
-def _source(repo: Path, fix: str) -> FixSource:
-    return FixSource(
-        repo=repo,
-        fix=fix,
-        repo_name="acme/shapes",
-        ticket_title="area() adds the sides",
-        ticket_body="area(2, 3) returns 5, it should be 6.",
-        issue_number=1,
-        ticket_created=datetime.fromisoformat("2026-03-11T09:00:00Z"),
-        setup=SETUP,
-        registry_index=REGISTRY,
-    )
+from tests.casebuild.repos import rebased_repo, shapes_repo, shapes_source
 
 
 def test_spec_splits_the_fix_and_picks_t(tmp_path: Path) -> None:
     repo, base, fix = shapes_repo(tmp_path / "shapes")
-    spec = spec_from_fix("shapes-area", _source(repo, fix))
+    spec = spec_from_fix("shapes-area", shapes_source(repo, fix))
     assert spec.base == base
     assert "shapes.py" in spec.gold and "tests/" not in spec.gold
     assert "test_area_multiplies" in spec.tests and "shapes.py b/shapes.py" not in spec.tests
@@ -46,15 +32,39 @@ def test_spec_splits_the_fix_and_picks_t(tmp_path: Path) -> None:
     assert spec.at == datetime.fromisoformat("2026-03-11T09:00:00Z")
     assert spec.command.endswith("tests/test_shapes.py")
     assert spec.pr_title == "Fix area: multiply the sides"  # from the merge commit's body
-    later = _source(repo, fix)
+    later = shapes_source(repo, fix)
     object.__setattr__(later, "ticket_created", datetime.fromisoformat("2026-03-11T11:00:00Z"))
     assert spec_from_fix("x", later).at == datetime.fromisoformat("2026-03-11T09:59:59Z")
+
+
+def test_t_defaults_to_the_earliest_the_base_allows(tmp_path: Path) -> None:
+    """Issue 34 (cause 2): the fix was rebased onto a base that moved on after the work began,
+    so T from the fix's author date fell before the base's history ends and the default T was
+    refused ("choose a later --at"). T is now the earliest the base allows, and the case says
+    why; an --at earlier than that is still refused, naming the earliest allowed T."""
+    repo, base, fix = rebased_repo(tmp_path / "shapes")
+    src = shapes_source(repo, fix)
+    object.__setattr__(src, "ticket_created", datetime.fromisoformat("2026-03-02T12:00:00Z"))
+    spec = spec_from_fix("shapes-area", src)
+    assert spec.base == base
+    assert spec.at == datetime.fromisoformat("2026-03-05T10:00:00Z")
+    (note,) = spec.notes
+    assert "T is 2026-03-05T10:00:00Z, not 2026-03-02T12:00:00Z" in note
+    assert f"{base[:12]} is dated 2026-03-05T10:00:00Z" in note
+    assert spec.ticket.created_at == datetime.fromisoformat("2026-03-02T12:00:00Z")
+    object.__setattr__(src, "at", datetime.fromisoformat("2026-03-04T00:00:00Z"))
+    with pytest.raises(InputError) as exc:
+        spec_from_fix("shapes-area", src)
+    assert exc.value.field == "--at"
+    assert "give --at 2026-03-05T10:00:00Z or later" in exc.value.problem
+    object.__setattr__(src, "at", datetime.fromisoformat("2026-03-05T10:00:00Z"))
+    assert spec_from_fix("shapes-area", src).notes == []
 
 
 def test_a_fix_without_tests_is_refused(tmp_path: Path) -> None:
     repo, _, fix = shapes_repo(tmp_path / "shapes")
     with pytest.raises(InputError, match="changes no test file"):
-        spec_from_fix("x", _source(repo, "HEAD"))  # the release commit has no tests
+        spec_from_fix("x", shapes_source(repo, "HEAD"))  # the release commit has no tests
     assert fix
 
 
@@ -69,7 +79,9 @@ def test_create_measures_and_calibrates(tmp_path: Path) -> None:
     repo, base, fix = shapes_repo(tmp_path / "shapes")
     runtime = get_runtime("docker")
     try:
-        path, lists = create_case("shapes-area", _source(repo, fix), tmp_path / "case", runtime)
+        path, lists = create_case(
+            "shapes-area", shapes_source(repo, fix), tmp_path / "case", runtime
+        )
     finally:
         runtime.close()
     assert lists.fail_to_pass == ["tests/test_shapes.py::test_area_multiplies"]
@@ -108,7 +120,7 @@ def test_an_empty_measurement_says_what_the_test_command_said(tmp_path: Path) ->
     installed: the error names the command, both sides' exit statuses and the output's last
     lines, and the full logs stay beside the case."""
     repo, _, fix = shapes_repo(tmp_path / "shapes")
-    src = _source(repo, fix)
+    src = shapes_source(repo, fix)
     command = "python -m pytest -q -p no_such_plugin --junitxml={junit} tests/test_shapes.py"
     object.__setattr__(src, "command", command)
     runtime = get_runtime("docker")
@@ -133,7 +145,7 @@ def test_a_missing_test_runner_is_the_environments_fault(tmp_path: Path) -> None
     a grading (infrastructure) error quoting the output, checked in a fresh container at the
     base commit, never a failed test; a run graded on it is infra_fail."""
     repo, _, fix = shapes_repo(tmp_path / "shapes")
-    src = _source(repo, fix)
+    src = shapes_source(repo, fix)
     object.__setattr__(src, "setup", [])
     runtime = get_runtime("docker")
     try:
