@@ -381,10 +381,11 @@ def build_many(
             what = outcome.status if outcome.step is None else f"stopped at {outcome.step}"
             line = f"[{len(outcomes)}/{len(fixes)}] {fix.id}: {what} in {outcome.seconds:.0f} s"
             say(line + (f": {outcome.cause}" if outcome.cause else ""))
+            # The report so far, after each fix: a list cut short still shows its yield.
+            done = [outcomes[f.id] for f in fixes if f.id in outcomes]
+            write_yield(settings.out, done, time.monotonic() - started, jobs, len(fixes))
     shutil.rmtree(settings.out / ".building", ignore_errors=True)
-    ordered = [outcomes[f.id] for f in fixes]
-    write_yield(settings.out, ordered, time.monotonic() - started, jobs)
-    return ordered
+    return [outcomes[f.id] for f in fixes]
 
 
 def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
@@ -406,18 +407,21 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     }
 
 
-def write_yield(out: Path, outcomes: Sequence[Outcome], wall: float, jobs: int) -> None:
-    """``yield.json`` (every outcome, and the summary) and ``yield.md`` (a table to read)."""
+def write_yield(
+    out: Path, outcomes: Sequence[Outcome], wall: float, jobs: int, listed: int | None = None
+) -> None:
+    """``yield.json`` (every outcome, and the summary) and ``yield.md`` (a table to read),
+    written atomically; ``listed`` fixes in all, of which ``outcomes`` have ended."""
     s = summary(outcomes)
-    (out / "yield.json").write_text(
-        json.dumps(
-            {"summary": {**s, "wall_seconds": round(wall, 1), "jobs": jobs},
-             "fixes": [o.as_dict() for o in outcomes]},
-            indent=2,
-        ) + "\n"
-    )  # fmt: skip
+    listed = len(outcomes) if listed is None else listed
+    data = {"summary": {**s, "listed": listed, "wall_seconds": round(wall, 1), "jobs": jobs},
+            "fixes": [o.as_dict() for o in outcomes]}  # fmt: skip
+    _write(out / "yield.json", json.dumps(data, indent=2) + "\n")
+    pending = (
+        f" ({listed - len(outcomes)} of {listed} still to build)" if listed > len(outcomes) else ""
+    )
     lines = [
-        f"# Yield: {s['calibrated']} of {s['fixes']} calibrated ({s['yield']:.0%})",
+        f"# Yield: {s['calibrated']} of {s['fixes']} calibrated ({s['yield']:.0%}){pending}",
         "",
         f"made {s['calibrated'] + s['made']}, calibrated {s['calibrated']}, stopped "
         f"{s['stopped']}; median {s['median_seconds']} s per fix "
@@ -431,7 +435,13 @@ def write_yield(out: Path, outcomes: Sequence[Outcome], wall: float, jobs: int) 
         lines.append(
             f"| {o.id} | {o.repository} | {o.status} | {o.step or ''} | {cause} | {o.seconds:.0f} |"
         )
-    (out / "yield.md").write_text("\n".join(lines) + "\n")
+    _write(out / "yield.md", "\n".join(lines) + "\n")
+
+
+def _write(path: Path, text: str) -> None:
+    part = path.with_name(path.name + ".part")
+    part.write_text(text)
+    part.replace(path)
 
 
 __all__ = [

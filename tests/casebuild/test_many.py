@@ -137,6 +137,7 @@ def test_fixes_build_at_once_and_the_yield_report_names_each_stop(tmp_path: Path
     assert report["summary"] == {
         **summary(outcomes),
         "wall_seconds": report["summary"]["wall_seconds"],
+        "listed": 2,
         "jobs": 2,
     }
     assert report["summary"]["calibrated"] == 1 and report["summary"]["stopped_by_step"] == {
