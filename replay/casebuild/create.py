@@ -297,6 +297,8 @@ def _create_with_environment(spec: CaseSpec, src: FixSource, out: Path, runtime:
         planned.release.python_version,
         planned.requires_python or "not declared",
     )
+    for note in planned.notes:
+        log.info("%s", note)
     with tempfile.TemporaryDirectory(prefix="replay-registry-") as tmp:
         index = write_registry_source(Path(tmp) / "index.json", planned.files)
         spec = dataclasses.replace(
