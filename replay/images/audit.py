@@ -19,6 +19,19 @@ files (bytes, ``LC_ALL=C``; ``-I`` leaves out binary files such as ``.pyc``), an
 script run by the image's own ``python3`` for the archives. Because the markers are stripped,
 an indented copy matches too.
 
+What the base image already held is no answer either. A generic gold line (``except
+TypeError:``, 17 characters) is in 94 files of bookworm's standard library and its vendored pip
+and setuptools; none of them is a copy of the fix. So the base image the environment was built
+FROM is searched first, and a marker it holds is dropped from the search of the case's images
+(:func:`common_markers`), when two things hold: the base image's Debian release came out on
+or before T (its packages were frozen before the fix was written), and no file holding the
+marker there is a copy of the project (a path naming one of its packages: a stable update
+could still carry the fix into a vendored copy). A base image released after T may carry a
+later copy of the project (issue 16: bookworm's ``tomllib`` and the ``tomli`` its pip and
+setuptools vendor hold a 2021 tomli fix), so nothing is dropped for it: it is searched as
+the case's images are, and a hit there is a leak. The markers that remain still catch a
+later release of the project installed into the environment.
+
 A hit is a leak unless the case's ``audit.accepted`` declares it, with a reason
 (:class:`replay.base.case.AcceptedHit`). :func:`propose_base_image` tells which other base
 image (``replay-base:<release>``) carries none of the markers.
@@ -27,15 +40,18 @@ image (``replay-base:<release>``) carries none of the markers.
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 import tempfile
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from replay.base.case import Audit, Case, read_patch
+from replay.images.base import Release, parse_base_tag
 from replay.images.env import env_reference
 from replay.runtime.base import (
     ENV_IMAGE_LABEL,
@@ -122,7 +138,10 @@ class ImageAudit:
     hits: list[ImageHit]
     notes: list[str] = field(default_factory=list)
     """What was not searched, and why (no environment image built, no ``python3`` in an
-    image to open its archives)."""
+    image to open its archives, a marker the base image already held)."""
+    common: dict[str, list[str]] = field(default_factory=dict)
+    """The markers left out of the search because the base image already held them before
+    T, each with the files there that hold it (:func:`common_markers`)."""
 
     @property
     def leaks(self) -> list[ImageHit]:
@@ -162,6 +181,57 @@ def case_markers(case: Case) -> list[Marker]:
         read_patch(case.hidden_tests.patch),
         base_text(case),
     )
+
+
+_PATCH_PATH = re.compile(r"^diff --git a/(\S+) b/", re.MULTILINE)
+_NOT_PACKAGES = frozenset({"src", "lib", "tests", "test", "testing", "docs", "doc", "scripts"})
+
+
+def _name(part: str) -> str:
+    """A path component as a distribution or package name: ``tomli-2.0.1.dist-info``,
+    ``pip-23.0.1-py3-none-any.whl`` and ``Tomli.py`` give ``tomli``, ``pip``, ``tomli``."""
+    part = part.lower().removesuffix(".py")
+    return re.sub(r"[-_.]+", "_", part.split("-")[0])
+
+
+def project_names(repository: str, *patches: str) -> set[str]:
+    """The names the project's code goes by: the repository's (``hukkin/tomli``: ``tomli``,
+    also a single module's ``six.py``) and each package its patches touch
+    (``src/humanize/filesize.py``: ``humanize``)."""
+    # Whole, not cut at a dash: python-dateutil is python_dateutil-2.8.2.dist-info installed.
+    names = {re.sub(r"[-_.]+", "_", repository.rsplit("/", 1)[-1].lower())}
+    for patch in patches:
+        for path in _PATCH_PATH.findall(patch):
+            dirs = [d for d in path.split("/")[:-1] if d not in _NOT_PACKAGES]
+            names.update(_name(d) for d in dirs[:1])
+    return names - {""}
+
+
+def is_copy_of(path: str, names: Iterable[str]) -> bool:
+    """Whether ``path`` (``<archive>!<member>`` for a member) is in a package or distribution
+    named like the project: a copy of its code, vendored or installed."""
+    wanted = set(names)
+    return any(_name(part) in wanted for part in re.split(r"[/!]", path) if part)
+
+
+def common_markers(
+    hits: Iterable[tuple[str, str]], release: Release, at: datetime, names: Iterable[str]
+) -> dict[str, list[str]]:
+    """The markers a base image of ``release`` holds (``hits``: path, marker) that are text
+    older than the fix, each with the files holding it: none if the release came out after
+    T (it may carry a later copy of the project); else those held only outside copies of
+    the project (:func:`is_copy_of`)."""
+    if release.released > at.date():
+        return {}
+    names = set(names)
+    held: dict[str, list[str]] = {}
+    copied: set[str] = set()
+    for path, text in hits:
+        if is_copy_of(path, names):
+            copied.add(text)
+        else:
+            held.setdefault(text, []).append(path)
+    return {text: sorted(paths) for text, paths in held.items() if text not in copied}
 
 
 # ----------------------------------------------------------------------------- scanning
@@ -265,25 +335,62 @@ def judge(scans: Iterable[Scan], markers: Iterable[Marker], audit: Audit) -> lis
     return hits
 
 
+def _common(
+    case: Case, runtime: Runtime, markers: Sequence[Marker]
+) -> tuple[dict[str, list[str]], list[str]]:
+    """(:func:`common_markers` of the case's base image, notes saying what was dropped or
+    why nothing was)."""
+    base = case.environment.base_image
+    parsed = parse_base_tag(base)
+    if parsed is None:
+        return {}, [f"{base} is not a replay-base image: every marker searched"]
+    release = parsed[0]
+    if release.released > case.at.date():
+        return {}, [
+            f"{base} (Debian {release.name}, released {release.released}) is newer than T: "
+            "it may carry a later copy of the project, every marker searched"
+        ]
+    if runtime.image_id(base) is None:
+        return {}, [f"no image {base} here to compare with: every marker searched"]
+    scan = scan_image(runtime, base, [m.text for m in markers], exclude=[case.environment.workdir])
+    names = project_names(
+        case.repository.name, read_patch(case.gold.patch), read_patch(case.hidden_tests.patch)
+    )
+    common = common_markers(scan.hits, release, case.at, names)
+    notes = [
+        f"not searched: {text!r}, which {base} (Debian {release.name}, released "
+        f"{release.released}, before T) already holds in {len(paths)} file(s) outside any "
+        f"copy of the project, e.g. {paths[0]}: text older than the fix, not its answer"
+        for text, paths in sorted(common.items())
+    ]
+    return common, notes
+
+
 def audit_images(
     case: Case,
     runtime: Runtime,
     images: Sequence[str] | None = None,
     markers: Sequence[Marker] | None = None,
 ) -> ImageAudit:
-    """Search the case's images (``images``, or :func:`case_images`) for its answer."""
+    """Search the case's images (``images``, or :func:`case_images`) for its answer, less the
+    markers its base image already held before T (:func:`common_markers`)."""
     markers = case_markers(case) if markers is None else markers
     notes: list[str] = []
     if images is None:
         images = case_images(case, runtime)
         if not images:
             notes.append(f"no image {env_reference(case)} here: build it (replay image env)")
+    common: dict[str, list[str]] = {}
+    if images and markers:
+        common, said = _common(case, runtime, markers)
+        notes += said
+    searched = [m for m in markers if m.text not in common]
     scans = [
-        scan_image(runtime, image, [m.text for m in markers], exclude=[case.environment.workdir])
+        scan_image(runtime, image, [m.text for m in searched], exclude=[case.environment.workdir])
         for image in images
     ]
     notes += [note for scan in scans for note in scan.notes]
-    return ImageAudit(list(images), judge(scans, markers, case.audit), notes)
+    return ImageAudit(list(images), judge(scans, searched, case.audit), notes, common)
 
 
 def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> list[str]:
@@ -303,7 +410,10 @@ def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> l
                 "images": sorted(images),
                 "markers": sorted(m.text for m in markers),
                 "accepted": case.audit.model_dump(mode="json"),
-                "version": 1,
+                # What the base image held is left out of the search (version 2).
+                "base": runtime.image_id(case.environment.base_image),
+                "at": case.at.isoformat(),
+                "version": 2,
             },
             sort_keys=True,
         ).encode()
@@ -403,9 +513,12 @@ __all__ = [
     "base_reference",
     "case_images",
     "case_markers",
+    "common_markers",
     "image_leaks_cached",
+    "is_copy_of",
     "judge",
     "markers_from",
+    "project_names",
     "propose_base_image",
     "scan_image",
 ]
