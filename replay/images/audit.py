@@ -19,18 +19,18 @@ files (bytes, ``LC_ALL=C``; ``-I`` leaves out binary files such as ``.pyc``), an
 script run by the image's own ``python3`` for the archives. Because the markers are stripped,
 an indented copy matches too.
 
-What the base image already held is no answer either. A generic gold line (``except
+What a base image held before T is no answer either. A generic gold line (``except
 TypeError:``, 17 characters) is in 94 files of bookworm's standard library and its vendored pip
-and setuptools; none of them is a copy of the fix. So the base image the environment was built
-FROM is searched first, and a marker it holds is dropped from the search of the case's images
-(:func:`common_markers`), when two things hold: the base image's Debian release came out on
-or before T (its packages were frozen before the fix was written), and no file holding the
-marker there is a copy of the project (a path naming one of its packages: a stable update
-could still carry the fix into a vendored copy). A base image released after T may carry a
-later copy of the project (issue 16: bookworm's ``tomllib`` and the ``tomli`` its pip and
-setuptools vendor hold a 2021 tomli fix), so nothing is dropped for it: it is searched as
-the case's images are, and a hit there is a leak. The markers that remain still catch a
-later release of the project installed into the environment.
+and setuptools; none of them is a copy of the fix. So a reference is searched first (the base
+image the environment was built FROM, or when that came out after T the newest base image
+released by T that is built here: :func:`reference_image`); its packages were frozen before
+T, so a marker it holds outside any copy of the fix is text older than the fix
+(:func:`common_markers`). A hit of such a marker counts only in a copy of the fix
+(:func:`copies`): a file in a package or distribution named like the project, or holding two
+markers or more. So a later release of the project installed into the environment, or
+vendored, still leaks by every marker it holds. A base image released after T is never the
+reference: it may carry a later copy of the project (issue 16: bookworm's ``tomllib`` and the
+``tomli`` its pip and setuptools vendor hold 2021 tomli fixes).
 
 A hit is a leak unless the case's ``audit.accepted`` declares it, with a reason
 (:class:`replay.base.case.AcceptedHit`). :func:`propose_base_image` tells which other base
@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Literal
 
 from replay.base.case import Audit, Case, read_patch
+from replay.images.base import RELEASES as BASE_RELEASES
 from replay.images.base import Release, parse_base_tag
 from replay.images.env import env_reference
 from replay.runtime.base import (
@@ -140,8 +141,8 @@ class ImageAudit:
     """What was not searched, and why (no environment image built, no ``python3`` in an
     image to open its archives, a marker the base image already held)."""
     common: dict[str, list[str]] = field(default_factory=dict)
-    """The markers left out of the search because the base image already held them before
-    T, each with the files there that hold it (:func:`common_markers`)."""
+    """The markers a base image released by T already held, each with the files there that
+    hold it (:func:`common_markers`): a hit of one counts only in a copy of the fix."""
 
     @property
     def leaks(self) -> list[ImageHit]:
@@ -214,24 +215,43 @@ def is_copy_of(path: str, names: Iterable[str]) -> bool:
     return any(_name(part) in wanted for part in re.split(r"[/!]", path) if part)
 
 
+def copies(hits: Iterable[tuple[str, str]], names: Iterable[str]) -> set[str]:
+    """The files among ``hits`` (path, marker) taken as copies of the fix: named like the
+    project (:func:`is_copy_of`), or holding two markers or more (a renamed copy, as the
+    standard library's ``tomllib`` is of ``tomli``)."""
+    names = set(names)
+    held: dict[str, set[str]] = {}
+    for path, text in hits:
+        held.setdefault(path, set()).add(text)
+    return {p for p, found in held.items() if len(found) > 1 or is_copy_of(p, names)}
+
+
 def common_markers(
     hits: Iterable[tuple[str, str]], release: Release, at: datetime, names: Iterable[str]
 ) -> dict[str, list[str]]:
     """The markers a base image of ``release`` holds (``hits``: path, marker) that are text
     older than the fix, each with the files holding it: none if the release came out after
-    T (it may carry a later copy of the project); else those held only outside copies of
-    the project (:func:`is_copy_of`)."""
+    T (it may carry a later copy of the project); else those it holds only outside
+    :func:`copies` of the fix."""
     if release.released > at.date():
         return {}
-    names = set(names)
+    hits = list(hits)
+    copied = copies(hits, names)
     held: dict[str, list[str]] = {}
-    copied: set[str] = set()
     for path, text in hits:
-        if is_copy_of(path, names):
-            copied.add(text)
-        else:
-            held.setdefault(text, []).append(path)
-    return {text: sorted(paths) for text, paths in held.items() if text not in copied}
+        held.setdefault(text, []).append(path)
+    return {
+        text: sorted(paths)
+        for text, paths in held.items()
+        if not any(path in copied for path in paths)
+    }
+
+
+def _uncommon(scan: Scan, common: dict[str, list[str]], names: set[str]) -> Scan:
+    """``scan`` less the hits of a common marker outside :func:`copies` of the fix."""
+    copied = copies(scan.hits, names)
+    kept = [(p, m) for p, m in scan.hits if m not in common or p in copied]
+    return Scan(scan.image, kept, scan.notes)
 
 
 # ----------------------------------------------------------------------------- scanning
@@ -335,32 +355,44 @@ def judge(scans: Iterable[Scan], markers: Iterable[Marker], audit: Audit) -> lis
     return hits
 
 
+def reference_image(case: Case, runtime: Runtime) -> tuple[str, Release] | None:
+    """The base image whose text is older than the case's fix: the case's own base image if
+    its release came out on or before T, else the newest ``replay-base:<release>`` released
+    by T that is built here; ``None`` if there is none."""
+    day = case.at.date()
+    own = parse_base_tag(case.environment.base_image)
+    candidates = [(case.environment.base_image, own[0])] if own is not None else []
+    candidates += [(base_reference(r.name), r) for r in reversed(BASE_RELEASES)]
+    for image, release in candidates:
+        if release.released <= day and runtime.image_id(image) is not None:
+            return image, release
+    return None
+
+
 def _common(
-    case: Case, runtime: Runtime, markers: Sequence[Marker]
+    case: Case, runtime: Runtime, markers: Sequence[Marker], names: set[str]
 ) -> tuple[dict[str, list[str]], list[str]]:
-    """(:func:`common_markers` of the case's base image, notes saying what was dropped or
-    why nothing was)."""
-    base = case.environment.base_image
-    parsed = parse_base_tag(base)
-    if parsed is None:
-        return {}, [f"{base} is not a replay-base image: every marker searched"]
-    release = parsed[0]
-    if release.released > case.at.date():
-        return {}, [
-            f"{base} (Debian {release.name}, released {release.released}) is newer than T: "
-            "it may carry a later copy of the project, every marker searched"
-        ]
-    if runtime.image_id(base) is None:
-        return {}, [f"no image {base} here to compare with: every marker searched"]
-    scan = scan_image(runtime, base, [m.text for m in markers], exclude=[case.environment.workdir])
-    names = project_names(
-        case.repository.name, read_patch(case.gold.patch), read_patch(case.hidden_tests.patch)
-    )
+    """(:func:`common_markers` of the :func:`reference_image`, notes saying what they are,
+    or why there are none)."""
+    found = reference_image(case, runtime)
+    if found is None:
+        released = [r for r in BASE_RELEASES if r.released <= case.at.date()]
+        if not released:
+            why = f"no base image was released by T ({case.at.date()})"
+        else:
+            newest = released[-1].name
+            why = (
+                f"no base image released by T is built here (`replay image base --release "
+                f"{newest}` builds {base_reference(newest)} to compare with)"
+            )
+        return {}, [f"{why}: nothing tells text older than the fix, every hit counts"]
+    image, release = found
+    scan = scan_image(runtime, image, [m.text for m in markers], exclude=[case.environment.workdir])
     common = common_markers(scan.hits, release, case.at, names)
     notes = [
-        f"not searched: {text!r}, which {base} (Debian {release.name}, released "
-        f"{release.released}, before T) already holds in {len(paths)} file(s) outside any "
-        f"copy of the project, e.g. {paths[0]}: text older than the fix, not its answer"
+        f"no leak outside a copy of the project: {text!r}, which {image} (Debian "
+        f"{release.name}, released {release.released}, before T) already holds in "
+        f"{len(paths)} file(s), e.g. {paths[0]}: text older than the fix"
         for text, paths in sorted(common.items())
     ]
     return common, notes
@@ -372,8 +404,9 @@ def audit_images(
     images: Sequence[str] | None = None,
     markers: Sequence[Marker] | None = None,
 ) -> ImageAudit:
-    """Search the case's images (``images``, or :func:`case_images`) for its answer, less the
-    markers its base image already held before T (:func:`common_markers`)."""
+    """Search the case's images (``images``, or :func:`case_images`) for its answer; a marker
+    a base image released by T already held (:func:`common_markers`) counts only in a copy of
+    the fix (:func:`copies`)."""
     markers = case_markers(case) if markers is None else markers
     notes: list[str] = []
     if images is None:
@@ -381,16 +414,24 @@ def audit_images(
         if not images:
             notes.append(f"no image {env_reference(case)} here: build it (replay image env)")
     common: dict[str, list[str]] = {}
+    names = project_names(
+        case.repository.name, read_patch(case.gold.patch), read_patch(case.hidden_tests.patch)
+    )
     if images and markers:
-        common, said = _common(case, runtime, markers)
+        common, said = _common(case, runtime, markers, names)
         notes += said
-    searched = [m for m in markers if m.text not in common]
     scans = [
-        scan_image(runtime, image, [m.text for m in searched], exclude=[case.environment.workdir])
+        _uncommon(
+            scan_image(
+                runtime, image, [m.text for m in markers], exclude=[case.environment.workdir]
+            ),
+            common,
+            names,
+        )
         for image in images
     ]
     notes += [note for scan in scans for note in scan.notes]
-    return ImageAudit(list(images), judge(scans, searched, case.audit), notes, common)
+    return ImageAudit(list(images), judge(scans, markers, case.audit), notes, common)
 
 
 def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> list[str]:
@@ -514,11 +555,13 @@ __all__ = [
     "case_images",
     "case_markers",
     "common_markers",
+    "copies",
     "image_leaks_cached",
     "is_copy_of",
     "judge",
     "markers_from",
     "project_names",
     "propose_base_image",
+    "reference_image",
     "scan_image",
 ]

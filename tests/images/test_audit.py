@@ -14,6 +14,7 @@ import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 import pytest
 import yaml
@@ -26,10 +27,12 @@ from replay.images.audit import (
     case_images,
     case_markers,
     common_markers,
+    copies,
     is_copy_of,
     markers_from,
     project_names,
     propose_base_image,
+    reference_image,
     scan_image,
 )
 from replay.images.base import release_named
@@ -249,6 +252,69 @@ def test_a_marker_the_base_image_holds_in_a_copy_of_the_project_stays_searched()
     assert common_markers(hits, BOOKWORM, _at("2024-05-01"), {"requests"}) != {}
 
 
+class _Built:
+    """A runtime that has exactly the images named built (the reference is chosen by name)."""
+
+    def __init__(self, *images: str) -> None:
+        self.images = set(images)
+
+    def image_id(self, image: str) -> str | None:
+        return f"sha256:{image}" if image in self.images else None
+
+
+REAL_CASE = Path(__file__).resolve().parents[2] / "cases" / "tomli-multiline-cr" / "case.yaml"
+
+
+@pytest.mark.parametrize(
+    ("at", "base", "built", "reference"),
+    [
+        # The case's own base, released before T.
+        ("2026-03-12", "replay-base:bookworm", ("replay-base:bookworm",), "replay-base:bookworm"),
+        # Its base came out after T: the newest base released by T, if built here.
+        ("2022-05-01", "replay-base:bookworm", ("replay-base:bookworm",), None),
+        ("2022-05-01", "replay-base:bookworm", ("replay-base:bullseye",), "replay-base:bullseye"),
+        (
+            "2024-01-01",
+            "replay-base:trixie",
+            ("replay-base:bullseye", "replay-base:bookworm"),
+            "replay-base:bookworm",
+        ),
+        # Before every release (tomli-multiline-cr's T): nothing is older than the fix.
+        ("2021-07-30", "replay-base:bullseye", ("replay-base:bullseye",), None),
+        # An image not of ours is never the reference; ours released by T may be.
+        ("2024-01-01", "my/python:3.11", ("my/python:3.11",), None),
+        ("2024-01-01", "my/python:3.11", ("replay-base:bookworm",), "replay-base:bookworm"),
+    ],
+)
+def test_the_reference_is_a_base_image_released_by_t(
+    at: str, base: str, built: tuple[str, ...], reference: str | None
+) -> None:
+    case = load_case(REAL_CASE)
+    environment = case.environment.model_copy(update={"base_image": base})
+    case = case.model_copy(update={"at": _at(at), "environment": environment})
+    found = reference_image(case, cast(Runtime, _Built(*built)))
+    assert (found[0] if found else None) == reference
+    if found:
+        assert found[1].released <= case.at.date()
+
+
+def test_a_file_holding_two_markers_is_a_copy_whatever_its_name() -> None:
+    """The standard library's tomllib is tomli renamed: two of the fix's lines in one file."""
+    hits = [
+        ("/usr/lib/python3.11/tomllib/_parser.py", "ILLEGAL_A = X"),
+        ("/usr/lib/python3.11/tomllib/_parser.py", "ILLEGAL_B = ILLEGAL_A"),
+        ("/usr/lib/python3.11/tomllib/__init__.py", "# Pretend this exception was created here."),
+        ("/usr/lib/python3/dist-packages/pip/_vendor/tomli/__init__.py", "# Pretend this"),
+    ]
+    assert copies(hits, {"tomli"}) == {
+        "/usr/lib/python3.11/tomllib/_parser.py",
+        "/usr/lib/python3/dist-packages/pip/_vendor/tomli/__init__.py",
+    }
+    assert common_markers(hits, BOOKWORM, _at("2024-05-01"), {"tomli"}) == {
+        "# Pretend this exception was created here.": ["/usr/lib/python3.11/tomllib/__init__.py"]
+    }
+
+
 def test_project_names_and_copies() -> None:
     gold = "diff --git a/src/humanize/filesize.py b/src/humanize/filesize.py\n"
     gold += "diff --git a/CHANGELOG.md b/CHANGELOG.md\n"
@@ -319,7 +385,7 @@ def test_a_line_the_base_image_already_held_is_no_leak_and_a_later_copy_still_is
         (harness, f"{WHEEL}!vendored_geom/sums.py", FIX_LINE),
         (harness, HARNESS_FILE, TEST_NAME),
     }
-    said = f"not searched: {GENERIC!r}, which replay-base:bookworm (Debian bookworm, released"
+    said = f"no leak outside a copy of the project: {GENERIC!r}, which replay-base:bookworm ("
     assert any(n.startswith(said) for n in result.notes), result.notes
 
 
