@@ -71,6 +71,10 @@ new file mode 100644
 SITE = "/usr/lib/python3/dist-packages/vendored_geom"
 WHEEL = "/usr/share/python-wheels/vendored_geom-1.0-py3-none-any.whl"
 HARNESS_FILE = "/opt/harness/lib/notes.py"
+INSTALLED = "/usr/local/lib/python3.11/dist-packages/tiny/later.py"
+GENERIC = "except TypeError:"
+"""A gold line of 17 characters that bookworm's standard library and vendored pip already hold
+(94 files): issue 34's false positive."""
 
 
 def _write_case(
@@ -138,6 +142,9 @@ def planted(
             f"{SITE}/__init__.py": f"def _compute():\n    {FIX_LINE}\n    {BASE_LINE}\n",
             # The case's working directory holds the repository: never searched.
             "/workspace/repo/notes.py": f"# {FIX_LINE}\n",
+            # A later release of the project (acme/tiny) installed: even a line the base
+            # image also holds is a leak there.
+            INSTALLED: f"def later():\n    try:\n        pass\n    {GENERIC}\n        pass\n",
         },
     )
     (env_files / WHEEL.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
@@ -191,9 +198,6 @@ def test_markers_from_texts() -> None:
     ]
 
 
-GENERIC = "except TypeError:"
-"""A gold line of 17 characters that bookworm's standard library and vendored pip already hold
-(94 files): issue 34's false positive."""
 GOLD_WITH_GENERIC = f"""\
 diff --git a/api.py b/api.py
 new file mode 100644
@@ -362,8 +366,9 @@ def test_a_line_the_base_image_already_held_is_no_leak_and_a_later_copy_still_is
     tmp_path: Path,
 ) -> None:
     """Issue 34, cause 5: the base image (bookworm, released before the case's T) holds the
-    generic gold line in its standard library and vendored pip; the planted later copy of the
-    fix in site-packages and in a wheel is still a leak."""
+    generic gold line in its standard library and vendored pip: no leak there. The planted
+    later copies of the fix (site-packages, a wheel) are still leaks, and so is the generic
+    line in a later release of the project itself installed into the image."""
     _, env, harness = planted
     path = _write_case(
         tmp_path / "case", tiny_snapshot_dir, "image-audit-generic", [], GOLD_WITH_GENERIC
@@ -372,7 +377,10 @@ def test_a_line_the_base_image_already_held_is_no_leak_and_a_later_copy_still_is
     assert case.environment.base_image == "replay-base:bookworm"
     assert Marker(GENERIC, "gold line") in case_markers(case)
     result = audit_images(case, runtime, images=[env, harness])
-    assert [h for h in result.hits if h.marker.text == GENERIC] == []
+    assert {(h.image, h.path) for h in result.hits if h.marker.text == GENERIC} == {
+        (env, INSTALLED),
+        (harness, INSTALLED),
+    }
     held = result.common[GENERIC]
     assert any(p.startswith("/usr/lib/python3.11/") for p in held), held
     assert any("/pip/" in p for p in held), held
@@ -384,6 +392,8 @@ def test_a_line_the_base_image_already_held_is_no_leak_and_a_later_copy_still_is
         (harness, f"{SITE}/__init__.py", FIX_LINE),
         (harness, f"{WHEEL}!vendored_geom/sums.py", FIX_LINE),
         (harness, HARNESS_FILE, TEST_NAME),
+        (env, INSTALLED, GENERIC),
+        (harness, INSTALLED, GENERIC),
     }
     said = f"no leak outside a copy of the project: {GENERIC!r}, which replay-base:bookworm ("
     assert any(n.startswith(said) for n in result.notes), result.notes
