@@ -81,30 +81,110 @@ class Origin:
     """Where the ticket's text comes from."""
 
 
-_LICENSES = (
-    ("MIT", "Permission is hereby granted, free of charge"),
-    ("Apache-2.0", "Apache License"),
-    ("BSD-3-Clause", "Neither the name of"),
-    ("BSD-2-Clause", "Redistribution and use in source and binary forms"),
-    ("ISC", "Permission to use, copy, modify, and/or distribute this software"),
+LICENSE_FILES = ("LICENSE", "LICENCE", "COPYING", "COPYRIGHT", "UNLICENSE")
+"""What a license file's name starts with, in any case and with any ending (``LICENSE.rst``,
+``licence.txt``, ``COPYING.md``, ``LICENSE-MIT``); looked for at the repository's top."""
+_LICENSE_NAME = re.compile(
+    r"(?i)(?P<stem>licen[cs]e|unlicen[cs]e|copying|copyright)(?:[-._ ][^/]*)?"
 )
-LICENSE_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "LICENCE", "LICENCE.txt", "COPYING")
+_LICENSES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    # (SPDX id, phrases all present, phrases absent), tried in order: the first that fits
+    # names the text. Phrases are compared after _words (lower case, punctuation and markup
+    # gone), so a license reflowed, quoted, or written in Markdown or reST still fits.
+    ("Apache-2.0", ("apache license", "version 2 0"), ()),
+    ("MPL-2.0", ("mozilla public license version 2 0",), ()),
+    ("PSF-2.0", ("python software foundation", "license agreement"), ()),
+    (
+        "BSD-3-Clause",
+        ("redistribution and use in source and binary forms", "endorse or promote"),
+        ("all advertising materials",),  # BSD-4-Clause
+    ),
+    (
+        "BSD-2-Clause",
+        ("redistribution and use in source and binary forms",),
+        ("all advertising materials",),
+    ),
+    (
+        "ISC",
+        (
+            "permission to use copy modify and",
+            "distribute this software for any purpose with or without fee is hereby granted",
+            "above copyright notice",
+        ),
+        (),
+    ),
+    ("0BSD", ("permission to use copy modify and or distribute this software",), ()),
+    ("MIT", ("permission is hereby granted free of charge", "above copyright notice"), ()),
+    ("MIT-0", ("permission is hereby granted free of charge",), ()),
+    ("Unlicense", ("free and unencumbered software released into the public domain",), ()),
+    ("Zlib", ("alter it and redistribute it freely",), ()),
+    ("BSL-1.0", ("boost software license",), ()),
+    ("CC0-1.0", ("cc0 1 0 universal",), ()),
+)
+_NOT_LICENSE = (
+    *(".py", ".pyi", ".sh", ".js", ".ts"),
+    *(".json", ".toml", ".cfg", ".ini", ".yml", ".yaml"),
+)
+"""Endings of code or configuration, not a license text (``license_check.py``)."""
+PERMISSIVE = tuple(spdx for spdx, _, _ in _LICENSES)
+"""The licenses recognised by their wording: each allows the code to be redistributed."""
 
 
-def license_at(repo: Path, rev: str) -> tuple[str | None, str] | None:
-    """``(SPDX id, text)`` of the repository's license file at ``rev``; the id is None unless
-    the text is one of the permissive licenses recognised by their wording; None: no file."""
-    for name in LICENSE_FILES:
-        try:
-            text = gitrepo.run_exact(repo, "show", f"{rev}:{name}")
-        except ToolError:
-            continue
-        flat = " ".join(text.split())
-        for spdx, words in _LICENSES:
-            if words in flat:
-                return spdx, text
-        return None, text
+@dataclass(frozen=True)
+class LicenseFile:
+    """A license file of a repository, and the license its text was recognised as."""
+
+    name: str
+    """Its name at the repository's top (``LICENSE.rst``)."""
+    text: str
+    spdx: str | None
+    """The SPDX id of the permissive license its wording matches; ``None``: not recognised."""
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
+
+
+def classify_license(text: str) -> str | None:
+    """The SPDX id of the permissive license ``text`` is (see :data:`PERMISSIVE`), or None."""
+    words = _words(text)
+    for spdx, present, absent in _LICENSES:
+        if all(p in words for p in present) and not any(a in words for a in absent):
+            return spdx
     return None
+
+
+def _license_rank(name: str) -> tuple[int, int, str]:
+    match = _LICENSE_NAME.fullmatch(name)
+    assert match is not None
+    stem = _words(match["stem"]).replace("licence", "license")
+    order = [n.lower().replace("licence", "license") for n in LICENSE_FILES]
+    return order.index(stem), len(name), name
+
+
+def license_at(repo: Path, rev: str) -> list[LicenseFile]:
+    """The license files at the top of ``rev`` (see :data:`LICENSE_FILES`; empty: none),
+    ``LICENSE`` before ``COPYING`` and plain names before longer ones, each classified by
+    its text (:func:`classify_license`)."""
+    names = []
+    for entry in gitrepo.run_exact(repo, "ls-tree", "-z", rev).split("\0"):
+        meta, _, name = entry.partition("\t")
+        if meta.split(" ")[1:2] != ["blob"] or name.lower().endswith(_NOT_LICENSE):
+            continue
+        if _LICENSE_NAME.fullmatch(name):
+            names.append(name)
+    found = []
+    for name in sorted(names, key=_license_rank):
+        text = gitrepo.run_exact(repo, "show", f"{rev}:{name}")
+        found.append(LicenseFile(name, text, classify_license(text)))
+    return found
+
+
+def license_text(files: list[LicenseFile]) -> str:
+    """What the case ships as its LICENSE: the one file as it is, or each file under its name."""
+    if len(files) == 1:
+        return files[0].text
+    return "\n".join(f"==> {f.name} <==\n{f.text.rstrip()}\n" for f in files)
 
 
 @dataclass(frozen=True)

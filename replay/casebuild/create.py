@@ -35,12 +35,14 @@ from replay.capture.slack import capture_slack
 from replay.casebuild.casedir import (
     DEFAULT_COMMAND,
     LICENSE_FILES,
+    PERMISSIVE,
     CaseSpec,
     Origin,
     ProposedEffect,
     TicketSpec,
     history_end,
     license_at,
+    license_text,
     write_case_dir,
 )
 from replay.casebuild.environment import (
@@ -174,30 +176,43 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
     )
 
 
+_SPDX = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+()-]*(?: (?:AND|OR|WITH) [A-Za-z0-9.+()-]+)*")
+
+
 def _origin(repo: Path, fix: str, src: FixSource) -> Origin | None:
+    """The public repository's provenance and license, read at the fix. A license file whose
+    text is not one of :data:`PERMISSIVE` stops the case unless ``--license`` names it."""
     if src.upstream is None:
         return None
     if not re.fullmatch(r"https://\S+", src.upstream):
         raise InputError(Path(src.upstream), "--upstream is the repository's https:// URL")
-    found = license_at(repo, fix)
-    if found is None:
+    if src.license is not None and not _SPDX.fullmatch(src.license):
         raise InputError(
-            repo, f"no license file ({', '.join(LICENSE_FILES)}) at {fix[:12]}: a public "
-            "repository's code can be shipped in a case only under a license that allows it",
+            "--license", f"{src.license!r} is not an SPDX license id: give the repository's "
+            "license as SPDX names it (MIT, BSD-3-Clause, Apache-2.0, 'MIT OR Apache-2.0')",
         )  # fmt: skip
-    spdx, text = found
-    spdx = src.license or spdx
-    if spdx is None:
+    files = license_at(repo, fix)
+    if not files:
         raise InputError(
-            repo, f"the license file at {fix[:12]} is not one recognised as permissive: read "
-            "it, and if it allows redistribution give --license with its SPDX id",
+            repo, f"--upstream: no license file ({'*, '.join(LICENSE_FILES)}* at the top, "
+            f"any case) at the fix {fix[:12]}: a public repository's code is shipped in a "
+            "case only with the license that allows it; leave out --upstream only if the "
+            "repository is not public",
         )  # fmt: skip
+    unknown = [f.name for f in files if f.spdx is None]
+    if unknown and src.license is None:
+        raise InputError(
+            repo, f"--upstream: {', '.join(unknown)} at the fix {fix[:12]} is not a license "
+            f"recognised as permissive ({', '.join(PERMISSIVE)}): read it, and if it allows "
+            "redistribution give --license with its SPDX id",
+        )  # fmt: skip
+    spdx = src.license or " AND ".join(dict.fromkeys(f.spdx for f in files if f.spdx))
     return Origin(
         repository=src.upstream,
         fix=fix,
         fixed_at=datetime.fromisoformat(gitrepo.run(repo, "log", "-1", "--format=%cI", fix)),
         license=spdx,
-        license_text=text,
+        license_text=license_text(files),
         ticket=src.ticket_source,
     )
 
@@ -350,6 +365,8 @@ def _create_with_environment(spec: CaseSpec, src: FixSource, out: Path, runtime:
         planned.release.python_version,
         planned.requires_python or "not declared",
     )
+    for note in planned.notes:
+        log.info("%s", note)
     with tempfile.TemporaryDirectory(prefix="replay-registry-") as tmp:
         index = write_registry_source(Path(tmp) / "index.json", planned.files)
         spec = dataclasses.replace(

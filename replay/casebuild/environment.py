@@ -9,6 +9,9 @@
    (:func:`replay.registry.record.record_for_project`).
 3. The setup: ``python -m pip install -e .[extras] REQUIREMENTS`` (``pip install .`` where the
    release's pip cannot install the project editable: pip before 21.3 needs a ``setup.py``).
+   The hidden tests are run by pytest (it runs unittest TestCases as well, and writes the JUnit
+   report the grader reads): when the project's test requirements do not name it (a project
+   tested with unittest), pytest as of T is added to them, and its registry entry says why.
 4. Settling: the environment image is built through the world. When pip at T asks for
    something the registry lacks (``No matching distribution found for X``: what a build
    backend asks for only when it runs, e.g. hatchling's ``editables`` for an editable
@@ -25,16 +28,26 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from replay.base.blobs import BlobStore
 from replay.base.case import load_case
 from replay.base.errors import InputError, ReplayError
 from replay.base.manifest import PythonFile, RegistryIndex
 from replay.images.base import Release, base_tag, choose_release, read_requires_python
-from replay.registry.record import Target, merge_python, record_for_project, record_python
+from replay.registry.record import (
+    Target,
+    merge_python,
+    project_wants,
+    record_for_project,
+    record_python,
+)
+from replay.registry.requirements import RequirementsError, expand_specs, read_project
 from replay.registry.slot import dump_index, read_index, write_index
 from replay.runtime.base import Runtime, SandboxError
 
@@ -68,6 +81,14 @@ class Wanted:
         return bool(self.requires or self.extras)
 
 
+RUNNER = "pytest"
+"""What runs the hidden tests (:data:`replay.casebuild.casedir.DEFAULT_COMMAND`)."""
+RUNNER_WHY = (
+    "the hidden tests are run with pytest (which runs unittest TestCases too and writes the "
+    "JUnit report the grader reads), and the project's test requirements do not name it"
+)
+
+
 @dataclass(frozen=True)
 class Planned:
     release: Release
@@ -75,6 +96,8 @@ class Planned:
     setup: list[str]
     files: list[PythonFile]
     requires_python: str | None
+    notes: list[str] = field(default_factory=list)
+    """What was added to the project's own requirements, and why."""
 
 
 def export_tree(repo: Path, rev: str, dest: Path) -> Path:
@@ -107,6 +130,26 @@ def _quote(req: str) -> str:
     return "'" + req.replace("'", "'\\''") + "'" if re.search(r"[\s<>|&;*?!]", req) else req
 
 
+def names_runner(checkout: Path, wanted: Wanted, target: Target) -> bool:
+    """Whether the project, its named extras or its test requirements (``-r`` files read)
+    name :data:`RUNNER`, or the project is the runner itself. Requirements that cannot be read
+    count as naming it: recording them then stops with their own error."""
+    try:
+        meta = read_project(checkout)
+        lines = expand_specs(list(wanted.requires), checkout)
+    except RequirementsError:
+        return True
+    if meta.requires_source is not None:  # else project_wants warns, as recording will
+        lines += [req for req, _ in project_wants(meta, target, wanted.extras)]
+    names = {canonicalize_name(meta.name)} if meta.name else set()
+    for line in lines:
+        try:
+            names.add(canonicalize_name(Requirement(line).name))
+        except InvalidRequirement:
+            continue
+    return RUNNER in names
+
+
 def plan_environment(
     repo: Path, base: str, at: datetime, wanted: Wanted, blobs: BlobStore
 ) -> Planned:
@@ -117,17 +160,33 @@ def plan_environment(
         checkout = export_tree(repo, base, Path(tmp) / "project")
         requires_python = read_requires_python(checkout)
         release = choose_release(at, requires_python, wanted.python)
+        target = Target.for_debian(release.name)
+        notes: list[str] = []
+        if not names_runner(checkout, wanted, target):
+            wanted = replace(wanted, requires=(*wanted.requires, RUNNER))
+            notes.append(f"{RUNNER} added to the test requirements, as of T: {RUNNER_WHY}")
         files = record_for_project(
             checkout,
             list(wanted.requires),
             at,
-            Target.for_debian(release.name),
+            target,
             blobs,
             wanted.index_url or default_index_url(),
             extras=list(wanted.extras),
         )
+        if notes:
+            files = [_runner_added(f) for f in files]
         setup = [setup_command(checkout, release, wanted)]
-    return Planned(release, base_tag(release), setup, files, requires_python)
+    return Planned(release, base_tag(release), setup, files, requires_python, notes)
+
+
+def _runner_added(f: PythonFile) -> PythonFile:
+    """The runner's entry chosen for the requirement added (``pytest: newest ... at T``)
+    says why it was added; a version a dependency asked for keeps its reason."""
+    because = f.chosen_because or ""
+    if canonicalize_name(f.project) != RUNNER or because.partition(":")[0].strip() != RUNNER:
+        return f
+    return f.model_copy(update={"chosen_because": f"added by case create: {RUNNER_WHY}; {because}"})
 
 
 def write_registry_source(path: Path, files: Sequence[PythonFile]) -> Path:
@@ -235,6 +294,7 @@ __all__ = [
     "env_builder",
     "export_tree",
     "missing_requirements",
+    "names_runner",
     "plan_environment",
     "settle",
     "setup_command",

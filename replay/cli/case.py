@@ -114,7 +114,8 @@ def create(
         list[str] | None,
         typer.Option(
             help="A test requirement (repeatable; 'pytest', or '-r tests/requirements.txt'): the "
-            "interpreter, registry and setup are then derived as of T."
+            "interpreter, registry and setup are then derived as of T (pytest, which runs the "
+            "hidden tests, is added as of T when none of them names it)."
         ),
     ] = None,
     extra: Annotated[

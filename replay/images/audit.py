@@ -19,6 +19,19 @@ files (bytes, ``LC_ALL=C``; ``-I`` leaves out binary files such as ``.pyc``), an
 script run by the image's own ``python3`` for the archives. Because the markers are stripped,
 an indented copy matches too.
 
+What a base image held before T is no answer either. A generic gold line (``except
+TypeError:``, 17 characters) is in 94 files of bookworm's standard library and its vendored pip
+and setuptools; none of them is a copy of the fix. So a reference is searched first (the base
+image the environment was built FROM, or when that came out after T the newest base image
+released by T that is built here: :func:`reference_image`); its packages were frozen before
+T, so a marker it holds outside any copy of the fix is text older than the fix
+(:func:`common_markers`). A hit of such a marker counts only in a copy of the fix
+(:func:`copies`): a file in a package or distribution named like the project, or holding two
+markers or more. So a later release of the project installed into the environment, or
+vendored, still leaks by every marker it holds. A base image released after T is never the
+reference: it may carry a later copy of the project (issue 16: bookworm's ``tomllib`` and the
+``tomli`` its pip and setuptools vendor hold 2021 tomli fixes).
+
 A hit is a leak unless the case's ``audit.accepted`` declares it, with a reason
 (:class:`replay.base.case.AcceptedHit`). :func:`propose_base_image` tells which other base
 image (``replay-base:<release>``) carries none of the markers.
@@ -27,15 +40,19 @@ image (``replay-base:<release>``) carries none of the markers.
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 import tempfile
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from replay.base.case import Audit, Case, read_patch
+from replay.images.base import RELEASES as BASE_RELEASES
+from replay.images.base import Release, parse_base_tag
 from replay.images.env import env_reference
 from replay.runtime.base import (
     ENV_IMAGE_LABEL,
@@ -122,7 +139,10 @@ class ImageAudit:
     hits: list[ImageHit]
     notes: list[str] = field(default_factory=list)
     """What was not searched, and why (no environment image built, no ``python3`` in an
-    image to open its archives)."""
+    image to open its archives, a marker the base image already held)."""
+    common: dict[str, list[str]] = field(default_factory=dict)
+    """The markers a base image released by T already held, each with the files there that
+    hold it (:func:`common_markers`): a hit of one counts only in a copy of the fix."""
 
     @property
     def leaks(self) -> list[ImageHit]:
@@ -162,6 +182,76 @@ def case_markers(case: Case) -> list[Marker]:
         read_patch(case.hidden_tests.patch),
         base_text(case),
     )
+
+
+_PATCH_PATH = re.compile(r"^diff --git a/(\S+) b/", re.MULTILINE)
+_NOT_PACKAGES = frozenset({"src", "lib", "tests", "test", "testing", "docs", "doc", "scripts"})
+
+
+def _name(part: str) -> str:
+    """A path component as a distribution or package name: ``tomli-2.0.1.dist-info``,
+    ``pip-23.0.1-py3-none-any.whl`` and ``Tomli.py`` give ``tomli``, ``pip``, ``tomli``."""
+    part = part.lower().removesuffix(".py")
+    return re.sub(r"[-_.]+", "_", part.split("-")[0])
+
+
+def project_names(repository: str, *patches: str) -> set[str]:
+    """The names the project's code goes by: the repository's (``hukkin/tomli``: ``tomli``,
+    also a single module's ``six.py``) and each package its patches touch
+    (``src/humanize/filesize.py``: ``humanize``)."""
+    # Whole, not cut at a dash: python-dateutil is python_dateutil-2.8.2.dist-info installed.
+    names = {re.sub(r"[-_.]+", "_", repository.rsplit("/", 1)[-1].lower())}
+    for patch in patches:
+        for path in _PATCH_PATH.findall(patch):
+            dirs = [d for d in path.split("/")[:-1] if d not in _NOT_PACKAGES]
+            names.update(_name(d) for d in dirs[:1])
+    return names - {""}
+
+
+def is_copy_of(path: str, names: Iterable[str]) -> bool:
+    """Whether ``path`` (``<archive>!<member>`` for a member) is in a package or distribution
+    named like the project: a copy of its code, vendored or installed."""
+    wanted = set(names)
+    return any(_name(part) in wanted for part in re.split(r"[/!]", path) if part)
+
+
+def copies(hits: Iterable[tuple[str, str]], names: Iterable[str]) -> set[str]:
+    """The files among ``hits`` (path, marker) taken as copies of the fix: named like the
+    project (:func:`is_copy_of`), or holding two markers or more (a renamed copy, as the
+    standard library's ``tomllib`` is of ``tomli``)."""
+    names = set(names)
+    held: dict[str, set[str]] = {}
+    for path, text in hits:
+        held.setdefault(path, set()).add(text)
+    return {p for p, found in held.items() if len(found) > 1 or is_copy_of(p, names)}
+
+
+def common_markers(
+    hits: Iterable[tuple[str, str]], release: Release, at: datetime, names: Iterable[str]
+) -> dict[str, list[str]]:
+    """The markers a base image of ``release`` holds (``hits``: path, marker) that are text
+    older than the fix, each with the files holding it: none if the release came out after
+    T (it may carry a later copy of the project); else those it holds only outside
+    :func:`copies` of the fix."""
+    if release.released > at.date():
+        return {}
+    hits = list(hits)
+    copied = copies(hits, names)
+    held: dict[str, list[str]] = {}
+    for path, text in hits:
+        held.setdefault(text, []).append(path)
+    return {
+        text: sorted(paths)
+        for text, paths in held.items()
+        if not any(path in copied for path in paths)
+    }
+
+
+def _uncommon(scan: Scan, common: dict[str, list[str]], names: set[str]) -> Scan:
+    """``scan`` less the hits of a common marker outside :func:`copies` of the fix."""
+    copied = copies(scan.hits, names)
+    kept = [(p, m) for p, m in scan.hits if m not in common or p in copied]
+    return Scan(scan.image, kept, scan.notes)
 
 
 # ----------------------------------------------------------------------------- scanning
@@ -265,25 +355,83 @@ def judge(scans: Iterable[Scan], markers: Iterable[Marker], audit: Audit) -> lis
     return hits
 
 
+def reference_image(case: Case, runtime: Runtime) -> tuple[str, Release] | None:
+    """The base image whose text is older than the case's fix: the case's own base image if
+    its release came out on or before T, else the newest ``replay-base:<release>`` released
+    by T that is built here; ``None`` if there is none."""
+    day = case.at.date()
+    own = parse_base_tag(case.environment.base_image)
+    candidates = [(case.environment.base_image, own[0])] if own is not None else []
+    candidates += [(base_reference(r.name), r) for r in reversed(BASE_RELEASES)]
+    for image, release in candidates:
+        if release.released <= day and runtime.image_id(image) is not None:
+            return image, release
+    return None
+
+
+def _common(
+    case: Case, runtime: Runtime, markers: Sequence[Marker], names: set[str]
+) -> tuple[dict[str, list[str]], list[str]]:
+    """(:func:`common_markers` of the :func:`reference_image`, notes saying what they are,
+    or why there are none)."""
+    found = reference_image(case, runtime)
+    if found is None:
+        released = [r for r in BASE_RELEASES if r.released <= case.at.date()]
+        if not released:
+            why = f"no base image was released by T ({case.at.date()})"
+        else:
+            newest = released[-1].name
+            why = (
+                f"no base image released by T is built here (`replay image base --release "
+                f"{newest}` builds {base_reference(newest)} to compare with)"
+            )
+        return {}, [f"{why}: nothing tells text older than the fix, every hit counts"]
+    image, release = found
+    scan = scan_image(runtime, image, [m.text for m in markers], exclude=[case.environment.workdir])
+    common = common_markers(scan.hits, release, case.at, names)
+    notes = [
+        f"no leak outside a copy of the project: {text!r}, which {image} (Debian "
+        f"{release.name}, released {release.released}, before T) already holds in "
+        f"{len(paths)} file(s), e.g. {paths[0]}: text older than the fix"
+        for text, paths in sorted(common.items())
+    ]
+    return common, notes
+
+
 def audit_images(
     case: Case,
     runtime: Runtime,
     images: Sequence[str] | None = None,
     markers: Sequence[Marker] | None = None,
 ) -> ImageAudit:
-    """Search the case's images (``images``, or :func:`case_images`) for its answer."""
+    """Search the case's images (``images``, or :func:`case_images`) for its answer; a marker
+    a base image released by T already held (:func:`common_markers`) counts only in a copy of
+    the fix (:func:`copies`)."""
     markers = case_markers(case) if markers is None else markers
     notes: list[str] = []
     if images is None:
         images = case_images(case, runtime)
         if not images:
             notes.append(f"no image {env_reference(case)} here: build it (replay image env)")
+    common: dict[str, list[str]] = {}
+    names = project_names(
+        case.repository.name, read_patch(case.gold.patch), read_patch(case.hidden_tests.patch)
+    )
+    if images and markers:
+        common, said = _common(case, runtime, markers, names)
+        notes += said
     scans = [
-        scan_image(runtime, image, [m.text for m in markers], exclude=[case.environment.workdir])
+        _uncommon(
+            scan_image(
+                runtime, image, [m.text for m in markers], exclude=[case.environment.workdir]
+            ),
+            common,
+            names,
+        )
         for image in images
     ]
     notes += [note for scan in scans for note in scan.notes]
-    return ImageAudit(list(images), judge(scans, markers, case.audit), notes)
+    return ImageAudit(list(images), judge(scans, markers, case.audit), notes, common)
 
 
 def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> list[str]:
@@ -303,7 +451,10 @@ def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> l
                 "images": sorted(images),
                 "markers": sorted(m.text for m in markers),
                 "accepted": case.audit.model_dump(mode="json"),
-                "version": 1,
+                # What the base image held is left out of the search (version 2).
+                "base": runtime.image_id(case.environment.base_image),
+                "at": case.at.isoformat(),
+                "version": 2,
             },
             sort_keys=True,
         ).encode()
@@ -403,9 +554,14 @@ __all__ = [
     "base_reference",
     "case_images",
     "case_markers",
+    "common_markers",
+    "copies",
     "image_leaks_cached",
+    "is_copy_of",
     "judge",
     "markers_from",
+    "project_names",
     "propose_base_image",
+    "reference_image",
     "scan_image",
 ]

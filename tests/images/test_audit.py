@@ -12,7 +12,9 @@ import subprocess
 import uuid
 import zipfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 import pytest
 import yaml
@@ -24,10 +26,16 @@ from replay.images.audit import (
     audit_images,
     case_images,
     case_markers,
+    common_markers,
+    copies,
+    is_copy_of,
     markers_from,
+    project_names,
     propose_base_image,
+    reference_image,
     scan_image,
 )
+from replay.images.base import release_named
 from replay.images.env import ENV_REPOSITORY
 from replay.runtime import ContainerSpec, Runtime
 from replay.runtime.base import ENV_IMAGE_LABEL, IMAGE_KIND_LABEL
@@ -63,9 +71,15 @@ new file mode 100644
 SITE = "/usr/lib/python3/dist-packages/vendored_geom"
 WHEEL = "/usr/share/python-wheels/vendored_geom-1.0-py3-none-any.whl"
 HARNESS_FILE = "/opt/harness/lib/notes.py"
+INSTALLED = "/usr/local/lib/python3.11/dist-packages/tiny/later.py"
+GENERIC = "except TypeError:"
+"""A gold line of 17 characters that bookworm's standard library and vendored pip already hold
+(94 files): issue 34's false positive."""
 
 
-def _write_case(dest: Path, snapshot: Path, case_id: str, accepted: list[dict[str, str]]) -> Path:
+def _write_case(
+    dest: Path, snapshot: Path, case_id: str, accepted: list[dict[str, str]], gold: str = GOLD
+) -> Path:
     path = worlds.write_case(dest, snapshot, _base_commit(snapshot))
     data = yaml.safe_load(path.read_text())
     data["id"] = case_id
@@ -75,7 +89,7 @@ def _write_case(dest: Path, snapshot: Path, case_id: str, accepted: list[dict[st
     if accepted:
         data["audit"] = {"accepted": accepted}
     path.write_text(yaml.safe_dump(data, sort_keys=False))
-    (dest / "gold.patch").write_text(GOLD)
+    (dest / "gold.patch").write_text(gold)
     (dest / "hidden.patch").write_text(HIDDEN)
     return path
 
@@ -128,6 +142,9 @@ def planted(
             f"{SITE}/__init__.py": f"def _compute():\n    {FIX_LINE}\n    {BASE_LINE}\n",
             # The case's working directory holds the repository: never searched.
             "/workspace/repo/notes.py": f"# {FIX_LINE}\n",
+            # A later release of the project (acme/tiny) installed: even a line the base
+            # image also holds is a leak there.
+            INSTALLED: f"def later():\n    try:\n        pass\n    {GENERIC}\n        pass\n",
         },
     )
     (env_files / WHEEL.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
@@ -181,6 +198,141 @@ def test_markers_from_texts() -> None:
     ]
 
 
+GOLD_WITH_GENERIC = f"""\
+diff --git a/api.py b/api.py
+new file mode 100644
+--- /dev/null
++++ b/api.py
+@@ -0,0 +1,7 @@
++{BASE_LINE}
++
++{FIX_LINE}
++try:
++    TOTAL_FROM_FIX += 0
++{GENERIC}
++    pass
+"""
+BOOKWORM = release_named("bookworm")  # released 2023-06-10
+
+
+def _at(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
+
+
+def test_what_a_base_image_released_before_t_holds_is_common() -> None:
+    hits = [
+        ("/usr/lib/python3.11/argparse.py", GENERIC),
+        ("/usr/lib/python3/dist-packages/pip/_internal/utils/misc.py", GENERIC),
+        ("/usr/lib/python3.11/io.py", "# Pretend this exception was created here."),
+    ]
+    common = common_markers(hits, BOOKWORM, _at("2024-05-01"), {"tomli"})
+    assert common == {
+        GENERIC: [
+            "/usr/lib/python3.11/argparse.py",
+            "/usr/lib/python3/dist-packages/pip/_internal/utils/misc.py",
+        ],
+        "# Pretend this exception was created here.": ["/usr/lib/python3.11/io.py"],
+    }
+
+
+def test_a_base_image_released_after_t_holds_nothing_common() -> None:
+    """Issue 16: bookworm's tomllib and vendored tomli are later copies of a 2021 tomli fix."""
+    hits = [("/usr/lib/python3.11/tomllib/_parser.py", "ILLEGAL_MULTILINE_LITERAL_STR_CHARS = X")]
+    hits.append(("/usr/lib/python3.11/argparse.py", GENERIC))
+    assert common_markers(hits, BOOKWORM, _at("2021-07-30"), {"tomli"}) == {}
+    assert common_markers(hits, BOOKWORM, _at("2023-06-09"), {"tomli"}) == {}
+
+
+def test_a_marker_the_base_image_holds_in_a_copy_of_the_project_stays_searched() -> None:
+    """A stable update may carry the fix into a vendored copy: the marker is no common text,
+    even where an unrelated file also holds it."""
+    marker = "if retries.is_exhausted():"
+    hits = [
+        ("/usr/share/python-wheels/urllib3-1.26.12-py2.py3-none-any.whl!urllib3/util.py", marker),
+        ("/usr/lib/python3/dist-packages/pip/_vendor/urllib3/connectionpool.py", marker),
+        ("/usr/lib/python3.11/http/client.py", marker),
+    ]
+    assert common_markers(hits, BOOKWORM, _at("2024-05-01"), {"urllib3"}) == {}
+    assert common_markers(hits, BOOKWORM, _at("2024-05-01"), {"requests"}) != {}
+
+
+class _Built:
+    """A runtime that has exactly the images named built (the reference is chosen by name)."""
+
+    def __init__(self, *images: str) -> None:
+        self.images = set(images)
+
+    def image_id(self, image: str) -> str | None:
+        return f"sha256:{image}" if image in self.images else None
+
+
+REAL_CASE = Path(__file__).resolve().parents[2] / "cases" / "tomli-multiline-cr" / "case.yaml"
+
+
+@pytest.mark.parametrize(
+    ("at", "base", "built", "reference"),
+    [
+        # The case's own base, released before T.
+        ("2026-03-12", "replay-base:bookworm", ("replay-base:bookworm",), "replay-base:bookworm"),
+        # Its base came out after T: the newest base released by T, if built here.
+        ("2022-05-01", "replay-base:bookworm", ("replay-base:bookworm",), None),
+        ("2022-05-01", "replay-base:bookworm", ("replay-base:bullseye",), "replay-base:bullseye"),
+        (
+            "2024-01-01",
+            "replay-base:trixie",
+            ("replay-base:bullseye", "replay-base:bookworm"),
+            "replay-base:bookworm",
+        ),
+        # Before every release (tomli-multiline-cr's T): nothing is older than the fix.
+        ("2021-07-30", "replay-base:bullseye", ("replay-base:bullseye",), None),
+        # An image not of ours is never the reference; ours released by T may be.
+        ("2024-01-01", "my/python:3.11", ("my/python:3.11",), None),
+        ("2024-01-01", "my/python:3.11", ("replay-base:bookworm",), "replay-base:bookworm"),
+    ],
+)
+def test_the_reference_is_a_base_image_released_by_t(
+    at: str, base: str, built: tuple[str, ...], reference: str | None
+) -> None:
+    case = load_case(REAL_CASE)
+    environment = case.environment.model_copy(update={"base_image": base})
+    case = case.model_copy(update={"at": _at(at), "environment": environment})
+    found = reference_image(case, cast(Runtime, _Built(*built)))
+    assert (found[0] if found else None) == reference
+    if found:
+        assert found[1].released <= case.at.date()
+
+
+def test_a_file_holding_two_markers_is_a_copy_whatever_its_name() -> None:
+    """The standard library's tomllib is tomli renamed: two of the fix's lines in one file."""
+    hits = [
+        ("/usr/lib/python3.11/tomllib/_parser.py", "ILLEGAL_A = X"),
+        ("/usr/lib/python3.11/tomllib/_parser.py", "ILLEGAL_B = ILLEGAL_A"),
+        ("/usr/lib/python3.11/tomllib/__init__.py", "# Pretend this exception was created here."),
+        ("/usr/lib/python3/dist-packages/pip/_vendor/tomli/__init__.py", "# Pretend this"),
+    ]
+    assert copies(hits, {"tomli"}) == {
+        "/usr/lib/python3.11/tomllib/_parser.py",
+        "/usr/lib/python3/dist-packages/pip/_vendor/tomli/__init__.py",
+    }
+    assert common_markers(hits, BOOKWORM, _at("2024-05-01"), {"tomli"}) == {
+        "# Pretend this exception was created here.": ["/usr/lib/python3.11/tomllib/__init__.py"]
+    }
+
+
+def test_project_names_and_copies() -> None:
+    gold = "diff --git a/src/humanize/filesize.py b/src/humanize/filesize.py\n"
+    gold += "diff --git a/CHANGELOG.md b/CHANGELOG.md\n"
+    tests = "diff --git a/tests/test_filesize.py b/tests/test_filesize.py\n"
+    names = project_names("python-humanize/humanize", gold, tests)
+    assert names == {"humanize"}
+    assert project_names("dateutil/python-dateutil", "") == {"python_dateutil"}
+    assert is_copy_of("/usr/lib/python3/dist-packages/humanize/filesize.py", names)
+    assert is_copy_of("/opt/w/humanize-4.9.0-py3-none-any.whl!humanize/filesize.py", names)
+    assert is_copy_of("/usr/lib/python3/dist-packages/Humanize-4.9.0.dist-info/RECORD", names)
+    assert not is_copy_of("/usr/lib/python3.11/argparse.py", names)
+    assert is_copy_of("/x/python_dateutil-2.8.2.dist-info/METADATA", {"python_dateutil"})
+
+
 # ----------------------------------------------------------------------------- images
 
 
@@ -205,6 +357,46 @@ def test_planted_gold_line_in_site_packages_is_a_leak(
     # The base's own line was planted beside the fix's, and the workdir's copy is not searched.
     assert all(h.marker.text != BASE_LINE for h in result.hits)
     assert all(not h.path.startswith("/workspace/repo/") for h in result.hits)
+
+
+def test_a_line_the_base_image_already_held_is_no_leak_and_a_later_copy_still_is(
+    runtime: Runtime,
+    planted: tuple[Path, str, str],
+    tiny_snapshot_dir: Path,
+    tmp_path: Path,
+) -> None:
+    """Issue 34, cause 5: the base image (bookworm, released before the case's T) holds the
+    generic gold line in its standard library and vendored pip: no leak there. The planted
+    later copies of the fix (site-packages, a wheel) are still leaks, and so is the generic
+    line in a later release of the project itself installed into the image."""
+    _, env, harness = planted
+    path = _write_case(
+        tmp_path / "case", tiny_snapshot_dir, "image-audit-generic", [], GOLD_WITH_GENERIC
+    )
+    case = load_case(path)
+    assert case.environment.base_image == "replay-base:bookworm"
+    assert Marker(GENERIC, "gold line") in case_markers(case)
+    result = audit_images(case, runtime, images=[env, harness])
+    assert {(h.image, h.path) for h in result.hits if h.marker.text == GENERIC} == {
+        (env, INSTALLED),
+        (harness, INSTALLED),
+    }
+    held = result.common[GENERIC]
+    assert any(p.startswith("/usr/lib/python3.11/") for p in held), held
+    assert any("/pip/" in p for p in held), held
+    assert list(result.common) == [GENERIC]
+    found = {(h.image, h.path, h.marker.text) for h in result.leaks}
+    assert found == {
+        (env, f"{SITE}/__init__.py", FIX_LINE),
+        (env, f"{WHEEL}!vendored_geom/sums.py", FIX_LINE),
+        (harness, f"{SITE}/__init__.py", FIX_LINE),
+        (harness, f"{WHEEL}!vendored_geom/sums.py", FIX_LINE),
+        (harness, HARNESS_FILE, TEST_NAME),
+        (env, INSTALLED, GENERIC),
+        (harness, INSTALLED, GENERIC),
+    }
+    said = f"no leak outside a copy of the project: {GENERIC!r}, which replay-base:bookworm ("
+    assert any(n.startswith(said) for n in result.notes), result.notes
 
 
 def test_accepted_hit_is_listed_with_its_reason_not_as_a_leak(

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay.base.case import load_case
-from replay.images.audit import case_markers, propose_base_image
+from replay.base.case import Audit, load_case
+from replay.images.audit import audit_images, case_markers, propose_base_image
 from replay.images.base import ensure_base_image
 from replay.runtime.base import Runtime
 
@@ -34,3 +34,39 @@ def test_bookworm_carries_tomlis_later_fix_and_bullseye_is_proposed(runtime: Run
     assert proposal.scans["replay-base:bullseye"] == []
     assert proposal.proposed == "replay-base:bullseye"
     assert case.environment.base_image == "replay-base:bullseye"
+
+
+ERROR_MODULE = ROOT / "cases" / "tomli-error-module" / "case.yaml"
+
+
+def test_text_older_than_the_fix_is_left_out_and_bookworms_later_tomli_still_leaks(
+    runtime: Runtime,
+) -> None:
+    """Issue 34, cause 5, on Debian's own images: tomli's October 2021 fix (``TOMLDecodeError``
+    says it lives in ``tomli``) taken onto bookworm, released after its T. Bullseye, released
+    before T, is the reference: its io.py already held the fix's comment (CPython's idiom), so
+    that comment is no leak in bookworm's io.py, nor in its tomllib (where it is the only
+    marker); in the tomli that bookworm's pip and setuptools vendor, a copy of the project, it
+    still is."""
+    ensure_base_image(runtime, "bookworm")
+    ensure_base_image(runtime, "bullseye")
+    case = load_case(ERROR_MODULE)
+    environment = case.environment.model_copy(update={"base_image": "replay-base:bookworm"})
+    case = case.model_copy(update={"environment": environment, "audit": Audit()})
+    result = audit_images(case, runtime, images=["replay-base:bookworm"])
+    comment = "# Pretend this exception was created here."
+    assert result.common == {comment: ["/usr/lib/python3.9/io.py"]}
+    leaks = {(hit.path, hit.marker.text) for hit in result.leaks}
+    assert leaks == {
+        ("/usr/lib/python3/dist-packages/pip/_vendor/tomli/__init__.py", comment),
+        ("/usr/lib/python3/dist-packages/setuptools/_vendor/tomli/__init__.py", comment),
+        (
+            "/usr/share/python-wheels/pip-23.0.1-py3-none-any.whl!pip/_vendor/tomli/__init__.py",
+            comment,
+        ),
+        (
+            "/usr/share/python-wheels/setuptools-66.1.1-py3-none-any.whl"
+            "!setuptools/_vendor/tomli/__init__.py",
+            comment,
+        ),
+    }, sorted(leaks)
