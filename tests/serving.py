@@ -15,6 +15,10 @@ from typing import Any
 
 import uvicorn
 
+LOOPBACK_TIMEOUT = 60.0
+"""Seconds a test's client waits for a server it started on loopback: httpx's default (5 s)
+is less than one answer took on CI's busy machine (a ReadTimeout in a fakes test)."""
+
 
 @contextmanager
 def serving(app: Any, *, uds: Path | None = None, **options: Any) -> Iterator[str]:

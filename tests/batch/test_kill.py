@@ -121,9 +121,15 @@ def test_a_real_batch_sigkilled_mid_run_leaves_nothing_once_resumed(
         seen: list[set[int]] = []
 
         def in_flight() -> bool:
+            # The batch is stopped while it is looked at, so that a run seen in flight cannot
+            # finish and clean up between the look and the kill (CI's load once let it).
+            os.killpg(batch.pid, signal.SIGSTOP)
             groups = world_groups(batch.pid)
             seen[:] = [groups]
-            return bool(groups) and bool(leftovers(client, batch.pid))
+            if groups and leftovers(client, batch.pid):
+                return True  # left stopped: the kill comes next
+            os.killpg(batch.pid, signal.SIGCONT)
+            return False
 
         try:
             # Halfway: one key finished, the next ones mid-flight (their sandbox and world up),

@@ -17,6 +17,7 @@ from fakes.core.paging import Paging
 from fakes.github import render
 from fakes.github.routes_issues import parse_since
 from tests.fakes.github.conftest import REPO, TOKEN, Served
+from tests.serving import LOOPBACK_TIMEOUT
 
 AUTH = {"Authorization": f"token {TOKEN}"}
 COMMENTS = 230
@@ -42,7 +43,7 @@ def _walk(served: Served, number: int, query: dict[str, str]) -> tuple[list[Any]
 
 
 def test_issue_and_comment_pages_match_the_walk_over_every_comment(served: Served) -> None:
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         _check_pages(served, http)
 
 
@@ -87,7 +88,7 @@ def _check_pages(served: Served, http: httpx.Client) -> None:
 def test_a_comment_made_or_deleted_in_a_request_moves_the_count_it_answers(
     served: Served,
 ) -> None:
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         _check_count(served, http)
 
 
@@ -170,7 +171,7 @@ def _walked_connection(served: Served, variables: dict[str, Any]) -> dict[str, A
 def test_graphql_comment_pages_match_the_walk_over_every_comment(served: Served) -> None:
     from fakes.github.graphql.connections import cursor
 
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         made = [
             http.post(f"/repos/{REPO}/issues/1/comments", json={"body": f"g{i}"}).json()
             for i in range(40)
@@ -246,7 +247,7 @@ def _walked_events(served: Served, number: int, query: dict[str, str]) -> tuple[
 
 
 def test_timeline_and_event_pages_match_the_walk(served: Served) -> None:
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         for i in range(12):
             http.post(f"/repos/{REPO}/issues/1/comments", json={"body": f"t{i}"})
             state = "closed" if i % 2 == 0 else "open"
@@ -283,7 +284,7 @@ def test_reads_of_a_thread_cost_the_same_at_2000_comments_as_at_a_page(served: S
     from fakes.github.models import GitHubBase
     from tests.fakes.cost import counted
 
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         small = http.post(f"/repos/{REPO}/issues", json={"title": "few"}).json()["number"]
         large = http.post(f"/repos/{REPO}/issues", json={"title": "many"}).json()["number"]
         with served.world.session() as s:

@@ -51,6 +51,7 @@ from tests.fakes.github.conftest import (
     serve,
 )
 from tests.fakes.github.conftest import events as fake_events
+from tests.serving import LOOPBACK_TIMEOUT
 
 OWNER, NAME = REPO.split("/")
 AT = datetime.fromisoformat(T.replace("Z", "+00:00"))
@@ -129,7 +130,9 @@ def served_events(events_snapshot: Path) -> Iterator[Served]:
 
 
 def http(served: Served) -> httpx.Client:
-    return httpx.Client(base_url=served.url, headers={"Authorization": f"token {TOKEN}"})
+    return httpx.Client(
+        timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers={"Authorization": f"token {TOKEN}"}
+    )
 
 
 def when(stamp: str) -> datetime:

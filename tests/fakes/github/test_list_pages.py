@@ -20,6 +20,7 @@ from fakes.github.routes_issues import parse_since
 from tests.fakes.github.conftest import REPO, Served
 from tests.fakes.github.test_review_pages import _open_pull
 from tests.fakes.github.test_search_pages import AUTH, Read, _seed, request_costs
+from tests.serving import LOOPBACK_TIMEOUT
 
 
 def _walked(served: Served, params: dict[str, str], pulls: bool) -> list[int]:
@@ -113,7 +114,7 @@ PULL_PARAMS: list[dict[str, str]] = [
 def test_issue_and_pull_lists_match_the_walk(served: Served, tmp_path: Path) -> None:
     _open_pull(served, tmp_path)  # number 3, from the branch feature into main
     _seed(served, 60)
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         # Comments on a few, so that sort=comments is not a tie everywhere.
         for n, many in ((1003, 3), (1010, 1), (1030, 2)):
             for _ in range(many):
@@ -145,7 +146,7 @@ def test_a_list_page_costs_the_same_at_2000_more_issues(served: Served, tmp_path
         f"/repos/{REPO}/issues?assignee=bob&creator=alice&per_page=5",
         f"/repos/{REPO}/pulls?state=all&per_page=5",
     ]
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
 
         def costs() -> list[tuple[int, int]]:
             return request_costs(served, http, [("GET", path, None) for path in paths])
@@ -246,7 +247,7 @@ GRAPHQL_LISTS: list[tuple[str, dict[str, Any]]] = [
 def test_graphql_issue_and_pull_lists_match_the_walk(served: Served, tmp_path: Path) -> None:
     _open_pull(served, tmp_path)
     _seed(served, 60)
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         for n, body in ((1003, "ask @bob"), (1010, "@BOB?"), (1030, "nobody")):
             made = http.post(f"/repos/{REPO}/issues/{n}/comments", json={"body": body})
             assert made.status_code == 201
@@ -301,7 +302,7 @@ def test_a_graphql_list_page_costs_the_same_at_2000_more_issues(
         '{ repository(owner: "acme", name: "tiny") { pullRequests(first: 5, states: [OPEN]) '
         "{ totalCount nodes { title } } } }",
     ]
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
 
         def costs() -> list[tuple[int, int]]:
             reads: list[Read] = [("POST", "/graphql", {"query": q}) for q in queries]

@@ -30,6 +30,7 @@ from tests.fakes.github.conftest import (
     github_world,
     serve,
 )
+from tests.serving import LOOPBACK_TIMEOUT
 
 OWNER, NAME = REPO.split("/")
 AUTH = {"Authorization": f"token {TOKEN}"}
@@ -63,7 +64,7 @@ PROTECTED = [
 
 
 def test_every_endpoint_needs_a_token(served: Served) -> None:
-    with httpx.Client(base_url=served.url) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url) as http:
         for method, path in PROTECTED:
             resp = http.request(method, path, json={"title": "x", "body": "x"})
             assert resp.status_code == 401, (method, path)
@@ -88,7 +89,7 @@ def test_root_and_headers_as_github_sends_them(served: Served) -> None:
     assert int(resp.headers["x-ratelimit-limit"]) == 5000
     assert int(resp.headers["x-ratelimit-remaining"]) < 5000
     assert resp.headers["content-type"] == "application/json; charset=utf-8"
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         missing = http.get("/no/such/endpoint")
         assert missing.status_code == 404 and missing.json()["message"] == "Not Found"
         assert missing.headers["x-ratelimit-resource"] == "core"
@@ -107,7 +108,7 @@ def test_enterprise_paths_serve_the_same_world(served: Served) -> None:
 
 
 def test_api_versions_choose_the_field_set(served: Served) -> None:
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         old = http.get(f"/repos/{REPO}/issues/2")
         new = http.get(f"/repos/{REPO}/issues/2", headers={"X-GitHub-Api-Version": "2026-03-10"})
     assert old.headers["x-github-api-version-selected"] == "2022-11-28"
@@ -142,7 +143,7 @@ def test_issue_list_filters(served: Served) -> None:
 
 
 def test_raw_files_on_their_host_and_under_raw(served: Served) -> None:
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         on_host = http.get(f"/{REPO}/main/lib.py", headers={"Host": "raw.githubusercontent.com"})
         assert on_host.status_code == 200 and on_host.text.endswith("return a - b\n")
         enterprise = http.get(f"/raw/{REPO}/main/test_lib.py")
@@ -190,7 +191,7 @@ def test_reset_and_state_dump(served: Served) -> None:
                 OWNER, NAME, "x.txt", message="x", content=content
             )
         )
-    with httpx.Client(base_url=served.url) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url) as http:
         state = http.get("/_replay/state").json()["github"]
         assert [i["title"] for i in state["issues"]][-1] == "temporary"
         # The issue, the file, and main moved by the file's commit.
@@ -328,7 +329,7 @@ def test_commit_pages_link_to_the_next(served: Served) -> None:
 
 
 def test_paging_keeps_githubs_limits_and_errors(served: Served) -> None:
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         capped = http.get(
             f"/repos/{REPO}/issues", params={"state": "all", "per_page": 500, "page": 9}
         )
@@ -448,7 +449,7 @@ def test_what_octokits_recordings_showed(served: Served) -> None:
     ``draft``, ``closed_by`` only on an issue read alone, search on its own rate limit,
     ``/repositories/{id}/...`` paths, raw file contents, locking, and contents commits made
     by the token's user."""
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         one = http.get(f"/repos/{REPO}/issues/1").json()
         assert "pull_request" not in one and "draft" not in one and "closed_by" in one
         listed = http.get(f"/repos/{REPO}/issues", params={"state": "all"}).json()
@@ -488,7 +489,7 @@ def test_a_created_issue_answers_as_it_reads_back(served: Served) -> None:
     """A create writes its rows with plain statements and answers from the values it wrote
     (no flush, no read back): that answer must be what reading the issue gives, labels,
     assignees, dates and counts included, and the events must be those of any create."""
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         made = http.post(
             f"/repos/{REPO}/issues",
             json={"title": "Both", "body": "b", "labels": ["bug", "docs"], "assignees": ["alice"]},

@@ -20,6 +20,7 @@ from fakes.github.graphql.connections import Connection, cursor
 from fakes.github.models import GitHubBase, Review, ReviewComment
 from tests.fakes.cost import counted
 from tests.fakes.github.conftest import REPO, TOKEN, Served, clone, commit_file, git
+from tests.serving import LOOPBACK_TIMEOUT
 
 AUTH = {"Authorization": f"token {TOKEN}"}
 NUMBER = 3
@@ -47,7 +48,7 @@ def _open_pull(served: Served, tmp_path: Path) -> None:
     git(served, work, "checkout", "-q", "-b", "feature")
     commit_file(served, work, "calc.py", "x = 1\n", "Add calc")
     git(served, work, "push", "-q", "origin", "feature")
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         made = http.post(
             f"/repos/{REPO}/pulls", json={"title": "t", "head": "feature", "base": "main"}
         )
@@ -285,7 +286,7 @@ def _check_graphql(served: Served, http: httpx.Client) -> None:
 
 def test_review_pages_match_the_walk(served: Served, tmp_path: Path) -> None:
     _open_pull(served, tmp_path)
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         _check_rest(served, http)  # none yet: empty lists
         _check_graphql(served, http)
         _seed(served, REVIEWS, 23)
@@ -317,7 +318,7 @@ def test_review_reads_cost_the_same_at_2000_reviews_and_comments(
             "reviews(first: 1) { nodes { comments(first: 5) { totalCount nodes { body } } } }",
         ),
     ]
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
 
         def costs() -> list[tuple[int, int]]:
             out = []
@@ -352,7 +353,7 @@ def test_a_new_reviews_edge_stands_where_the_list_has_it_at_any_count(
     rows after 2,000 more reviews."""
     _open_pull(served, tmp_path)
     _seed(served, REVIEWS * 3, 0)
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
 
         def graphql(query: str, variables: dict[str, Any] | None = None) -> Any:
             answer = http.post("/graphql", json={"query": query, "variables": variables or {}})
@@ -404,7 +405,7 @@ def test_another_users_pending_review_is_theirs_alone(served: Served, tmp_path: 
         as_bob = s.scalars(served.backend.pulls.reviews_query(pull, "bob")).all()
         assert {r.id for r in as_bob} == {bobs, approved}
     hidden_comment = drafted[bobs]
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         reviews = http.get(f"/repos/{REPO}/pulls/{NUMBER}/reviews").json()
         assert [r["id"] for r in reviews] == [mine, approved]
         comments = http.get(f"/repos/{REPO}/pulls/{NUMBER}/comments").json()

@@ -19,6 +19,7 @@ from fakes.github.backend_state import split_query
 from fakes.github.models import GitHubBase, Issue, Label, Pull, Repo
 from tests.fakes.cost import counted
 from tests.fakes.github.conftest import TOKEN, Served
+from tests.serving import LOOPBACK_TIMEOUT
 
 AUTH = {"Authorization": f"token {TOKEN}"}
 TITLES = ("Fix add", "fix ADD again", "Kelvin \u212a scale", "\u0130stanbul", "50% done", "a_b")
@@ -155,7 +156,7 @@ def _rest_page(served: Served, query: str, params: dict[str, str]) -> dict[str, 
 def test_search_pages_match_the_walk(served: Served) -> None:
     _seed(served, 60)
     hits = 0
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         for query in QUERIES:
             for params in ({}, {"per_page": "7"}, {"per_page": "7", "page": "3"}):
                 answer = http.get("/search/issues", params={"q": query, **params})
@@ -192,7 +193,7 @@ def test_a_search_of_a_long_pasted_term_is_answered(served: Served) -> None:
         issue = s.scalars(select(Issue).where(Issue.number == 1003)).one()
         issue.body = " ".join(words)
     query = "repo:acme/tiny " + " ".join(reversed(words))
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         found = http.get("/search/issues", params={"q": query}).json()
         assert [i["number"] for i in found["items"]] == [1003] == _walked(served, query)
         none = http.get("/search/issues", params={"q": query + " elsewhere"}).json()
@@ -216,7 +217,7 @@ def test_a_search_page_costs_the_same_at_2000_more_matches(served: Served) -> No
             },
         ),
     ]
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
 
         def costs() -> list[tuple[int, int]]:
             return request_costs(served, http, reads)

@@ -14,6 +14,7 @@ from fakes.slack.models import MessageRow, SlackBase
 from fakes.slack.timestamps import Window, decode_ts_cursor, encode_cursor, from_us
 from tests.fakes.cost import counted
 from tests.fakes.slack.conftest import BOT, Served
+from tests.serving import LOOPBACK_TIMEOUT
 
 CHANNEL = "C0ENG"
 BASE_US = 1773200000 * 1_000_000
@@ -154,7 +155,7 @@ def _window(args: dict[str, Any]) -> Window:
 def test_history_and_replies_match_the_walk(served: Served) -> None:
     threads = _seed(served)
     auth = {"Authorization": f"Bearer {BOT}", "Host": "slack.com"}
-    with httpx.Client(base_url=served.url, headers=auth) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=auth) as http:
         for args in WINDOWS:
             for limit in (1, 3, 7, 100):
                 cursor: str | None = None
@@ -204,7 +205,7 @@ def test_history_and_replies_cost_the_same_at_2000_replies(served: Served) -> No
         ("conversations.replies", {"channel": CHANNEL, "ts": threads["parent"], "limit": 3}),
         ("conversations.replies", {"channel": CHANNEL, "ts": threads["tomb"], "limit": 3}),
     ]
-    with httpx.Client(base_url=served.url, headers=auth) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=auth) as http:
 
         def costs() -> list[tuple[int, int]]:
             out = []

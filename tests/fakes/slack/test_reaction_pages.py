@@ -15,6 +15,7 @@ from fakes.slack.models import MessageRow, ReactionRow, SlackBase
 from fakes.slack.timestamps import from_us
 from tests.fakes.cost import counted
 from tests.fakes.slack.conftest import BOT, Served
+from tests.serving import LOOPBACK_TIMEOUT
 
 CHANNEL = "C0ENG"
 BASE_US = 1773300000 * 1_000_000
@@ -87,7 +88,7 @@ def _call(http: httpx.Client, method: str, **args: Any) -> Any:
 def test_reactions_on_history_and_reply_pages_match_the_walk(served: Served) -> None:
     parent = _seed(served)
     seen = 0
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
         for method, args in (
             ("conversations.history", {}),
             ("conversations.replies", {"ts": parent}),
@@ -115,7 +116,7 @@ def test_a_history_page_costs_the_same_with_2000_reactions_on_a_message(served: 
         ("conversations.history", {"channel": CHANNEL, "limit": 10}),
         ("conversations.replies", {"channel": CHANNEL, "ts": parent, "limit": 4}),
     ]
-    with httpx.Client(base_url=served.url, headers=AUTH) as http:
+    with httpx.Client(timeout=LOOPBACK_TIMEOUT, base_url=served.url, headers=AUTH) as http:
 
         def costs() -> list[tuple[int, int, int]]:
             out = []

@@ -11,6 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from tests.fakes.slack.conftest import BOT, Served
 from tests.fakes.slack.world import PARENT, QUESTION
+from tests.serving import LOOPBACK_TIMEOUT
 
 
 def test_urlencoded_multipart_and_json_bodies(served: Served) -> None:
@@ -58,7 +59,9 @@ def test_legacy_token_argument_and_json_needs_the_header(served: Served) -> None
     assert anonymous.api_call("auth.test", data={"token": BOT})["user_id"] == "U0BOT"
     # curl-style calls, as Slack's docs write them: a token in the query or the form works,
     # a token inside a JSON body does not (Slack wants the header for JSON).
-    with httpx.Client(base_url=served.base_url, headers={"Host": "slack.com"}) as raw:
+    with httpx.Client(
+        timeout=LOOPBACK_TIMEOUT, base_url=served.base_url, headers={"Host": "slack.com"}
+    ) as raw:
         assert raw.get("auth.test", params={"token": BOT}).json()["user_id"] == "U0BOT"
         assert raw.post("auth.test", data={"token": BOT}).json()["user_id"] == "U0BOT"
         sent = raw.post("chat.postMessage", json={"token": BOT, "channel": "C0ENG", "text": "x"})
