@@ -146,7 +146,9 @@ def _late_tags(repo: Path, part: RepositoryPart, at: datetime) -> list[str]:
         repo, "for-each-ref", "--format=%(refname) %(objecttype) %(taggerdate:unix)", "refs/tags"
     )
     for line in dated.splitlines():
-        ref, kind, stamp = line.split(" ", 2)  # no date: a lightweight tag
+        # A lightweight tag (or a tag object without a tagger) has no date, and the output's
+        # last line comes without its trailing space: "refs/tags/v1 commit".
+        ref, kind, stamp = (line.split(" ", 2) + ["", ""])[:3]
         when = datetime.fromtimestamp(int(stamp), UTC) if kind == "tag" and stamp else None
         if when is not None and when > at:
             found.append(f"tag {ref} is a tag object dated {when.isoformat()}, after T")

@@ -177,3 +177,17 @@ def test_a_submodule_nothing_holds_stops_naming_it(tmp_path: Path) -> None:
     assert exc.value.field == "submodules"
     assert f"vendor ({url} at {pinned[:12]})" in exc.value.problem
     assert f"run `git submodule update --init` in the clone ({repo};" in exc.value.problem
+
+
+def test_a_lightweight_tag_last_in_order_is_read(tmp_path: Path) -> None:
+    """Found by the held-out corpus (python-tabulate): when the last tag by name is a
+    lightweight one, git prints its line without the trailing space of the missing date, and
+    the audit's reading of it crashed (``case create --from`` reported ``crash``)."""
+    repo, base, fix, _ = tagged_repo(tmp_path / "shapes")
+    gitrepo.run(repo, "tag", "zz-light", base)
+    path, manifest = write_case_dir(
+        spec_from_fix("shapes-area", shapes_source(repo, fix)), tmp_path / "c"
+    )
+    assert "zz-light" in manifest.repositories[0].tags
+    case = load_case(path)
+    assert audit(load_snapshot(case.snapshot), case) == []
