@@ -223,9 +223,41 @@ class Snapshot:
                 found.append(f"sys.modules[{name!r}]")
         for label, space, keys in self.spaces:
             if len(space) != len(keys) or space.keys() != keys:
-                added = [k for k in space.keys() - keys if _behaviour(space.get(k))]
+                added = [
+                    k
+                    for k in space.keys() - keys
+                    if _behaviour(space.get(k)) and not _pytests_own(label, k, space.get(k))
+                ]
                 found += [f"{label}.{k}" for k in sorted(added)]
         return found
+
+
+def _pytests_own(label: str, key: str, value: Any) -> bool:
+    """An entry pytest itself adds after the snapshot, on every run, and which decides
+    nothing about the verdict (found on a real case with pytest 4.4, where each gold run was
+    flagged as spoofed):
+
+    - ``pytest.ensuretemp``: pytest before 5 sets it in its tmpdir plugin's configure hook,
+      as the bound method ``TempdirFactory.ensuretemp`` (only that exact function counts);
+    - a tag class of the JUnit writer's ``Junit`` namespace: ``py.xml.Namespace``'s
+      metaclass makes ``Junit.<tag>`` on first use, a ``Tag`` subclass named as the tag (a
+      forged one is still caught by the per-test records and the exit status).
+    """
+    if key == "ensuretemp" and label in ("pytest", "py.test"):
+        factory = getattr(sys.modules.get("_pytest.tmpdir"), "TempdirFactory", None)
+        own = getattr(factory, "ensuretemp", None)
+        return own is not None and getattr(value, "__func__", None) is own
+    if label == "_pytest.junitxml.Junit":
+        junit = getattr(sys.modules.get("_pytest.junitxml"), "Junit", None)
+        tag = getattr(junit, "__tagclass__", None)
+        return (
+            isinstance(value, type)
+            and isinstance(tag, type)
+            and issubclass(value, tag)
+            and value.__name__ == key
+            and type(value) is type(tag)
+        )
+    return False
 
 
 _modules = _watched()

@@ -237,3 +237,54 @@ def test_the_plugins_name_is_drawn_for_each_grading() -> None:
     runtime: Runtime = None  # type: ignore[assignment]  # made lazily: never reached here
     names = {GradingBox(runtime, "image", case, f"run-{i}").guard for i in range(2)}
     assert len(names) == 2 and all(n.startswith(GUARD_PREFIX) for n in names)
+
+
+def test_what_old_pytest_adds_by_itself_is_not_a_change_but_a_forgery_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found by the held-out corpus (tenacity 2019, pytest 4.4): every gold run was flagged
+    as spoofed, since pytest before 5 sets ``pytest.ensuretemp`` in its configure hook and
+    py.xml's ``Junit`` namespace makes its tag classes on first use. Those exact additions
+    pass; anything else added under the same names is still a change."""
+    import types
+
+    from replay.grade import guard
+
+    class Tag(list):  # py.xml's shapes, built here (pytest 8 has neither)
+        pass
+
+    class Lazy(type):
+        def __getattr__(cls, name: str) -> type:
+            made = type(name, (cls.__tagclass__,), {})
+            setattr(cls, name, made)
+            return made
+
+    junit_cls = Lazy("Junit", (), {"__tagclass__": Tag})
+
+    class TempdirFactory:
+        def ensuretemp(self, name: str) -> str:
+            return name
+
+    junitxml = types.ModuleType("_pytest.junitxml")
+    junitxml.Junit = junit_cls  # type: ignore[attr-defined]
+    junit_cls.__module__ = "_pytest.junitxml"
+    tmpdir = types.ModuleType("_pytest.tmpdir")
+    tmpdir.TempdirFactory = TempdirFactory  # type: ignore[attr-defined]
+    fake_pytest = types.ModuleType("py.test")  # the label py.test stands for pytest too
+    for module in (junitxml, tmpdir, fake_pytest):
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    snap = guard.Snapshot({"_pytest.junitxml": junitxml, "py.test": fake_pytest})
+    # What pytest does by itself: no change.
+    fake_pytest.ensuretemp = TempdirFactory().ensuretemp  # type: ignore[attr-defined]
+    assert junit_cls.failure.__name__ == "failure"  # type: ignore[attr-defined]
+    assert getattr(junit_cls, "system-out").__name__ == "system-out"
+    assert snap.changed() == []
+    # The same names, forged: each is a change.
+    fake_pytest.ensuretemp = lambda name: name  # type: ignore[attr-defined]
+    junit_cls.testcase = lambda *a, **k: Tag()  # type: ignore[attr-defined]
+    junit_cls.skipped = type("skipped", (list,), {})  # type: ignore[attr-defined]
+    assert snap.changed() == [
+        "_pytest.junitxml.Junit.skipped",
+        "_pytest.junitxml.Junit.testcase",
+        "py.test.ensuretemp",
+    ]
