@@ -420,12 +420,14 @@ def write_yield(
     pending = (
         f" ({listed - len(outcomes)} of {listed} still to build)" if listed > len(outcomes) else ""
     )
+    made = s["median_seconds_made"]
+    made_text = "none made" if made is None else f"{made} s for those made"
     lines = [
         f"# Yield: {s['calibrated']} of {s['fixes']} calibrated ({s['yield']:.0%}){pending}",
         "",
         f"made {s['calibrated'] + s['made']}, calibrated {s['calibrated']}, stopped "
         f"{s['stopped']}; median {s['median_seconds']} s per fix "
-        f"({s['median_seconds_made']} s for those made); {wall:.0f} s in all, {jobs} at a time",
+        f"({made_text}); {wall:.0f} s in all, {jobs} at a time",
         "",
         "| fix | repository | outcome | step | cause | seconds |",
         "|---|---|---|---|---|---|",
