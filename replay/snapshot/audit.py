@@ -148,7 +148,7 @@ def _late_tags(repo: Path, part: RepositoryPart, at: datetime) -> list[str]:
     for line in dated.splitlines():
         # A lightweight tag (or a tag object without a tagger) has no date, and the output's
         # last line comes without its trailing space: "refs/tags/v1 commit".
-        ref, kind, stamp = (line.split(" ", 2) + ["", ""])[:3]
+        ref, kind, stamp = [*line.split(" ", 2), "", ""][:3]
         when = datetime.fromtimestamp(int(stamp), UTC) if kind == "tag" and stamp else None
         if when is not None and when > at:
             found.append(f"tag {ref} is a tag object dated {when.isoformat()}, after T")
