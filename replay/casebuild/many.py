@@ -59,8 +59,6 @@ FIELDS = (
     "registry_index",
 )  # fmt: skip
 REQUIRED = ("id", "repo", "fix", "name")
-_LISTS = ("requires", "extra", "setup")
-_TIMES = ("at", "ticket_created")
 
 STATUSES = ("calibrated", "made", "stopped")
 """``made``: written and its test lists measured, but not calibrated (``--calibration-runs 0``)."""

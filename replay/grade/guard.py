@@ -240,8 +240,8 @@ def _pytests_own(label: str, key: str, value: Any) -> bool:
     - ``pytest.ensuretemp``: pytest before 5 sets it in its tmpdir plugin's configure hook,
       as the bound method ``TempdirFactory.ensuretemp`` (only that exact function counts);
     - a tag class of the JUnit writer's ``Junit`` namespace: ``py.xml.Namespace``'s
-      metaclass makes ``Junit.<tag>`` on first use, a ``Tag`` subclass named as the tag (a
-      forged one is still caught by the per-test records and the exit status).
+      metaclass makes ``Junit.<tag>`` on first use, a bare ``Tag`` subclass named as the tag
+      (one with code of its own is a change).
     """
     if key == "ensuretemp" and label in ("pytest", "py.test"):
         factory = getattr(sys.modules.get("_pytest.tmpdir"), "TempdirFactory", None)
@@ -256,6 +256,7 @@ def _pytests_own(label: str, key: str, value: Any) -> bool:
             and issubclass(value, tag)
             and value.__name__ == key
             and type(value) is type(tag)
+            and not any(_behaviour(v) for v in vars(value).values())  # no code of its own
         )
     return False
 

@@ -283,7 +283,9 @@ def test_what_old_pytest_adds_by_itself_is_not_a_change_but_a_forgery_is(
     fake_pytest.ensuretemp = lambda name: name  # type: ignore[attr-defined]
     junit_cls.testcase = lambda *a, **k: Tag()  # type: ignore[attr-defined]
     junit_cls.skipped = type("skipped", (list,), {})  # type: ignore[attr-defined]
+    junit_cls.error = type("error", (Tag,), {"__init__": lambda self, *a, **k: None})  # type: ignore[attr-defined]
     assert snap.changed() == [
+        "_pytest.junitxml.Junit.error",
         "_pytest.junitxml.Junit.skipped",
         "_pytest.junitxml.Junit.testcase",
         "py.test.ensuretemp",
