@@ -206,6 +206,8 @@ class CaseSpec:
     setup: list[str] = field(default_factory=list)
     base_image: str = "replay-base:bookworm"
     """The base image the environment is built on (its Debian release is its interpreter)."""
+    toolchains: list[str] = field(default_factory=list)
+    """Toolchains the base image carries besides Python (``build``: compilers and headers)."""
     command: str = DEFAULT_COMMAND
     fail_to_pass: list[str] = field(default_factory=list)
     pass_to_pass: list[str] = field(default_factory=list)
@@ -454,6 +456,7 @@ def case_data(spec: CaseSpec, at: datetime, base: str, default: str = "main") ->
         "repository": {"name": spec.repo_name, "base_commit": base},
         "environment": {
             "base_image": spec.base_image,
+            **({"toolchains": sorted(spec.toolchains)} if spec.toolchains else {}),
             "setup": [_with_env(command, spec.setup_env) for command in spec.setup],
         },
         "hidden_tests": {

@@ -369,11 +369,16 @@ def _create_with_environment(spec: CaseSpec, src: FixSource, out: Path, runtime:
         log.info("%s", note)
     with tempfile.TemporaryDirectory(prefix="replay-registry-") as tmp:
         index = write_registry_source(Path(tmp) / "index.json", planned.files)
+        command = spec.command
+        if planned.rebuild and src.command is None:
+            command = f"{planned.rebuild} && {command}"
         spec = dataclasses.replace(
             spec,
             registry_index=index,
             setup=spec.setup or planned.setup,
             base_image=planned.base_image,
+            toolchains=list(planned.toolchains),
+            command=command,
         )
         path, _ = write_case_dir(spec, out)
     settle(

@@ -12,7 +12,15 @@
    The hidden tests are run by pytest (it runs unittest TestCases as well, and writes the JUnit
    report the grader reads): when the project's test requirements do not name it (a project
    tested with unittest), pytest as of T is added to them, and its registry entry says why.
-4. Settling: the environment image is built through the world. When pip at T asks for
+4. A compiler where the project needs one: a project whose ``setup.py`` (or setuptools'
+   ``ext-modules`` table) builds extension modules from C, C++ or Cython sources of its own
+   gets the ``build`` toolchain (Debian's compilers and the interpreter's headers, of the same
+   release), and the hidden tests' command rebuilds them in place first (``python setup.py
+   build_ext --inplace``): a fix in the C code is otherwise never compiled, and a project with
+   a pure-Python fallback (simplejson, pyrsistent) passes its tests on the fallback before and
+   after the fix alike. A dependency released only as an sdist with C code (what pip at T
+   found) shows as a compiler missing while settling: the toolchain is added then.
+5. Settling: the environment image is built through the world. When pip at T asks for
    something the registry lacks (``No matching distribution found for X``: what a build
    backend asks for only when it runs, e.g. hatchling's ``editables`` for an editable
    install), X is recorded as of T and the image built again, for at most
@@ -32,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
+import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
@@ -39,7 +48,13 @@ from replay.base.blobs import BlobStore
 from replay.base.case import load_case
 from replay.base.errors import InputError, ReplayError
 from replay.base.manifest import PythonFile, RegistryIndex
-from replay.images.base import Release, base_tag, choose_release, read_requires_python
+from replay.images.base import (
+    Release,
+    base_tag,
+    choose_release,
+    parse_base_tag,
+    read_requires_python,
+)
 from replay.registry.record import (
     Target,
     merge_python,
@@ -55,6 +70,23 @@ MAX_ROUNDS = 6
 """Environment builds before giving up on a registry that keeps missing something."""
 
 _MISSING = re.compile(r"No matching distribution found for (\S+)")
+_NO_COMPILER = re.compile(
+    r"command '[\w./-]*(?:gcc|g\+\+|cc|c\+\+|clang)' failed|"
+    r"unable to execute '[\w./-]*(?:gcc|g\+\+|cc|clang)'|"
+    r"(?:gcc|g\+\+|cc): (?:command )?not found|"
+    r"Python\.h: No such file or directory|"
+    r"error: Microsoft Visual C\+\+|"  # never here, but the same cause
+    r"No working compiler found|no acceptable C compiler found"
+)
+"""What a build missing a compiler or the interpreter's headers says (distutils, setuptools,
+cffi, Cython, autoconf): the cause is the image's toolchain, not the registry."""
+BUILD_TOOLCHAIN = "build"
+EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".pyx")
+_BUILDS_EXTENSIONS = re.compile(r"\bExtension\s*\(|\bext_modules\b|\bcythonize\s*\(")
+REBUILD = "python setup.py build_ext --inplace -q"
+"""Run before the hidden tests of a project with extension modules: the tests must run the C
+code of the tree as it is (the agent's diff, the gold patch), not what the image compiled at
+the base commit."""
 _EDITABLE_WITHOUT_SETUP_PY = frozenset({"bullseye"})
 """Releases whose pip (20.3) installs a project editable only through its setup.py."""
 
@@ -98,6 +130,40 @@ class Planned:
     requires_python: str | None
     notes: list[str] = field(default_factory=list)
     """What was added to the project's own requirements, and why."""
+    toolchains: tuple[str, ...] = ()
+    """Toolchains the base image carries (``build`` for a project with extension modules)."""
+    rebuild: str | None = None
+    """A command the hidden tests' command runs first (:data:`REBUILD`), or None."""
+
+
+def extension_sources(checkout: Path) -> list[str]:
+    """The C, C++ or Cython sources of the project's own extension modules, when its build
+    compiles any: ``setup.py`` naming ``Extension(``, ``ext_modules`` or ``cythonize(``, or
+    ``pyproject.toml``'s ``[tool.setuptools] ext-modules``, and at least one such source in
+    the tree (outside tests and docs). Empty for a pure-Python project."""
+    setup_py = checkout / "setup.py"
+    declared = setup_py.is_file() and bool(
+        _BUILDS_EXTENSIONS.search(setup_py.read_text(errors="replace"))
+    )
+    pyproject = checkout / "pyproject.toml"
+    if not declared and pyproject.is_file():
+        declared = "ext-modules" in pyproject.read_text(errors="replace")
+    if not declared:
+        return []
+    found = []
+    for path in sorted(checkout.rglob("*")):
+        rel = path.relative_to(checkout)
+        if rel.parts[0] in {"tests", "test", "testing", "docs", "doc", "benchmarks", ".git"}:
+            continue
+        if path.suffix in EXTENSION_SOURCES and path.is_file():
+            found.append(rel.as_posix())
+    return found
+
+
+def lacks_compiler(message: str) -> bool:
+    """Whether a failed environment build failed for want of a compiler or the interpreter's
+    headers (:data:`_NO_COMPILER`)."""
+    return _NO_COMPILER.search(message) is not None
 
 
 def export_tree(repo: Path, rev: str, dest: Path) -> Path:
@@ -177,7 +243,36 @@ def plan_environment(
         if notes:
             files = [_runner_added(f) for f in files]
         setup = [setup_command(checkout, release, wanted)]
-    return Planned(release, base_tag(release), setup, files, requires_python, notes)
+        sources = extension_sources(checkout)
+        toolchains: tuple[str, ...] = ()
+        rebuild = None
+        if sources:
+            toolchains = (BUILD_TOOLCHAIN,)
+            rebuild = REBUILD if (checkout / "setup.py").is_file() else None
+            more = f" and {len(sources) - 3} more" if sources[3:] else ""
+            shown = ", ".join(sources[:3]) + more
+            notes.append(
+                f"the build toolchain added (Debian {release.name}'s compilers and Python "
+                f"{release.python_version}'s headers): the project builds extension modules "
+                f"({shown})"
+                + (
+                    f"; the hidden tests' command runs `{rebuild}` first, so the tests run the "
+                    "C code of the tree under test"
+                    if rebuild
+                    else "; its build is not setup.py's, so the tests run the extensions "
+                    "built at the base commit (a fix to their C code is not rebuilt)"
+                )
+            )
+    return Planned(
+        release,
+        base_tag(release, toolchains),
+        setup,
+        files,
+        requires_python,
+        notes,
+        toolchains,
+        rebuild,
+    )
 
 
 def _runner_added(f: PythonFile) -> PythonFile:
@@ -230,7 +325,15 @@ def settle(
             build(case_path)
             return added
         except SandboxError as exc:
-            missing = missing_requirements(getattr(exc, "output", "") or str(exc))
+            output = getattr(exc, "output", "") or str(exc)
+            if lacks_compiler(output) and add_toolchain(case_path, BUILD_TOOLCHAIN):
+                say(
+                    "a build at T needs a compiler (an sdist with C code, as pip at T found "
+                    f"it): the build toolchain added to the base image "
+                    f"({load_case(case_path).environment.base_image}), and the image built again"
+                )
+                continue
+            missing = missing_requirements(output)
             fresh = [m for m in missing if m not in added]
             if not fresh:
                 if missing:
@@ -254,6 +357,23 @@ def settle(
         f"the environment still misses distributions after {MAX_ROUNDS} rounds "
         f"(recorded on the way: {', '.join(added)})"
     )
+
+
+def add_toolchain(case_path: Path, toolchain: str) -> bool:
+    """Name ``toolchain`` in the case's environment (its ``toolchains`` and its base image's
+    tag); False when it is there already or the base image is not one of ours."""
+    case = load_case(case_path)
+    parsed = parse_base_tag(case.environment.base_image)
+    if parsed is None or toolchain in parsed[1]:
+        return False
+    release, tools = parsed
+    data = yaml.safe_load(case_path.read_text())
+    env = data.setdefault("environment", {})
+    env["base_image"] = base_tag(release, (*tools, toolchain))
+    env["toolchains"] = sorted({*env.get("toolchains", []), toolchain})
+    case_path.write_text(yaml.safe_dump(data, sort_keys=False, width=100))
+    load_case(case_path)
+    return True
 
 
 def _add_to_registry(case_path: Path, files: Sequence[PythonFile]) -> None:
@@ -287,12 +407,17 @@ def env_builder(runtime: Runtime) -> BuildFn:
 
 
 __all__ = [
+    "BUILD_TOOLCHAIN",
     "MAX_ROUNDS",
+    "REBUILD",
     "Planned",
     "SettleError",
     "Wanted",
+    "add_toolchain",
     "env_builder",
     "export_tree",
+    "extension_sources",
+    "lacks_compiler",
     "missing_requirements",
     "names_runner",
     "plan_environment",

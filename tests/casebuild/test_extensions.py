@@ -1,0 +1,195 @@
+"""Issue 34: a project with a C extension becomes a case whose tests run the C code under test.
+
+Two causes stopped such fixes (simplejson, pyrsistent, wrapt in the held-out corpus): the
+base images carry no compiler, so an extension with a pure-Python fallback silently built as
+pure Python and its tests passed on the fallback before and after the fix alike; and nothing
+rebuilt the extension after a patch, so even a compiled one ran the base commit's C code. The
+history here has both traits: ``fastsum._speed`` is optional (``Extension(optional=True)``, as
+simplejson's speedups are), with a pure-Python fallback, and the fix is in the C code only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import yaml
+
+from replay.base import gitrepo
+from replay.base.case import load_case
+from replay.casebuild.create import FixSource, create_case
+from replay.casebuild.environment import REBUILD, Wanted, extension_sources, lacks_compiler
+from replay.registry.serve import Registry, registry_app
+from replay.runtime import get_runtime
+from replay.snapshot import load_snapshot
+from tests.casebuild.repos import commit
+from tests.serving import serving
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_SNAPSHOT = ROOT / "snapshots" / "demo"
+"""Its registry holds setuptools, wheel and pytest as of March 2026: what this project needs."""
+
+SETUP_PY = """\
+from setuptools import Extension, setup
+
+setup(
+    name="fastsum",
+    version="1.0",
+    packages=["fastsum"],
+    ext_modules=[Extension("fastsum._speed", ["fastsum/_speed.c"], optional=True)],
+)
+"""
+INIT = """\
+try:
+    from fastsum._speed import total
+except ImportError:  # built without a compiler: the pure-Python fallback
+    def total(values):
+        return sum(values)
+"""
+SPEED_C = """\
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static PyObject *total(PyObject *self, PyObject *seq) {
+    PyObject *fast = PySequence_Fast(seq, "total() needs a sequence");
+    if (fast == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    long sum = 0;
+    for (Py_ssize_t i = 0; i < n - 1; i++) {
+        sum += PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+    }
+    Py_DECREF(fast);
+    return PyLong_FromLong(sum);
+}
+
+static PyMethodDef methods[] = {
+    {"total", total, METH_O, "The sum of a sequence of ints."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speed", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__speed(void) { return PyModule_Create(&module); }
+"""
+TESTS = """\
+from fastsum import total
+
+
+def test_empty():
+    assert total([]) == 0
+"""
+MORE_TESTS = (
+    TESTS
+    + """
+
+def test_the_speedup_counts_the_last_value():
+    from fastsum import _speed
+
+    assert _speed.total([1, 2, 3]) == 6
+"""
+)
+
+
+def fastsum_repo(path: Path) -> tuple[Path, str]:
+    """``(repo, fix)``: the C speedup skips the last value; the fix corrects its loop."""
+    path.mkdir(parents=True)
+    gitrepo.run(path, "init", "-q", "-b", "main")
+    files = {
+        "setup.py": SETUP_PY,
+        "fastsum/__init__.py": INIT,
+        "fastsum/_speed.c": SPEED_C,
+        "tests/test_total.py": TESTS,
+        "LICENSE": "MIT License\n",
+    }
+    commit(path, "2026-03-12T08:00:00+00:00", "fastsum with a C speedup", files)
+    fix = commit(
+        path,
+        "2026-03-12T11:00:00+00:00",
+        "Fix the speedup skipping the last value",
+        {
+            "fastsum/_speed.c": SPEED_C.replace("i < n - 1;", "i < n;"),
+            "tests/test_total.py": MORE_TESTS,
+        },
+    )
+    return path, fix
+
+
+def test_extension_sources_are_found_only_where_the_build_compiles_them(tmp_path: Path) -> None:
+    repo, _ = fastsum_repo(tmp_path / "fastsum")
+    assert extension_sources(repo) == ["fastsum/_speed.c"]
+    (repo / "setup.py").write_text("from setuptools import setup\nsetup(name='fastsum')\n")
+    assert extension_sources(repo) == []  # a .c file the build does not compile is no reason
+
+
+def test_a_missing_compiler_is_told_in_each_tools_words() -> None:
+    assert lacks_compiler("error: command 'x86_64-linux-gnu-gcc' failed: No such file or dir")
+    assert lacks_compiler("unable to execute 'gcc': No such file or directory")
+    assert lacks_compiler("fastsum/_speed.c:2:10: fatal error: Python.h: No such file or directory")
+    assert lacks_compiler("configure: error: no acceptable C compiler found in $PATH")
+    assert not lacks_compiler("ERROR: No matching distribution found for cffi>=1.0")
+
+
+def test_a_fix_in_c_code_is_measured_on_the_compiled_extension(tmp_path: Path) -> None:
+    """Fails on the code before this change: the image had no compiler, so the extension was
+    never built, ``fastsum._speed`` did not import before or after the fix, and case create
+    stopped at measure ("no test fails before the gold patch and passes after it")."""
+    repo, fix = fastsum_repo(tmp_path / "fastsum")
+    registry = Registry.from_snapshot(load_snapshot(DEMO_SNAPSHOT))
+    with serving(registry_app(registry)) as url:
+        src = FixSource(
+            repo=repo,
+            fix=fix,
+            repo_name="acme/fastsum",
+            ticket_title="total() of the speedup skips the last value",
+            ticket_body="fastsum._speed.total([1, 2, 3]) returns 3.",
+            ticket_created=datetime.fromisoformat("2026-03-12T09:00:00Z"),
+            wanted=Wanted(requires=("pytest",), python="3.11", index_url=f"{url}/simple"),
+        )
+        runtime = get_runtime("docker")
+        try:
+            path, lists = create_case("fastsum-last", src, tmp_path / "case", runtime)
+        finally:
+            runtime.close()
+    assert lists.fail_to_pass == ["tests/test_total.py::test_the_speedup_counts_the_last_value"]
+    assert lists.pass_to_pass == ["tests/test_total.py::test_empty"]
+    case = load_case(path)
+    assert case.environment.toolchains == ["build"]
+    assert case.environment.base_image == "replay-base:bookworm-build"
+    assert case.hidden_tests.command.startswith(f"{REBUILD} && ")
+    written = yaml.safe_load(path.read_text())
+    assert written["environment"]["toolchains"] == ["build"]
+
+
+def test_settling_adds_the_compiler_a_dependency_sdist_asks_for(tmp_path: Path) -> None:
+    """A dependency pip at T found only as an sdist with C code (colorama's and structlog's
+    2020 test requirements) failed the build with no compiler in the image; settling named
+    pip's error and stopped. It now adds the build toolchain to the case and builds again."""
+    from replay.base.blobs import BlobStore
+    from replay.casebuild.casedir import write_case_dir
+    from replay.casebuild.create import spec_from_fix
+    from replay.casebuild.environment import settle
+    from replay.images.base import release_named
+    from replay.runtime.base import SandboxError
+    from tests.casebuild.repos import shapes_repo, shapes_source
+
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    path, _ = write_case_dir(spec_from_fix("shapes", shapes_source(repo, fix)), tmp_path / "c")
+    seen: list[str] = []
+
+    def build(case_path: Path) -> None:
+        image = load_case(case_path).environment.base_image
+        seen.append(image)
+        if not image.endswith("-build"):
+            raise SandboxError(
+                "environment setup 'python -m pip install -e . -r requirements-dev.txt' exited 1"
+                ": error: command 'x86_64-linux-gnu-gcc' failed: No such file or directory"
+            )
+
+    said: list[str] = []
+    at = datetime.fromisoformat("2026-03-12T09:00:00Z")
+    blobs = BlobStore(tmp_path / "blobs")
+    settle(path, build, at, release_named("bookworm"), blobs, "http://x", say=said.append)
+    assert seen == ["replay-base:bookworm", "replay-base:bookworm-build"]
+    case = load_case(path)
+    assert case.environment.toolchains == ["build"]
+    assert "needs a compiler" in said[0]
