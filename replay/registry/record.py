@@ -52,6 +52,7 @@ from replay.registry.errors import NothingAtT, RecordError
 from replay.registry.history import Dependent, Evidence, History, choose_at_t, dependent, refusal
 from replay.registry.pypi import normalize, parse_metadata
 from replay.registry.requirements import (
+    LEGACY_BUILD_REQUIRES,
     RequirementsError,
     SourceMetadata,
     expand_specs,
@@ -153,6 +154,17 @@ class _Plan:
     expanded: set[tuple[str, str, frozenset[str]]] = field(default_factory=set)
     built: set[str] = field(default_factory=set)
     """sha256 of the sdists whose build requirements are queued."""
+    left_out: list[str] = field(default_factory=list)
+    """pip's own fallback build requirements nothing at T satisfies (:func:`_pips_own_floor`)."""
+
+
+def _pips_own_floor(req: Requirement, origin: str | None) -> bool:
+    """Whether ``req`` is one of pip's fallback build requirements
+    (:data:`LEGACY_BUILD_REQUIRES`, for a source without ``[build-system]``), not one its
+    project named. ``setuptools>=40.8.0`` is pip's floor since pip 19: a project whose T is
+    before setuptools 40.8.0 (5 February 2019) has nothing at T to meet it, though pip at T
+    built it, with setup.py, without isolation."""
+    return str(req) in LEGACY_BUILD_REQUIRES and origin is not None and "pip's fallback" in origin
 
 
 class PythonRecorder:
@@ -355,7 +367,22 @@ class PythonRecorder:
             name = canonicalize_name(req.name)
             if name in self.provided:
                 continue
-            version, files, why = self.choose(req, want.by, want.origin)
+            try:
+                version, files, why = self.choose(req, want.by, want.origin)
+            except NothingAtT as exc:
+                if not _pips_own_floor(req, want.origin):
+                    raise
+                log.warning(
+                    "%s: left out, nothing at T fits it (%s); it is the floor pip puts on a "
+                    "project without [build-system] for an isolated build, not the project's "
+                    "own requirement, and pip builds such a project with setup.py and the "
+                    "interpreter's setuptools when it cannot have it (pip before 23.1 with "
+                    "setuptools installed, as on Debian bullseye and bookworm)",
+                    req,
+                    exc,
+                )
+                plan.left_out.append(f"{req} ({want.origin})")
+                continue
             key = (name, version)
             plan.chosen.setdefault(key, files)
             origin = f" ({want.origin})" if want.origin else ""

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from replay.base.manifest import RegistryIndex
 from replay.cli.registry import app
 from replay.registry import BlobStore, RecordError, record_python, serve_snapshot
-from replay.registry.record import Target, default_index_url, record_for_project
+from replay.registry.record import NothingAtT, Target, default_index_url, record_for_project
 from replay.snapshot import load_snapshot
 from tests.registry.conftest import Recorded
 from tests.registry.helpers import PythonUpstream, T, after, before
@@ -401,3 +401,33 @@ def test_yanked_files_only_when_pinned(tmp_path: Path) -> None:
     assert "yanked, taken because the requirement pins it (PEP 592)" in pinned_why["yank"]
     assert "does not publish when a file was yanked" in pinned_why["allyanked"]
     assert {f.project: f.yanked for f in pinned} == {"yank": "broke the API", "allyanked": True}
+
+
+def test_pips_own_fallback_floor_with_nothing_at_t_is_left_out(tmp_path: Path) -> None:
+    """Issue 34 (wrapt, January 2019): a project without pyproject.toml gets pip's fallback
+    build requirements, ``setuptools>=40.8.0`` and ``wheel``; setuptools 40.8.0 came out after
+    T, so recording stopped ("no version uploaded at or before T"), though pip at T built such
+    a project with setup.py and never asked for it. Left out now, saying so; a floor the
+    project names itself still stops the recording."""
+    root = tmp_path / "oldlib"
+    root.mkdir()
+    (root / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='oldlib', install_requires=['helper'])\n"
+    )
+    up = PythonUpstream()
+    up.add("setuptools", "40.8.0", after(days=20))
+    up.add("wheel", "0.32.3", before(days=60))
+    up.add("helper", "1.0", before(days=50))
+    with serving(up.app()) as url:
+        files = record_for_project(
+            root, ["helper"], T, BULLSEYE, BlobStore(tmp_path / "blobs"), url + "/simple/"
+        )
+        assert _versions(files) == {("wheel", "0.32.3"), ("helper", "1.0")}
+        (root / "pyproject.toml").write_text(
+            '[build-system]\nrequires = ["setuptools>=40.8.0", "wheel"]\n'
+            'build-backend = "setuptools.build_meta"\n'
+        )
+        with pytest.raises(NothingAtT, match=r"setuptools>=40\.8\.0"):
+            record_for_project(
+                root, ["helper"], T, BULLSEYE, BlobStore(tmp_path / "blobs"), url + "/simple/"
+            )
