@@ -358,7 +358,7 @@ def _create_with_environment(spec: CaseSpec, src: FixSource, out: Path, runtime:
     at = spec.at
     assert at is not None  # spec_from_fix always picks T
     blobs = BlobStore(blob_root(None))
-    planned = plan_environment(spec.repo, spec.base, at, src.wanted, blobs)
+    planned = plan_environment(spec.repo, spec.base, at, src.wanted, blobs, src.fix)
     log.info(
         "interpreter: %s (Python %s), requires-python %s",
         planned.release.name,

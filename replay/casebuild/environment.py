@@ -216,10 +216,52 @@ def names_runner(checkout: Path, wanted: Wanted, target: Target) -> bool:
     return RUNNER in names
 
 
+def added_by_fix(checkout: Path, fixed: Path, wanted: Wanted, target: Target) -> list[str]:
+    """The test requirements the fix adds to what the project declares for its tests (the
+    ``-r`` files named, the named extras), by name: a requirement of a project the base's
+    declaration does not name at all. The hidden tests are the fix's, so they may import
+    what only the fix declared (arrow's 2019 fix added ``dateparser`` to requirements.txt with
+    the test that uses it): without it, they fail before and after the gold patch alike."""
+
+    def declared(tree: Path) -> list[str]:
+        try:
+            lines = expand_specs(list(wanted.requires), tree)
+            meta = read_project(tree)
+        except RequirementsError:
+            return []
+        if meta.requires_source is not None and wanted.extras:
+            lines += [req for req, _ in project_wants(meta, target, wanted.extras)]
+        return lines
+
+    def name(line: str) -> str | None:
+        try:
+            return canonicalize_name(Requirement(line).name)
+        except InvalidRequirement:
+            return None
+
+    before = {name(line) for line in declared(checkout)}
+    added = []
+    for line in declared(fixed):
+        found = name(line)
+        if found is not None and found not in before and line not in added:
+            req = Requirement(line)
+            if req.marker is None or req.marker.evaluate(target.environment("")):
+                req.marker = None
+                added.append(str(req))
+    return added
+
+
 def plan_environment(
-    repo: Path, base: str, at: datetime, wanted: Wanted, blobs: BlobStore
+    repo: Path,
+    base: str,
+    at: datetime,
+    wanted: Wanted,
+    blobs: BlobStore,
+    fix: str | None = None,
 ) -> Planned:
-    """Choose the interpreter, record the registry at T for it, propose the setup."""
+    """Choose the interpreter, record the registry at T for it, propose the setup. With the
+    ``fix`` commit, what it adds to the declared test requirements is installed too
+    (:func:`added_by_fix`)."""
     from replay.registry.record import default_index_url
 
     with tempfile.TemporaryDirectory(prefix="replay-project-") as tmp:
@@ -228,6 +270,16 @@ def plan_environment(
         release = choose_release(at, requires_python, wanted.python)
         target = Target.for_debian(release.name)
         notes: list[str] = []
+        if fix is not None:
+            fixed = export_tree(repo, fix, Path(tmp) / "fixed")
+            extra = added_by_fix(checkout, fixed, wanted, target)
+            if extra:
+                wanted = replace(wanted, requires=(*wanted.requires, *extra))
+                notes.append(
+                    f"{', '.join(extra)} added to the test requirements, as of T: the fix "
+                    f"declares {'them' if extra[1:] else 'it'} for its tests (the hidden tests "
+                    "may need it), the base does not"
+                )
         if not names_runner(checkout, wanted, target):
             wanted = replace(wanted, requires=(*wanted.requires, RUNNER))
             notes.append(f"{RUNNER} added to the test requirements, as of T: {RUNNER_WHY}")
@@ -414,6 +466,7 @@ __all__ = [
     "SettleError",
     "Wanted",
     "add_toolchain",
+    "added_by_fix",
     "env_builder",
     "export_tree",
     "extension_sources",

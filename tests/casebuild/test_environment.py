@@ -265,3 +265,40 @@ def test_the_default_command_runs_a_unittest_testcase_into_junit(tmp_path: Path)
     assert [(c.get("classname"), c.get("name")) for c in cases] == [
         ("tests.test_mylib.DoubleTest", "test_doubles")
     ]
+
+
+def test_what_the_fix_adds_to_the_test_requirements_is_installed_too(tmp_path: Path) -> None:
+    """Issue 34 (arrow, 2019): the fix added ``dateparser`` to requirements.txt beside the
+    test that imports it; the environment, built at the base, lacked it, so the hidden test
+    failed before and after the gold patch alike and case create stopped at measure. What the
+    fix adds to the declared test requirements (a ``-r`` file, an extra) is installed too; a
+    requirement the base already names keeps the base's version."""
+    repo, base = _unittest_project(tmp_path / "mylib", extra_test='"coverage"')
+    fix = commit(
+        repo,
+        "2026-03-02T10:00:00Z",
+        "Fix double; test it with iniconfig",
+        {
+            "requirements-test.txt": "coverage>=7\niniconfig\n",
+            "pyproject.toml": (repo / "pyproject.toml")
+            .read_text()
+            .replace('test = ["coverage"]', 'test = ["coverage", "pytest"]'),
+            "tests/test_mylib.py": UNITTEST_TEST + "\nimport iniconfig\n",
+        },
+    )
+    with serving(_runner_upstream().app()) as url:
+        wanted = Wanted(
+            requires=("-r requirements-test.txt",), extras=("test",), index_url=url + "/simple/"
+        )
+        blobs = BlobStore(tmp_path / "blobs")
+        planned = plan_environment(repo, base, T, wanted, blobs, fix)
+        plain = plan_environment(repo, base, T, wanted, blobs)
+    assert planned.setup == [
+        "python -m pip install -e .[test] -r requirements-test.txt iniconfig pytest"
+    ]
+    assert ("iniconfig", "2.0") in _why(planned.files)
+    assert planned.notes[0] == (
+        "iniconfig, pytest added to the test requirements, as of T: the fix declares them for "
+        "its tests (the hidden tests may need it), the base does not"
+    )
+    assert "iniconfig" not in plain.setup[0]
