@@ -35,6 +35,7 @@ def submodules_of(repo: Path, base: str, blobs: Path, repo_name: str) -> list[Su
     }
     found: list[Submodule] = []
     missing: list[str] = []
+    broken: list[str] = []
     for path, commit in sorted(links.items()):
         name, url = by_path.get(path, (path, ""))
         owner_name = repo_of(url, repo_name)
@@ -43,7 +44,16 @@ def submodules_of(repo: Path, base: str, blobs: Path, repo_name: str) -> list[Su
         if source is None:
             missing.append(f"{path} ({url or 'no URL in .gitmodules'} at {commit[:12]})")
             continue
-        share(blobs, source, commit, owner_name)
+        try:
+            share(blobs, source, commit, owner_name)
+        except ToolError as exc:
+            lost = _MISSING_OBJECT.search(str(exc))
+            broken.append(
+                f"{path} ({url or 'no URL in .gitmodules'} at {commit[:12]}): {source} holds "
+                "the commit but not all of its files"
+                + (f" (object {lost[1][:12]} is missing)" if lost else f" ({exc})")
+            )
+            continue
         found.append(Submodule(path=path, name=name, url=url, objects=objects, commit=commit))
     if missing:
         raise InputError(
@@ -55,7 +65,20 @@ def submodules_of(repo: Path, base: str, blobs: Path, repo_name: str) -> list[Su
             "the case again from it (--repo)",
             "submodules",
         )
+    if broken:
+        raise InputError(
+            repo,
+            f"writing the repository's history: the base commit {base[:12]} pins submodules "
+            f"that cannot be read whole here: {'; '.join(broken)}. Fetch each again into the "
+            f"clone ({repo}: `git submodule update --init --force`, or clone the submodule's "
+            "repository afresh; `git fsck` in its directory names what is missing) and create "
+            "the case again",
+            "submodules",
+        )
     return found
+
+
+_MISSING_OBJECT = re.compile(r"(?:unable to read|missing (?:blob|tree|commit)) ([0-9a-f]{40})")
 
 
 def _holder(repo: Path, name: str, path: str, commit: str, store: Path) -> Path | None:

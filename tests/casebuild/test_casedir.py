@@ -191,3 +191,22 @@ def test_a_lightweight_tag_last_in_order_is_read(tmp_path: Path) -> None:
     assert "zz-light" in manifest.repositories[0].tags
     case = load_case(path)
     assert audit(load_snapshot(case.snapshot), case) == []
+
+
+def test_a_submodule_held_in_part_stops_naming_it(tmp_path: Path) -> None:
+    """Found by the held-out corpus (python-xxhash): the clone's .git/modules held the pinned
+    commit but not one of its files (an incomplete mirror); copying it into the shared store
+    failed with git's own words ("possible repository corruption on the remote side"). The
+    stop now names the submodule, the object missing and what to do."""
+    url = "https://github.com/acme/vendor.git"
+    repo, _, fix, pinned = with_submodule(tmp_path / "shapes", url)
+    modules = repo / ".git" / "modules" / "vendor"
+    blob = gitrepo.run(modules, "rev-parse", f"{pinned}:data.txt")
+    (modules / "objects" / blob[:2] / blob[2:]).unlink()
+    spec = spec_from_fix("shapes-area", shapes_source(repo, fix))
+    with pytest.raises(InputError) as exc:
+        write_case_dir(spec, tmp_path / "c")
+    assert exc.value.field == "submodules"
+    assert f"vendor ({url} at {pinned[:12]}): {modules} holds the commit but not all of its " \
+        f"files (object {blob[:12]} is missing)" in exc.value.problem  # fmt: skip
+    assert "`git submodule update --init --force`" in exc.value.problem
