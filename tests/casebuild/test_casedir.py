@@ -197,8 +197,9 @@ def test_a_submodule_held_in_part_stops_naming_it(tmp_path: Path) -> None:
     """Found by the held-out corpus (python-xxhash): the clone's .git/modules held the pinned
     commit but not one of its files (an incomplete mirror); copying it into the shared store
     failed with git's own words ("possible repository corruption on the remote side"). The
-    stop now names the submodule, the object missing and what to do."""
-    url = "https://github.com/acme/vendor.git"
+    stop now names the submodule, the object missing and what to do. (Its own URL: a store
+    another test filled with the same commit whole would serve it.)"""
+    url = "https://github.com/acme/partial.git"
     repo, _, fix, pinned = with_submodule(tmp_path / "shapes", url)
     modules = repo / ".git" / "modules" / "vendor"
     blob = gitrepo.run(modules, "rev-parse", f"{pinned}:data.txt")
