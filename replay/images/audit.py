@@ -21,16 +21,24 @@ an indented copy matches too.
 
 What a base image held before T is no answer either. A generic gold line (``except
 TypeError:``, 17 characters) is in 94 files of bookworm's standard library and its vendored pip
-and setuptools; none of them is a copy of the fix. So a reference is searched first (the base
-image the environment was built FROM, or when that came out after T the newest base image
-released by T that is built here: :func:`reference_image`); its packages were frozen before
-T, so a marker it holds outside any copy of the fix is text older than the fix
+and setuptools; none of them is a copy of the fix. So a reference is searched first
+(:func:`reference_image`): the base image the environment was built FROM, or when that came
+out after T the newest base image released by T that is built here. Its packages were frozen
+before T, so a marker it holds outside any copy of the fix is text older than the fix
 (:func:`common_markers`). A hit of such a marker counts only in a copy of the fix
 (:func:`copies`): a file in a package or distribution named like the project, or holding two
 markers or more. So a later release of the project installed into the environment, or
-vendored, still leaks by every marker it holds. A base image released after T is never the
-reference: it may carry a later copy of the project (issue 16: bookworm's ``tomllib`` and the
-``tomli`` its pip and setuptools vendor hold 2021 tomli fixes).
+vendored, still leaks by every marker it holds.
+
+A base image released after T may carry a later copy of the project (issue 16: bookworm's
+``tomllib`` and the ``tomli`` its pip and setuptools vendor hold 2021 tomli fixes), so it cannot
+vouch for every line it holds. Yet a fix older than every base image (bullseye, the oldest, came
+out 2021-08-14) would otherwise have its generic lines counted as leaks in the standard
+library. So when no base image released by T is built here, the oldest one built is the
+reference, and from it only generic text is discounted: a marker it holds in files of
+:data:`GENERIC_OWNERS` unrelated packages (:func:`owner`), none of them a copy of the fix. A
+fix's line copied into a later release lands in one place, the copy; a line spread over three
+unrelated packages is idiom older than any fix.
 
 A hit is a leak unless the case's ``audit.accepted`` declares it, with a reason
 (:class:`replay.base.case.AcceptedHit`). :func:`propose_base_image` tells which other base
@@ -141,8 +149,10 @@ class ImageAudit:
     """What was not searched, and why (no environment image built, no ``python3`` in an
     image to open its archives, a marker the base image already held)."""
     common: dict[str, list[str]] = field(default_factory=dict)
-    """The markers a base image released by T already held, each with the files there that
-    hold it (:func:`common_markers`): a hit of one counts only in a copy of the fix."""
+    """The markers the reference base image held as text older than the fix, each with the
+    files there that hold it (:func:`common_markers`: all it held outside a copy of the fix if
+    released by T, else only what it held in unrelated packages): a hit of one counts only in a
+    copy of the fix."""
 
     @property
     def leaks(self) -> list[ImageHit]:
@@ -226,24 +236,84 @@ def copies(hits: Iterable[tuple[str, str]], names: Iterable[str]) -> set[str]:
     return {p for p, found in held.items() if len(found) > 1 or is_copy_of(p, names)}
 
 
+GENERIC_OWNERS = 3
+"""In how many unrelated packages (:func:`owner`) a base image released after T must hold a
+marker for it to be discounted as idiom older than the fix (:func:`common_markers`)."""
+_LIBRARY = re.compile(r"(?:^|/)lib/python\d(?:\.\d+)?/(?:(?:site|dist)-packages/)?")
+_VENDOR_DIRS = frozenset({"_vendor", "vendor", "_vendored"})
+
+
+def owner(path: str) -> str:
+    """The package a file of an image belongs to, so that text spread over unrelated code can be
+    told from text held in one place (:func:`common_markers`).
+
+    Under a Python library tree (``.../lib/python3.X/``, its ``site-packages`` or
+    ``dist-packages``, ``/usr/lib/python3/dist-packages``) it is the top-level package,
+    module or distribution there (:func:`_name`): ``argparse`` for the standard library's
+    ``argparse.py``, ``unittest`` for ``unittest/mock.py``, ``pip`` for
+    ``pip/_internal/...`` and ``pip-20.3.4.dist-info``. An archive's member is named by its own
+    path (the archive's place does not matter): pip's wheel under ``/usr/share/python-wheels`` is
+    ``pip`` as the installed pip is. Code vendored under ``_vendor``/``vendor`` belongs to
+    the vendored package, not the vendoring one: ``pip/_vendor/packaging/version.py`` and
+    ``setuptools/_vendor/packaging/version.py`` are both ``packaging``, one piece of code copied
+    twice. The standard library and installed packages share one namespace, so a module and a
+    distribution of one name count once. Any other file belongs to its first two directories
+    (``/usr/share``, ``/usr/bin``, ``/opt/harness``): however many files there, they count once.
+    Each rule errs towards fewer owners, so towards counting a hit as a leak."""
+    archive, bang, member = path.partition("!")
+    if bang:
+        parts = [p for p in member.split("/") if p]
+    else:
+        library = _LIBRARY.search(path)
+        if library is None:
+            dirs = [p for p in path.split("/") if p][:-1]
+            return "/" + "/".join(dirs[:2])
+        parts = [p for p in path[library.end() :].split("/") if p]
+    if not parts:
+        return archive
+    found = parts[0]
+    for i, part in enumerate(parts[:-1]):
+        if part not in _VENDOR_DIRS:
+            continue
+        below = parts[i + 1]
+        # A vendored package's directory, or a single vendored module (``six.py``); the
+        # vendoring package's own files there (``vendor.txt``, ``__init__.py``) stay its own.
+        if i + 2 < len(parts) or (below.endswith(".py") and below != "__init__.py"):
+            found = below
+    return _name(found)
+
+
 def common_markers(
     hits: Iterable[tuple[str, str]], release: Release, at: datetime, names: Iterable[str]
 ) -> dict[str, list[str]]:
     """The markers a base image of ``release`` holds (``hits``: path, marker) that are text
-    older than the fix, each with the files holding it: none if the release came out after
-    T (it may carry a later copy of the project); else those it holds only outside
-    :func:`copies` of the fix."""
-    if release.released > at.date():
-        return {}
+    older than the fix, each with the files holding it. None held in any of :func:`copies` of
+    the fix counts.
+
+    Released on or before T, the image's packages were frozen before the fix: every marker it
+    holds outside the copies is older text. Released after T, it may carry a later copy of the
+    project (issue 16: bookworm's ``tomllib`` holds 2021 tomli fixes), so it discounts only
+    generic text, a marker it holds in files of :data:`GENERIC_OWNERS` unrelated packages
+    (:func:`owner`) or more. A fix's line copied into a later release lands in one place, the
+    copy (a renamed module gives itself away by holding several markers, an installed or
+    vendored one by its name); a line spread over three unrelated packages is idiom older
+    than any fix. A marker held in one or two packages may be such a later copy: it counts."""
     hits = list(hits)
     copied = copies(hits, names)
     held: dict[str, list[str]] = {}
     for path, text in hits:
         held.setdefault(text, []).append(path)
-    return {
+    outside = {
         text: sorted(paths)
         for text, paths in held.items()
         if not any(path in copied for path in paths)
+    }
+    if release.released <= at.date():
+        return outside
+    return {
+        text: paths
+        for text, paths in outside.items()
+        if len({owner(path) for path in paths}) >= GENERIC_OWNERS
     }
 
 
@@ -356,9 +426,11 @@ def judge(scans: Iterable[Scan], markers: Iterable[Marker], audit: Audit) -> lis
 
 
 def reference_image(case: Case, runtime: Runtime) -> tuple[str, Release] | None:
-    """The base image whose text is older than the case's fix: the case's own base image if
-    its release came out on or before T, else the newest ``replay-base:<release>`` released
-    by T that is built here; ``None`` if there is none."""
+    """The base image to tell text older than the case's fix by: the case's own base image if
+    its release came out on or before T, else the newest ``replay-base:<release>`` released by
+    T that is built here. With neither (a fix older than every release, or none of those
+    built), the oldest base image built here, released after T: from it :func:`common_markers`
+    discounts only generic text. ``None`` if no base image of ours is built."""
     day = case.at.date()
     own = parse_base_tag(case.environment.base_image)
     candidates = [(case.environment.base_image, own[0])] if own is not None else []
@@ -366,35 +438,60 @@ def reference_image(case: Case, runtime: Runtime) -> tuple[str, Release] | None:
     for image, release in candidates:
         if release.released <= day and runtime.image_id(image) is not None:
             return image, release
+    # Oldest first; the case's own base first among those of its release (a stable sort).
+    for image, release in sorted(candidates, key=lambda c: c[1].released):
+        if runtime.image_id(image) is not None:
+            return image, release
     return None
 
 
 def _common(
     case: Case, runtime: Runtime, markers: Sequence[Marker], names: set[str]
 ) -> tuple[dict[str, list[str]], list[str]]:
-    """(:func:`common_markers` of the :func:`reference_image`, notes saying what they are,
-    or why there are none)."""
+    """(:func:`common_markers` of the :func:`reference_image`, notes saying which rule judged
+    them and what they are, or why there are none)."""
+    day = case.at.date()
+    released = [r for r in BASE_RELEASES if r.released <= day]
+    # The base image that would vouch for all its text: the newest released by T, if any.
+    wanted = released[-1].name if released else None
     found = reference_image(case, runtime)
     if found is None:
-        released = [r for r in BASE_RELEASES if r.released <= case.at.date()]
-        if not released:
-            why = f"no base image was released by T ({case.at.date()})"
-        else:
-            newest = released[-1].name
-            why = (
-                f"no base image released by T is built here (`replay image base --release "
-                f"{newest}` builds {base_reference(newest)} to compare with)"
-            )
-        return {}, [f"{why}: nothing tells text older than the fix, every hit counts"]
+        name = wanted or BASE_RELEASES[0].name
+        return {}, [
+            f"no base image is built here (`replay image base --release {name}` builds "
+            f"{base_reference(name)} to compare with): nothing tells text older than the fix, "
+            "every hit counts"
+        ]
     image, release = found
     scan = scan_image(runtime, image, [m.text for m in markers], exclude=[case.environment.workdir])
     common = common_markers(scan.hits, release, case.at, names)
+    debian = f"{image} (Debian {release.name}, released {release.released}"
+    if release.released <= day:
+        notes = [
+            f"no leak outside a copy of the project: {text!r}, which {debian}, before T) "
+            f"already holds in {len(paths)} file(s), e.g. {paths[0]}: text older than the fix"
+            for text, paths in sorted(common.items())
+        ]
+        return common, notes
+    if wanted is None:
+        why = f"every base image came out after T ({day})"
+    else:
+        why = (
+            f"none released by T ({day}) is built here: `replay image base --release {wanted}` "
+            f"builds {base_reference(wanted)}, which discounts all it holds outside a copy"
+        )
     notes = [
-        f"no leak outside a copy of the project: {text!r}, which {image} (Debian "
-        f"{release.name}, released {release.released}, before T) already holds in "
-        f"{len(paths)} file(s), e.g. {paths[0]}: text older than the fix"
-        for text, paths in sorted(common.items())
+        f"reference released after T: only text spread over {GENERIC_OWNERS} unrelated "
+        f"packages is discounted; {debian}) is the oldest base image built here, {why}"
     ]
+    for text, paths in sorted(common.items()):
+        owners = sorted({owner(p) for p in paths})
+        notes.append(
+            f"no leak outside a copy of the project: {text!r}, which {debian}, after T) holds "
+            f"in {len(paths)} file(s) of {len(owners)} unrelated packages "
+            f"({', '.join(owners[:5])}{', ...' if len(owners) > 5 else ''}), e.g. {paths[0]}: "
+            "idiom older than the fix"
+        )
     return common, notes
 
 
@@ -405,8 +502,8 @@ def audit_images(
     markers: Sequence[Marker] | None = None,
 ) -> ImageAudit:
     """Search the case's images (``images``, or :func:`case_images`) for its answer; a marker
-    a base image released by T already held (:func:`common_markers`) counts only in a copy of
-    the fix (:func:`copies`)."""
+    the reference base image held as older text (:func:`reference_image`,
+    :func:`common_markers`) counts only in a copy of the fix (:func:`copies`)."""
     markers = case_markers(case) if markers is None else markers
     notes: list[str] = []
     if images is None:
@@ -445,16 +542,20 @@ def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> l
     from replay.snapshot.audit import cache_dir
 
     markers = case_markers(case)
+    reference = reference_image(case, runtime)
     key = hashlib.sha256(
         json.dumps(
             {
                 "images": sorted(images),
                 "markers": sorted(m.text for m in markers),
                 "accepted": case.audit.model_dump(mode="json"),
-                # What the base image held is left out of the search (version 2).
+                # What the base image held is left out of the search (version 2); generic text
+                # is, from a base image released after T (version 3). Building or removing a
+                # base image may change which one is the reference.
                 "base": runtime.image_id(case.environment.base_image),
+                "reference": reference and runtime.image_id(reference[0]),
                 "at": case.at.isoformat(),
-                "version": 2,
+                "version": 3,
             },
             sort_keys=True,
         ).encode()
@@ -543,6 +644,7 @@ def propose_base_image(
 
 
 __all__ = [
+    "GENERIC_OWNERS",
     "RELEASES",
     "SCANNED",
     "BaseProposal",
@@ -560,6 +662,7 @@ __all__ = [
     "is_copy_of",
     "judge",
     "markers_from",
+    "owner",
     "project_names",
     "propose_base_image",
     "reference_image",

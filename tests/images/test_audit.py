@@ -21,8 +21,10 @@ import yaml
 
 from replay.base.case import Case, load_case
 from replay.base.errors import CaseError
+from replay.images import audit as audit_module
 from replay.images.audit import (
     Marker,
+    Scan,
     audit_images,
     case_images,
     case_markers,
@@ -30,12 +32,13 @@ from replay.images.audit import (
     copies,
     is_copy_of,
     markers_from,
+    owner,
     project_names,
     propose_base_image,
     reference_image,
     scan_image,
 )
-from replay.images.base import release_named
+from replay.images.base import parse_base_tag, release_named
 from replay.images.env import ENV_REPOSITORY
 from replay.runtime import ContainerSpec, Runtime
 from replay.runtime.base import ENV_IMAGE_LABEL, IMAGE_KIND_LABEL
@@ -256,6 +259,116 @@ def test_a_marker_the_base_image_holds_in_a_copy_of_the_project_stays_searched()
     assert common_markers(hits, BOOKWORM, _at("2024-05-01"), {"requests"}) != {}
 
 
+BULLSEYE = release_named("bullseye")  # released 2021-08-14, the oldest base image
+DATEUTIL_T = "2019-11-02"  # dateutil's fix of gettz's error message: before every base image
+DATEUTIL = {"python_dateutil", "dateutil"}
+PIP_WHEEL = "/usr/share/python-wheels/pip-20.3.4-py2.py3-none-any.whl"
+SPREAD = [
+    ("/usr/lib/python3.9/argparse.py", GENERIC),
+    ("/usr/lib/python3.9/unittest/mock.py", GENERIC),
+    ("/usr/lib/python3.9/unittest/case.py", GENERIC),
+    ("/usr/lib/python3/dist-packages/pip/_internal/utils/misc.py", GENERIC),
+    (f"{PIP_WHEEL}!pip/_internal/utils/misc.py", GENERIC),
+]
+"""A generic line in three unrelated packages (argparse, unittest, pip) of five files."""
+
+
+@pytest.mark.parametrize(
+    ("path", "package"),
+    [
+        ("/usr/lib/python3.9/argparse.py", "argparse"),
+        ("/usr/lib/python3.11/unittest/mock.py", "unittest"),
+        ("/usr/lib/python3/dist-packages/pip/_internal/utils/misc.py", "pip"),
+        ("/usr/lib/python3/dist-packages/pip-20.3.4.dist-info/RECORD", "pip"),
+        (f"{PIP_WHEEL}!pip/_internal/utils/misc.py", "pip"),
+        ("/usr/local/lib/python3.11/dist-packages/tiny/later.py", "tiny"),
+        ("/opt/venv/lib/python3.11/site-packages/six.py", "six"),
+        # Vendored code belongs to what is vendored, wherever it is vendored.
+        ("/usr/lib/python3/dist-packages/pip/_vendor/packaging/version.py", "packaging"),
+        ("/usr/lib/python3/dist-packages/setuptools/_vendor/packaging/version.py", "packaging"),
+        (f"{PIP_WHEEL}!pip/_vendor/packaging/version.py", "packaging"),
+        ("/usr/lib/python3/dist-packages/pip/_vendor/six.py", "six"),
+        ("/usr/lib/python3/dist-packages/pip/_vendor/vendor.txt", "pip"),
+        ("/usr/lib/python3/dist-packages/pip/_vendor/__init__.py", "pip"),
+        # Outside a Python library: one owner per tree.
+        ("/usr/share/doc/python3-pip/changelog", "/usr/share"),
+        ("/usr/share/perl5/Debian/Foo.pm", "/usr/share"),
+        ("/opt/harness/lib/notes.py", "/opt/harness"),
+        ("/etc/profile", "/etc"),
+    ],
+)
+def test_the_owner_of_a_file_is_its_package(path: str, package: str) -> None:
+    assert owner(path) == package
+
+
+def test_a_base_image_released_after_t_discounts_text_spread_over_three_packages() -> None:
+    """Issue 34: a 2019 dateutil fix is older than every base image; its generic line, in the
+    standard library and pip of the oldest base image built here, is idiom older than any fix."""
+    other = [("/usr/lib/python3.9/csv.py", "if isinstance(name, bytes):")]
+    common = common_markers(SPREAD + other, BULLSEYE, _at(DATEUTIL_T), DATEUTIL)
+    assert common == {GENERIC: sorted(path for path, _ in SPREAD)}
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        ["/usr/lib/python3.9/csv.py"],
+        # Three files, two packages (bookworm holds ``except TypeError as e:`` so).
+        [
+            "/usr/lib/python3.9/csv.py",
+            "/usr/lib/python3.9/unittest/case.py",
+            "/usr/lib/python3.9/unittest/mock.py",
+        ],
+        # One package vendored three times, and pip's wheel: one piece of code.
+        [
+            "/usr/lib/python3/dist-packages/pip/_vendor/packaging/version.py",
+            "/usr/lib/python3/dist-packages/setuptools/_vendor/packaging/version.py",
+            "/usr/lib/python3/dist-packages/pkg_resources/_vendor/packaging/version.py",
+            f"{PIP_WHEEL}!pip/_vendor/packaging/version.py",
+        ],
+    ],
+)
+def test_a_base_image_released_after_t_discounts_nothing_held_in_one_or_two_packages(
+    held: list[str],
+) -> None:
+    """A later release of the project may hold the fix's line in one place, or be vendored:
+    what one or two packages hold may be a later copy (issue 16)."""
+    hits = [(path, GENERIC) for path in held]
+    assert common_markers(hits, BULLSEYE, _at(DATEUTIL_T), DATEUTIL) == {}
+    # Released by T, the same image vouches for all it holds outside a copy (unchanged).
+    assert common_markers(hits, BULLSEYE, _at("2022-01-01"), DATEUTIL) == {GENERIC: sorted(held)}
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        # A later dateutil installed, or a renamed copy holding two of the fix's lines.
+        [("/usr/lib/python3/dist-packages/dateutil/tz/tz.py", GENERIC)],
+        [
+            ("/usr/lib/python3.9/zoneinfo/_tzpath.py", GENERIC),
+            ("/usr/lib/python3.9/zoneinfo/_tzpath.py", "gettz argument should be str"),
+        ],
+    ],
+)
+def test_a_base_image_released_after_t_discounts_nothing_a_copy_of_the_fix_holds(
+    copy: list[tuple[str, str]],
+) -> None:
+    hits = SPREAD + copy
+    assert GENERIC not in common_markers(hits, BULLSEYE, _at(DATEUTIL_T), DATEUTIL)
+    assert GENERIC not in common_markers(hits, BULLSEYE, _at("2022-01-01"), DATEUTIL)
+
+
+def test_a_reference_released_by_t_discounts_as_before() -> None:
+    """From a reference released by T, all text outside a copy is older, however few packages
+    hold it; the generic rule is not applied."""
+    hits = [*SPREAD, ("/usr/lib/python3.9/csv.py", "if isinstance(name, bytes):")]
+    common = common_markers(hits, BULLSEYE, _at("2022-01-01"), DATEUTIL)
+    assert common == {
+        GENERIC: sorted(path for path, _ in SPREAD),
+        "if isinstance(name, bytes):": ["/usr/lib/python3.9/csv.py"],
+    }
+
+
 class _Built:
     """A runtime that has exactly the images named built (the reference is chosen by name)."""
 
@@ -275,7 +388,6 @@ REAL_CASE = Path(__file__).resolve().parents[2] / "cases" / "tomli-multiline-cr"
         # The case's own base, released before T.
         ("2026-03-12", "replay-base:bookworm", ("replay-base:bookworm",), "replay-base:bookworm"),
         # Its base came out after T: the newest base released by T, if built here.
-        ("2022-05-01", "replay-base:bookworm", ("replay-base:bookworm",), None),
         ("2022-05-01", "replay-base:bookworm", ("replay-base:bullseye",), "replay-base:bullseye"),
         (
             "2024-01-01",
@@ -283,8 +395,6 @@ REAL_CASE = Path(__file__).resolve().parents[2] / "cases" / "tomli-multiline-cr"
             ("replay-base:bullseye", "replay-base:bookworm"),
             "replay-base:bookworm",
         ),
-        # Before every release (tomli-multiline-cr's T): nothing is older than the fix.
-        ("2021-07-30", "replay-base:bullseye", ("replay-base:bullseye",), None),
         # An image not of ours is never the reference; ours released by T may be.
         ("2024-01-01", "my/python:3.11", ("my/python:3.11",), None),
         ("2024-01-01", "my/python:3.11", ("replay-base:bookworm",), "replay-base:bookworm"),
@@ -300,6 +410,81 @@ def test_the_reference_is_a_base_image_released_by_t(
     assert (found[0] if found else None) == reference
     if found:
         assert found[1].released <= case.at.date()
+
+
+@pytest.mark.parametrize(
+    ("at", "base", "built", "reference"),
+    [
+        # Before every release (tomli-multiline-cr's T, dateutil's): the oldest built.
+        ("2021-07-30", "replay-base:bullseye", ("replay-base:bullseye",), "replay-base:bullseye"),
+        (
+            DATEUTIL_T,
+            "replay-base:trixie",
+            ("replay-base:trixie", "replay-base:bookworm"),
+            "replay-base:bookworm",
+        ),
+        (
+            DATEUTIL_T,
+            "my/python:3.11",
+            ("replay-base:trixie", "replay-base:bookworm", "replay-base:bullseye"),
+            "replay-base:bullseye",
+        ),
+        # The case's own base (with a toolchain) before the plain image of its release.
+        (
+            DATEUTIL_T,
+            "replay-base:bullseye-build",
+            ("replay-base:bullseye", "replay-base:bullseye-build"),
+            "replay-base:bullseye-build",
+        ),
+        # Released by T but not built here: the oldest built, though released after T.
+        ("2022-05-01", "replay-base:bookworm", ("replay-base:bookworm",), "replay-base:bookworm"),
+        # No base image of ours built: no reference.
+        (DATEUTIL_T, "replay-base:bullseye", (), None),
+        (DATEUTIL_T, "my/python:3.11", ("my/python:3.11",), None),
+    ],
+)
+def test_with_no_base_image_released_by_t_built_the_reference_is_the_oldest_built(
+    at: str, base: str, built: tuple[str, ...], reference: str | None
+) -> None:
+    case = load_case(REAL_CASE)
+    environment = case.environment.model_copy(update={"base_image": base})
+    case = case.model_copy(update={"at": _at(at), "environment": environment})
+    found = reference_image(case, cast(Runtime, _Built(*built)))
+    assert (found[0] if found else None) == reference
+    if found:
+        parsed = parse_base_tag(found[0])
+        assert parsed is not None and parsed[0] == found[1]
+        assert found[1].released > case.at.date()
+
+
+def test_the_notes_say_a_reference_released_after_t_discounts_only_generic_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The dateutil case of issue 34, with only bookworm built: its generic line is discounted,
+    the notes say by which rule, and a line held in one package still counts."""
+    case = load_case(REAL_CASE)
+    environment = case.environment.model_copy(update={"base_image": "replay-base:bullseye"})
+    case = case.model_copy(update={"at": _at(DATEUTIL_T), "environment": environment})
+    once = ("/usr/lib/python3.11/posixpath.py", "if isinstance(name, bytes):")
+    hits = [(path.replace("python3.9", "python3.11"), text) for path, text in SPREAD]
+    searched: list[str] = []
+
+    def scan(runtime: Runtime, image: str, markers: object, **_: object) -> Scan:
+        searched.append(image)
+        return Scan(image, [*hits, once])
+
+    monkeypatch.setattr(audit_module, "scan_image", scan)
+    runtime = cast(Runtime, _Built("replay-base:trixie", "replay-base:bookworm"))
+    markers = [Marker(GENERIC, "gold line"), Marker(once[1], "gold line")]
+    common, notes = audit_module._common(case, runtime, markers, DATEUTIL)
+    assert searched == ["replay-base:bookworm"]
+    assert common == {GENERIC: sorted(path for path, _ in hits)}
+    assert notes[0].startswith(
+        "reference released after T: only text spread over 3 unrelated packages is discounted;"
+        " replay-base:bookworm (Debian bookworm, released 2023-06-10) is the oldest base image"
+    ), notes
+    assert "`replay image base --release" not in notes[0]  # none was released by T
+    assert len(notes) == 2 and GENERIC in notes[1] and "(argparse, pip, unittest)" in notes[1]
 
 
 def test_a_file_holding_two_markers_is_a_copy_whatever_its_name() -> None:
