@@ -388,6 +388,9 @@ def settle(
             missing = missing_requirements(output)
             fresh = [m for m in missing if m not in added]
             if not fresh:
+                conflict = read_conflict(output)
+                if conflict is not None:
+                    raise SettleError(conflict) from exc
                 if missing:
                     raise SettleError(
                         f"pip still finds no distribution for {', '.join(missing)} after it "
@@ -408,6 +411,55 @@ def settle(
     raise SettleError(
         f"the environment still misses distributions after {MAX_ROUNDS} rounds "
         f"(recorded on the way: {', '.join(added)})"
+    )
+
+
+_CONFLICT_START = re.compile(r"^\s*The conflict is caused by:\s*$")
+_REQUESTED = re.compile(
+    r"The user requested (?P<name>\S+) (?P<version>\S+) \(from (?P<src>[^)]*)\)"
+)
+_DEPENDS = re.compile(r"^\s*(?P<who>\S+ \S+) depends on (?P<req>.+?)\s*$")
+
+
+def read_conflict(output: str) -> str | None:
+    """pip's ``ResolutionImpossible`` in the project's terms, or None when pip said none.
+
+    pip names the requirements that conflict ("The conflict is caused by: ...") and then
+    advice about loosening ranges that does not apply to a case (the ranges are the
+    project's, as of T). The common cause in a case: a test requirement depends on the
+    project itself at a version the checkout does not build as (``0.1.devN`` when its
+    version comes from git tags it lacks)."""
+    if "ResolutionImpossible" not in output and "conflicting dependencies" not in output:
+        return None
+    lines = output.splitlines()
+    start = next((i for i, line in enumerate(lines) if _CONFLICT_START.match(line)), None)
+    caused = []
+    if start is not None:
+        for line in lines[start + 1 :]:
+            if not line.strip() or line.strip().startswith("To fix this"):
+                break
+            caused.append(line.strip())
+    own = next((m for line in caused if (m := _REQUESTED.search(line))), None)
+    head = "pip at T cannot install the project and its test requirements together"
+    if own is not None and own["src"].startswith(("/", ".")):
+        name, version = own["name"], own["version"]
+        wants = [
+            f"{m['who']} requires {m['req']}"
+            for line in caused
+            if (m := _DEPENDS.match(line))
+            and canonicalize_name(m["req"]).startswith(canonicalize_name(name))
+        ]
+        return (
+            f"{head}: the checkout builds as {name} {version}, and "
+            f"{'; '.join(wants) or 'a test requirement wants another version of it'}. "
+            "Give the build the version the project had at the base (for a version from git "
+            "tags: the repository's tags, or SETUPTOOLS_SCM_PRETEND_VERSION in the setup), or "
+            "leave that test requirement out"
+        )
+    reason = "; ".join(caused) or "pip names no cause"
+    return (
+        f"{head}: {reason}. These are the project's own ranges as of T: name a requirement "
+        "with a version that fits (--requires), or choose another T (--at)"
     )
 
 
@@ -474,6 +526,7 @@ __all__ = [
     "missing_requirements",
     "names_runner",
     "plan_environment",
+    "read_conflict",
     "settle",
     "setup_command",
     "write_registry_source",

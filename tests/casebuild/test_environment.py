@@ -23,6 +23,7 @@ from replay.casebuild.environment import (
     missing_requirements,
     names_runner,
     plan_environment,
+    read_conflict,
     settle,
     setup_command,
 )
@@ -302,3 +303,48 @@ def test_what_the_fix_adds_to_the_test_requirements_is_installed_too(tmp_path: P
         "its tests (the hidden tests may need it), the base does not"
     )
     assert "iniconfig" not in plain.setup[0]
+
+
+PIP_CONFLICT = """\
+ERROR: Cannot install mylib and mylib-plugin==0.2 because these package versions have \
+conflicting dependencies.
+
+The conflict is caused by:
+    The user requested mylib 0.1.dev3 (from /workspace/repo)
+    mylib-plugin 0.2 depends on mylib>=1.4
+
+To fix this you could try to:
+1. loosen the range of package versions you've specified
+2. remove package versions to allow pip attempt to solve the dependency conflict
+
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/user_guide/#fixing-conflicting-dependencies
+"""
+
+
+def test_pips_resolution_impossible_is_told_in_the_projects_terms(tmp_path: Path) -> None:
+    """Issue 34 (cause 3's message): pip's ResolutionImpossible named neither the cause nor
+    what to change; settling passed it on as it came."""
+
+    def build(path: Path) -> None:
+        raise SandboxError("environment setup 'python -m pip install -e .' exited 1: "
+                           + PIP_CONFLICT)  # fmt: skip
+
+    with pytest.raises(SettleError) as exc:
+        settle(tmp_path / "case.yaml", build, T, release_named("bookworm"),
+               BlobStore(tmp_path), "http://x")  # fmt: skip
+    assert str(exc.value) == (
+        "pip at T cannot install the project and its test requirements together: the checkout "
+        "builds as mylib 0.1.dev3, and mylib-plugin 0.2 requires mylib>=1.4. Give the build the "
+        "version the project had at the base (for a version from git tags: the repository's "
+        "tags, or SETUPTOOLS_SCM_PRETEND_VERSION in the setup), or leave that test requirement "
+        "out"
+    )
+    other = PIP_CONFLICT.replace("The user requested mylib 0.1.dev3 (from /workspace/repo)",
+                                 "The user requested attrs==19.1")  # fmt: skip
+    assert read_conflict(other) == (
+        "pip at T cannot install the project and its test requirements together: The user "
+        "requested attrs==19.1; mylib-plugin 0.2 depends on mylib>=1.4. These are the "
+        "project's own ranges as of T: name a requirement with a version that fits "
+        "(--requires), or choose another T (--at)"
+    )
+    assert read_conflict("ERROR: No matching distribution found for x") is None
