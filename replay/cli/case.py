@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -338,24 +339,62 @@ def case_calibrate(
     runs: Annotated[int, typer.Option(min=1, help="Runs of gold and of idle (K).")] = 3,
 ) -> None:
     """Gold must pass and idle must fail, K times each; a case that does not is left out."""
+    import time
+
+    from replay.base.case import load_case
     from replay.run.calibrate import calibrate
     from replay.run.runner import RunOptions
 
     bad = []
-    for case in cases:
+    rows = []
+    for n, case in enumerate(cases, 1):
+        started = time.monotonic()
         result = calibrate(case, RunOptions(db=ctx.obj.db), runs=runs)
+        seconds = time.monotonic() - started
         gold = sum(r.outcome == Outcome.PASS for r in result.gold)
         idle = sum(r.outcome == Outcome.MODEL_FAIL for r in result.idle)
         verdict = "calibrated" if result.calibrated else "NOT CALIBRATED (left out of results)"
+        counter = f"[{n}/{len(cases)}] " if len(cases) > 1 else ""
         out.print(
-            f"{result.case_id}: gold passed {gold}/{runs}, idle failed {idle}/{runs}: {verdict}"
+            f"{counter}{result.case_id}: gold passed {gold}/{runs}, idle failed {idle}/{runs}: "
+            f"{verdict} ({seconds:.0f} s)",
+            markup=False,
+        )
+        loaded = load_case(case)
+        origin = loaded.provenance
+        rows.append(
+            (
+                result.case_id,
+                origin.repository.removeprefix("https://github.com/") if origin else "",
+                loaded.at.date().isoformat(),
+                f"{gold}/{runs}",
+                f"{idle}/{runs}",
+                "calibrated" if result.calibrated else "not calibrated",
+                f"{seconds:.0f}",
+            )
         )
         if not result.calibrated:
             bad.append(result.case_id)
             for line in result.explain():
                 out.print(f"  {line}", markup=False)
+    if len(cases) > 1:
+        out.print(calibration_table(rows), markup=False)
     if bad:
         raise typer.Exit(1)
+
+
+def calibration_table(rows: Sequence[tuple[str, ...]]) -> str:
+    """The yield of a calibration over many cases, as a Markdown table and a summary line."""
+    head = ("case", "repository", "T", "gold passed", "idle failed", "verdict", "seconds")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    good = sum(row[5] == "calibrated" for row in rows)
+    repos = len({row[1] for row in rows if row[1]})
+    lines.append(
+        f"\n{good} of {len(rows)} calibrated ({repos} repositories); "
+        f"{sum(float(row[6]) for row in rows):.0f} s in all"
+    )
+    return "\n".join(lines)
 
 
 @app.command("audit")

@@ -146,3 +146,20 @@ def test_fixes_build_at_once_and_the_yield_report_names_each_stop(tmp_path: Path
     table = (out / "yield.md").read_text()
     assert table.startswith("# Yield: 1 of 2 calibrated (50%)")
     assert "| shapes-release | acme/shapes | stopped | create: history |" in table
+
+
+def test_the_calibration_table_sums_up_the_yield() -> None:
+    """`replay case calibrate` over many cases (make real-set) ends with one table."""
+    from replay.cli.case import calibration_table
+
+    rows = [
+        ("a-2019", "acme/a", "2019-03-01", "1/1", "1/1", "calibrated", "40"),
+        ("b-2024", "acme/b", "2024-05-02", "0/1", "1/1", "not calibrated", "62"),
+        ("c-2025", "acme/a", "2025-01-09", "1/1", "1/1", "calibrated", "30"),
+    ]
+    table = calibration_table(rows)
+    assert table.splitlines()[0] == (
+        "| case | repository | T | gold passed | idle failed | verdict | seconds |"
+    )
+    assert "| b-2024 | acme/b | 2024-05-02 | 0/1 | 1/1 | not calibrated | 62 |" in table
+    assert table.endswith("2 of 3 calibrated (2 repositories); 132 s in all")
