@@ -227,13 +227,24 @@ def is_copy_of(path: str, names: Iterable[str]) -> bool:
 
 def copies(hits: Iterable[tuple[str, str]], names: Iterable[str]) -> set[str]:
     """The files among ``hits`` (path, marker) taken as copies of the fix: named like the
-    project (:func:`is_copy_of`), or holding two markers or more (a renamed copy, as the
-    standard library's ``tomllib`` is of ``tomli``)."""
+    project (:func:`is_copy_of`), or holding two distinctive markers or more (a renamed copy,
+    as the standard library's ``tomllib`` is of ``tomli``).
+
+    A marker the same hits spread over files of :data:`GENERIC_OWNERS` unrelated packages
+    (:func:`owner`) or more is idiom, not a trace of the fix, and does not count towards the
+    two: a 2026 simplejson fix adding ``import traceback``, ``except BaseException:`` and
+    ``def __init__(self):`` made dozens of standard-library modules "copies" for holding two
+    of them. A renamed copy still shows: its lines are the project's own, held in one or two
+    places (``tomllib`` and the ``tomli`` pip and setuptools vendor are two owners)."""
+    hits = list(hits)
     names = set(names)
+    owners: dict[str, set[str]] = {}
     held: dict[str, set[str]] = {}
     for path, text in hits:
         held.setdefault(path, set()).add(text)
-    return {p for p, found in held.items() if len(found) > 1 or is_copy_of(p, names)}
+        owners.setdefault(text, set()).add(owner(path))
+    generic = {text for text, found in owners.items() if len(found) >= GENERIC_OWNERS}
+    return {p for p, found in held.items() if len(found - generic) > 1 or is_copy_of(p, names)}
 
 
 GENERIC_OWNERS = 3

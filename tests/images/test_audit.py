@@ -260,6 +260,7 @@ def test_a_marker_the_base_image_holds_in_a_copy_of_the_project_stays_searched()
 
 
 BULLSEYE = release_named("bullseye")  # released 2021-08-14, the oldest base image
+TRIXIE = release_named("trixie")  # released 2025-08-09
 DATEUTIL_T = "2019-11-02"  # dateutil's fix of gettz's error message: before every base image
 DATEUTIL = {"python_dateutil", "dateutil"}
 PIP_WHEEL = "/usr/share/python-wheels/pip-20.3.4-py2.py3-none-any.whl"
@@ -342,11 +343,12 @@ def test_a_base_image_released_after_t_discounts_nothing_held_in_one_or_two_pack
 @pytest.mark.parametrize(
     "copy",
     [
-        # A later dateutil installed, or a renamed copy holding two of the fix's lines.
+        # A later dateutil installed, or a renamed copy holding two distinctive lines of it.
         [("/usr/lib/python3/dist-packages/dateutil/tz/tz.py", GENERIC)],
         [
             ("/usr/lib/python3.9/zoneinfo/_tzpath.py", GENERIC),
             ("/usr/lib/python3.9/zoneinfo/_tzpath.py", "gettz argument should be str"),
+            ("/usr/lib/python3.9/zoneinfo/_tzpath.py", "tzpath must be a list or tuple"),
         ],
     ],
 )
@@ -356,6 +358,26 @@ def test_a_base_image_released_after_t_discounts_nothing_a_copy_of_the_fix_holds
     hits = SPREAD + copy
     assert GENERIC not in common_markers(hits, BULLSEYE, _at(DATEUTIL_T), DATEUTIL)
     assert GENERIC not in common_markers(hits, BULLSEYE, _at("2022-01-01"), DATEUTIL)
+
+
+def test_generic_lines_make_no_copy_of_an_unrelated_module() -> None:
+    """Found by the held-out corpus (simplejson 2026): a fix adding ``import traceback``,
+    ``except BaseException:`` and ``def __init__(self):`` made every standard-library module
+    holding two of them a "copy" of the fix, so none of its lines could be discounted and the
+    case stopped at the image audit. Lines spread over three unrelated packages are idiom and
+    do not count towards a copy; a line held in one module still counts as that module's."""
+    idiom = ["import traceback", "except BaseException:"]
+    stdlib = ["asyncio/base_events.py", "_pyrepl/console.py", "code.py", "pdb.py"]
+    hits = [(f"/usr/lib/python3.13/{m}", line) for m in stdlib for line in idiom]
+    assert copies(hits, {"simplejson"}) == set()
+    rare = ("/usr/lib/python3.13/_pyrepl/console.py", "self._asdict_parity = True")
+    assert copies([*hits, rare], {"simplejson"}) == set()  # one distinctive line: no copy
+    twice = ("/usr/lib/python3.13/_pyrepl/console.py", "for_json = getattr(o, 'for_json')")
+    assert copies([*hits, rare, twice], {"simplejson"}) == {
+        "/usr/lib/python3.13/_pyrepl/console.py"
+    }
+    common = common_markers([*hits, rare], TRIXIE, _at("2026-04-18"), {"simplejson"})
+    assert set(common) == {*idiom, rare[1]}
 
 
 def test_a_reference_released_by_t_discounts_as_before() -> None:
