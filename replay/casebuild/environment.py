@@ -7,7 +7,10 @@
 2. The registry: the project's build requirements, its runtime dependencies and the named
    extras, and the test requirements, each resolved as of T for that interpreter
    (:func:`replay.registry.record.record_for_project`).
-3. The setup: ``python -m pip install -e .[extras] REQUIREMENTS`` (``pip install .`` where the
+3. The setup: ``python -m pip install --ignore-installed -e .[extras] REQUIREMENTS``
+   (``--ignore-installed``: pip installs beside the Python packages Debian put in the base
+   image, which it cannot uninstall: trixie's ``packaging``, the images' ``setuptools`` and
+   ``wheel``; what it installs comes first on the path) (``pip install .`` where the
    release's pip cannot install the project editable: pip before 21.3 needs a ``setup.py``).
    The hidden tests are run by pytest (it runs unittest TestCases as well, and writes the JUnit
    report the grader reads): when the project's test requirements do not name it (a project
@@ -187,7 +190,7 @@ def setup_command(checkout: Path, release: Release, wanted: Wanted) -> str:
     editable = (checkout / "setup.py").is_file() or release.name not in _EDITABLE_WITHOUT_SETUP_PY
     target = f"-e .{extras}" if editable else f".{extras}"
     words = [target, *(_quote(r) for r in wanted.requires)]
-    return "python -m pip install " + " ".join(words)
+    return "python -m pip install --ignore-installed " + " ".join(words)
 
 
 def _quote(req: str) -> str:
