@@ -169,6 +169,7 @@ def _check_test_ids(path: Path, work: Path, case: Case) -> None:
             target = work / file
             if not target.is_file():
                 raise CaseError(path, f"{test_id}: no file {file} after the hidden tests", where)
-            name = rest.split("::")[-1].split("[")[0]
+            # The parameter part ([...]) is the parameter as written and may hold "::".
+            name = rest.split("[", 1)[0].split("::")[-1]
             if name and not re.search(rf"\bdef {re.escape(name)}\b", target.read_text()):
                 raise CaseError(path, f"{test_id}: no test {name} in {file}", where)

@@ -39,6 +39,18 @@ def test_valid_case_passes(capsys, tiny_case: Path) -> None:
     assert "1 FAIL_TO_PASS and 1 PASS_TO_PASS" in result.out
 
 
+def test_a_parameter_holding_double_colons_is_no_test_name(capsys, tiny_case: Path) -> None:
+    """Found by the held-out corpus (dateutil 2020): pytest's id of a parametrized test keeps
+    its parameter as written, ``test_invalid_GNU_tzstr[,dfughdfuigpu87\xf1::]``; the
+    validator split it at its last ``::`` and looked for a test named ``]``."""
+    edit(
+        tiny_case,
+        lambda d: d["hidden_tests"]["pass_to_pass"].append("test_lib.py::test_zero[a::b]"),
+    )
+    result = run_cli(capsys, "case", "validate", str(tiny_case))
+    assert result.code == 0, result.err
+
+
 def test_paths_are_resolved_against_the_case_file(tiny_case: Path) -> None:
     case = load_case(tiny_case)
     assert case.gold.patch == (tiny_case.parent / "gold.patch").resolve()
