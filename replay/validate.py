@@ -160,16 +160,26 @@ def _check_humans(path: Path, case: Case, snapshot: Snapshot) -> None:
                 raise CaseError(path, f"no Slack thread {reply.thread!r}", f"humans[{i}].thread")
 
 
+def test_id_problem(work: Path, test_id: str) -> str | None:
+    """Why ``test_id`` names no test function of the tree ``work`` (its file missing, or no
+    ``def`` of its name there), or None when it names one. An item a pytest plugin adds per
+    file (pytest-mypy's ``::mypy``, pytest-flake8's ``::flake8``, pytest-checkdocs'
+    ``::project``) names none: it checks the files, not the code's behaviour."""
+    file, _, rest = test_id.partition("::")
+    target = work / file
+    if not target.is_file():
+        return f"no file {file} after the hidden tests"
+    # The parameter part ([...]) is the parameter as written and may hold "::".
+    name = rest.split("[", 1)[0].split("::")[-1]
+    if name and not re.search(rf"\bdef {re.escape(name)}\b", target.read_text()):
+        return f"no test {name} in {file}"
+    return None
+
+
 def _check_test_ids(path: Path, work: Path, case: Case) -> None:
     tests = case.hidden_tests
     for field, ids in (("fail_to_pass", tests.fail_to_pass), ("pass_to_pass", tests.pass_to_pass)):
         for i, test_id in enumerate(ids):
-            file, _, rest = test_id.partition("::")
-            where = f"hidden_tests.{field}[{i}]"
-            target = work / file
-            if not target.is_file():
-                raise CaseError(path, f"{test_id}: no file {file} after the hidden tests", where)
-            # The parameter part ([...]) is the parameter as written and may hold "::".
-            name = rest.split("[", 1)[0].split("::")[-1]
-            if name and not re.search(rf"\bdef {re.escape(name)}\b", target.read_text()):
-                raise CaseError(path, f"{test_id}: no test {name} in {file}", where)
+            problem = test_id_problem(work, test_id)
+            if problem is not None:
+                raise CaseError(path, f"{test_id}: {problem}", f"hidden_tests.{field}[{i}]")

@@ -304,13 +304,53 @@ def create_case(
             path = _create_with_environment(spec, src, out, runtime)
     with step("measure"):
         measured = measure(path, runtime, repeats)
-        if not measured.lists.fail_to_pass:
+        lists, left_out = named_tests(path, measured.lists)
+        if left_out:
+            shown = ", ".join(left_out[:4]) + (
+                f" and {len(left_out) - 4} more" if left_out[4:] else ""
+            )
+            say(
+                f"left out of the test lists, as items a pytest plugin adds per file (they "
+                f"check the files, not the code's behaviour): {shown}"
+            )
+        if not lists.fail_to_pass:
             logs = measured.write_logs(path.parent / "logs")
+            measured = dataclasses.replace(measured, lists=lists)
             raise MeasureError(f"{path}: {measured.explain(spec.command, logs)}")
-    write_lists(path, measured.lists)
+    write_lists(path, lists)
     with step("image-audit"):
         _check_images(path, runtime)
-    return path, measured.lists
+    return path, lists
+
+
+def named_tests(path: Path, lists: TestLists) -> tuple[TestLists, list[str]]:
+    """``lists`` less the ids that name no test function in the tree under test (the base,
+    the gold patch and the hidden tests), and those ids: items a pytest plugin adds per file
+    (pytest-mypy's ``::mypy``, pytest-checkdocs' ``::project``), which the case file's
+    validation refuses (:func:`replay.validate.test_id_problem`)."""
+    from replay.snapshot import load_snapshot
+    from replay.validate import test_id_problem
+
+    case = load_case(path)
+    snapshot = load_snapshot(case.snapshot)
+    with tempfile.TemporaryDirectory(prefix="replay-lists-") as tmp:
+        work = snapshot.restore(case.repository.name, Path(tmp) / "repo")
+        for patch in (case.gold.patch, case.hidden_tests.patch):
+            gitrepo.run(work, "apply", "--binary", str(patch))
+        left_out = [
+            t
+            for t in [*lists.fail_to_pass, *lists.pass_to_pass]
+            if test_id_problem(work, t) is not None
+        ]
+    if not left_out:
+        return lists, []
+    gone = set(left_out)
+    kept = dataclasses.replace(
+        lists,
+        fail_to_pass=[t for t in lists.fail_to_pass if t not in gone],
+        pass_to_pass=[t for t in lists.pass_to_pass if t not in gone],
+    )
+    return kept, left_out
 
 
 class LeakError(ReplayError):

@@ -11,6 +11,7 @@ import pytest
 from replay.base import gitrepo
 from replay.base.case import load_case
 from replay.base.errors import InputError, ToolError
+from replay.casebuild.casedir import write_case_dir
 from replay.casebuild.create import create_case, spec_from_fix
 from replay.casebuild.testlists import MeasureError, classify
 from replay.grade.hidden_tests import GradingError
@@ -160,3 +161,24 @@ def test_a_missing_test_runner_is_the_environments_fault(tmp_path: Path) -> None
     logs = next((tmp_path / "case").rglob("logs"))
     assert text.endswith(f"full logs: {logs}")
     assert "No module named pytest" in (logs / "tests-1.log").read_text()
+
+
+def test_items_a_pytest_plugin_adds_are_left_out_of_the_lists(tmp_path: Path) -> None:
+    """Found by the held-out corpus (inflect 2023, tested with pytest-mypy): the measured
+    lists held ``tests/test_an.py::mypy``, an item the plugin adds per file, and the case
+    file's validation refused it ("no test mypy"). Such items check files, not behaviour:
+    they are left out, and said."""
+    from replay.casebuild.create import named_tests
+    from replay.casebuild.testlists import TestLists
+
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    path, _ = write_case_dir(spec_from_fix("shapes", shapes_source(repo, fix)), tmp_path / "c")
+    lists = TestLists(
+        fail_to_pass=["tests/test_shapes.py::test_area_multiplies", "tests/test_shapes.py::mypy"],
+        pass_to_pass=["tests/test_shapes.py::test_perimeter", "tests/test_shapes.py::mypy-status"],
+        flaky=[],
+    )
+    kept, left_out = named_tests(path, lists)
+    assert kept.fail_to_pass == ["tests/test_shapes.py::test_area_multiplies"]
+    assert kept.pass_to_pass == ["tests/test_shapes.py::test_perimeter"]
+    assert left_out == ["tests/test_shapes.py::mypy", "tests/test_shapes.py::mypy-status"]
