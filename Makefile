@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench redteam redteam-all demo-snapshot wheelhouse harnesses harnesses-all system-deps-demo system-deps-test
+.PHONY: demo test lint bench redteam redteam-all demo-snapshot wheelhouse harnesses harnesses-all system-deps-demo system-deps-test real-set
 
 # What the targets need from Debian's packages (debootstrap for the base image; gh, npm, chromium and
 # iproute2 for the tests): installed when run as root, else the exact command, before any work.
@@ -50,6 +50,17 @@ demo: system-deps-demo $(BIN)/replay $(GATEWAY)
 	$(BIN)/replay run $(REAL_CASES) --harness reference \
 	  --stub gold --stub cheat --stub reckless \
 	  --expect gold=pass --expect cheat=model_fail --expect reckless=model_fail
+
+# The real set (cases/real/, issue 34): fixes of public repositories made by `replay case
+# create --from` naming only what each repository declares for its tests, each replayed with
+# the gold fix and idly (one run each); prints the yield table and fails unless every gold
+# run passes and every idle run fails. Not part of `make demo` (its own environment image per
+# case: about an hour here on 2 cores).
+REAL_SET = $(wildcard cases/real/*/case.yaml)
+
+real-set: system-deps-demo $(BIN)/replay $(GATEWAY)
+	$(BIN)/replay case validate $(REAL_SET)
+	$(BIN)/replay case calibrate $(REAL_SET) --runs 1
 
 lint: $(BIN)/replay $(GATEWAY)
 	$(BIN)/ruff check replay fakes tests contract_tests bench

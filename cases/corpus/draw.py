@@ -164,14 +164,14 @@ def is_candidate(repo: Path, c: Commit, taken_back: set[str]) -> bool:
     )
 
 
-def spread(candidates: list[Commit]) -> list[Commit]:
-    """Up to :data:`PER_REPOSITORY`, the newest of evenly spaced years, then the newest left."""
+def spread(candidates: list[Commit], per_repository: int = PER_REPOSITORY) -> list[Commit]:
+    """Up to ``per_repository``, the newest of evenly spaced years, then the newest left."""
     by_year: dict[int, list[Commit]] = {}
     for c in candidates:  # newest first, as git log gives them
         by_year.setdefault(c.landed.year, []).append(c)
     years = sorted(by_year)
     n = len(years)
-    k = min(PER_REPOSITORY, n)
+    k = min(per_repository, n)
     if k == 0:
         return []
     if k == 1:
@@ -180,7 +180,7 @@ def spread(candidates: list[Commit]) -> list[Commit]:
         picked_years = [years[int(i * (n - 1) / (k - 1) + 0.5)] for i in range(k)]
     chosen = [by_year[y][0] for y in picked_years]
     for c in candidates:
-        if len(chosen) >= PER_REPOSITORY:
+        if len(chosen) >= per_repository:
             break
         if c not in chosen:
             chosen.append(c)
@@ -450,13 +450,36 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "issue34.yaml")
+    ap.add_argument(
+        "--per-repository", type=int, default=PER_REPOSITORY, help="fixes per repository"
+    )
+    ap.add_argument(
+        "--exclude",
+        type=Path,
+        action="append",
+        default=[],
+        help="a list whose fixes are no candidates (the real set leaves out the corpus's)",
+    )
     args = ap.parse_args(argv)
+    excluded = {
+        line.split(":", 1)[1].strip()
+        for path in args.exclude
+        for line in path.read_text().splitlines()
+        if line.strip().startswith("fix:")
+    }
     header = [
         f"# Issue 34's held-out corpus, drawn {DRAWN} by draw.py (README.md's rule); not edited",
         "# by hand. Clones: git clone /work/.mirror/<owner>+<name>/repo clones/<owner>+<name>",
         "schema: 1",
         "fixes:",
     ]
+    if args.exclude or args.per_repository != PER_REPOSITORY:
+        header[0:2] = [
+            f"# Drawn by draw.py --per-repository {args.per_repository}"
+            + "".join(f" --exclude {p}" for p in args.exclude)
+            + f" --out {args.out.name} (the corpus's rule, README.md);",
+            "# not edited by hand. Clones as the corpus's: cases/corpus/README.md section 5.",
+        ]
     body: list[str] = []
     total = 0
     for name in REPOSITORIES:
@@ -466,11 +489,13 @@ def main(argv: list[str] | None = None) -> int:
         head = git(repo, "rev-parse", "HEAD").strip()
         taken_back = reverted(repo)
         history = first_parent_history(repo)
-        candidates = [c for c in history if is_candidate(repo, c, taken_back)]
+        candidates = [
+            c for c in history if c.sha not in excluded and is_candidate(repo, c, taken_back)
+        ]
         years: dict[int, int] = {}
         for c in candidates:
             years[c.landed.year] = years.get(c.landed.year, 0) + 1
-        chosen = spread(candidates)
+        chosen = spread(candidates, args.per_repository)
         total += len(chosen)
         per_year = " ".join(f"{y}:{years[y]}" for y in sorted(years))
         picked = " ".join(str(c.landed.year) for c in chosen)
