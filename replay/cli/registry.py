@@ -153,6 +153,44 @@ def record(
         out.print(dump_index(index), end="")
 
 
+@app.command("fetch")
+def fetch(
+    cases: Annotated[
+        list[Path], typer.Argument(help="Case files (case.yaml) or snapshot directories.")
+    ],
+    upstream: Annotated[
+        str | None,
+        typer.Option(help="The index they were recorded from; default: pip's (PIP_INDEX_URL)."),
+    ] = None,
+) -> None:
+    """Bring into the blob store the registry files the cases list and it lacks, from the
+    index they were recorded from, each checked against its recorded sha256."""
+    from replay.base.blobs import BlobStore
+    from replay.base.case import load_case
+    from replay.base.manifest import RegistryIndex
+    from replay.registry.fetch import fetch_missing
+    from replay.registry.upstream import Upstream, default_index_url
+
+    indexes = []
+    for path in cases:
+        snapshot = load_case(path).snapshot if path.is_file() else path
+        index = snapshot / "registry" / "index.json"
+        if not index.is_file():
+            raise InputError(path, f"no registry index at {index}: give a case.yaml or a snapshot")
+        indexes.append(RegistryIndex.model_validate_json(index.read_text()))
+    done = fetch_missing(
+        indexes, BlobStore(), Upstream(upstream or default_index_url()), say=out.print
+    )
+    out.print(
+        f"{done.files} file(s) fetched ({done.bytes / 1e6:.1f} MB), {done.present} already here"
+        + (f", {len(done.failed)} not fetched" if done.failed else "")
+    )
+    for line in done.failed:
+        out.print(f"  NOT FETCHED {line}", markup=False)
+    if done.failed:
+        raise typer.Exit(1)
+
+
 @app.command("serve")
 def serve(
     snapshot: Annotated[Path, typer.Argument(help="Snapshot directory.")],
