@@ -52,13 +52,16 @@ demo: system-deps-demo $(BIN)/replay $(GATEWAY)
 	  --expect gold=pass --expect cheat=model_fail --expect reckless=model_fail
 
 # The real set (cases/real/, issue 34): fixes of public repositories made by `replay case
-# create --from` naming only what each repository declares for its tests, each replayed with
+# create --from` naming only what each repository declares for its tests (their histories
+# ship in snapshots/blobs; their registries' files, mostly the projects' development tooling,
+# are fetched from PyPI by sha256 first, about 200 MB), each replayed with
 # the gold fix and idly (one run each); prints the yield table and fails unless every gold
 # run passes and every idle run fails. Not part of `make demo` (its own environment image per
 # case: about an hour here on 2 cores).
 REAL_SET = $(wildcard cases/real/*/case.yaml)
 
 real-set: system-deps-demo $(BIN)/replay $(GATEWAY)
+	$(BIN)/replay registry fetch $(REAL_SET)
 	$(BIN)/replay case validate $(REAL_SET)
 	$(BIN)/replay case calibrate $(REAL_SET) --runs 1
 
