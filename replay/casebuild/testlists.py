@@ -29,6 +29,9 @@ class MeasureError(ReplayError):
     (the command, the exit statuses, the output's last lines, where the full logs are)."""
 
 
+_FAILED = frozenset({"failed", "error"})
+
+
 @dataclass(frozen=True)
 class TestLists:
     fail_to_pass: list[str]
@@ -73,7 +76,7 @@ class Measurement:
         words: the test command, each side's exit statuses and counts, and the last lines of
         the run with the gold patch (and of the one without, when it differs)."""
         lines = [
-            "no test fails before the gold patch and passes after it",
+            f"no test fails before the gold patch and passes after it: {self.diagnosis()}",
             f"  test command: {command}",
         ]
         for label, run in (("without the gold patch", self.before), ("with it", self.after)):
@@ -95,6 +98,35 @@ class Measurement:
         if logs is not None:
             lines.append(f"  full logs: {logs}")
         return "\n".join(lines)
+
+    def diagnosis(self) -> str:
+        """What the two sides' results say about the fix, in the project's terms, and what
+        would change the outcome."""
+        before = [s for one in _statuses(self.before.reports) for s in one.values()]
+        after = [s for one in _statuses(self.after.reports) for s in one.values()]
+        codes = {*self.before.verdict.exit_codes, *self.after.verdict.exit_codes}
+        if not before and not after:
+            if codes == {5}:
+                return (
+                    "pytest collected no test from the fix's test files on either side (exit "
+                    "5): they hold no test it runs (a file for a type checker, a module the "
+                    "tests import); there is nothing to grade with"
+                )
+            return (
+                "the test command ran no test on either side: the environment cannot run the "
+                "tests (the last lines say why; an interpreter or test runner the project at T "
+                "does not work with, or a setup that missed a requirement)"
+            )
+        if not any(s in _FAILED for s in before):
+            return (
+                "the fix's tests pass before it too: it changes no behaviour they test here (a "
+                "refactor, a typo or lint fix, a fix for another interpreter or platform, or a "
+                "bug these tests do not reach); only a test that shows the bug would make a case"
+            )
+        return (
+            "the tests that fail before the fix still fail after it, here: the fix needs "
+            "something the environment lacks (the last lines say what)"
+        )
 
     def write_logs(self, directory: Path) -> Path:
         """Every run's full output under ``directory`` (``before-1.log``, ``after-1.log``...)."""

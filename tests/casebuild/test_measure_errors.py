@@ -42,3 +42,45 @@ def test_a_failing_setup_command_is_named_with_its_output(tmp_path: Path) -> Non
     assert text.endswith(f"log: {log}")
     assert "replay-measure-setup-said-this" in log.read_text()
     assert "replay-setup-42-began" not in text and "replay-setup-42-began" in log.read_text()
+
+
+def _junit(**cases: str) -> bytes:
+    body = "".join(
+        f'<testcase classname="tests.test_x" name="{name}">'
+        + ("<failure message='x'/>" if status == "failed" else "")
+        + "</testcase>"
+        for name, status in cases.items()
+    )
+    return f'<testsuites><testsuite name="pytest">{body}</testsuite></testsuites>'.encode()
+
+
+def _side(reports: list[bytes | None], codes: list[int]) -> object:
+    from types import SimpleNamespace
+
+    verdict = SimpleNamespace(exit_codes=codes)
+    return SimpleNamespace(reports=reports, verdict=verdict, outputs=["out"], stopped=None)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "codes", "says"),
+    [
+        ([_junit(test_a="passed")], [_junit(test_a="passed")], [0], "pass before it too"),
+        ([None], [None], [5], "pytest collected no test from the fix's test files"),
+        ([None], [None], [1], "ran no test on either side"),
+        ([_junit(test_a="failed")], [_junit(test_a="failed")], [1], "still fail after it"),
+    ],
+)
+def test_an_empty_measurement_says_what_it_means_for_the_fix(
+    before: list[bytes | None], after: list[bytes | None], codes: list[int], says: str
+) -> None:
+    """Found by the held-out corpus: 19 of its stops said only "no test fails before the gold
+    patch and passes after it"; the line now says what the two sides mean for the fix (typo
+    fixes, type-checker files, an environment that cannot run the tests) in the project's
+    terms, and what would change it."""
+    from replay.casebuild.testlists import Measurement, TestLists
+
+    lists = TestLists(fail_to_pass=[], pass_to_pass=[], flaky=[])
+    m = Measurement(lists, _side(before, codes), _side(after, codes))  # type: ignore[arg-type]
+    first = m.explain("python -m pytest").splitlines()[0]
+    assert first.startswith("no test fails before the gold patch and passes after it: ")
+    assert says in first
