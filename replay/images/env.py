@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -171,8 +172,30 @@ class SetupError(SandboxError):
         self.output = output
 
 
+_FATAL = re.compile(r"fatal error: .+|No such file or directory: .+")
+_EXCEPTION = re.compile(
+    r"^\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Conflict)\b: .+$", re.MULTILINE
+)
+_PIP_ERROR = re.compile(r"^ERROR: (?!Command errored out|Failed building|Could not build).+$", re.M)
+
+
+def cause_line(output: str) -> str | None:
+    """The line of a failed setup's output that says why, when one does: a compiler's fatal
+    error (a header missing), else the last exception a build raised, else pip's own first
+    ``ERROR:`` line that is not its boilerplate ("Command errored out")."""
+    for pattern, pick in ((_FATAL, 0), (_EXCEPTION, -1), (_PIP_ERROR, 0)):
+        found = [m.group(0).strip() for m in pattern.finditer(output)]
+        if found:
+            return found[pick][:300]
+    return None
+
+
 def _check(result: Any, what: str) -> None:
     if not result.ok:
         why = f"hit its {result.limit} limit" if result.limit else f"exited {result.exit_code}"
         output = result.out + result.err
-        raise SetupError(f"environment setup {what!r} {why}: {output[-3000:]}", what, output)
+        cause = cause_line(output)
+        head = f"environment setup {what!r} {why}" + (f": {cause}" if cause else "")
+        raise SetupError(
+            f"{head}: {output[-3000:]}" if not cause else f"{head}\n{output[-3000:]}", what, output
+        )

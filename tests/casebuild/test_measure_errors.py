@@ -84,3 +84,39 @@ def test_an_empty_measurement_says_what_it_means_for_the_fix(
     first = m.explain("python -m pytest").splitlines()[0]
     assert first.startswith("no test fails before the gold patch and passes after it: ")
     assert says in first
+
+
+@pytest.mark.parametrize(
+    ("output", "cause"),
+    [
+        # dateutil 2019: setuptools as of T on Python 3.9 (in pip's isolated build).
+        (
+            "  Getting requirements to build wheel: finished with status 'error'\n"
+            "  ERROR: Command errored out with exit status 1:\n"
+            "   command: /usr/bin/python /tmp/x/_in_process.py get_requires_for_build_wheel\n"
+            "  Traceback (most recent call last):\n"
+            "  AttributeError: 'HTMLParser' object has no attribute 'unescape'\n"
+            "WARNING: Discarding file:///workspace/repo. Command errored out with exit status 1\n"
+            "ERROR: Command errored out with exit status 1: /usr/bin/python ...\n",
+            "AttributeError: 'HTMLParser' object has no attribute 'unescape'",
+        ),
+        # colorama 2020: cffi built from source without libffi's headers.
+        (
+            "    c/_cffi_backend.c:15:10: fatal error: ffi.h: No such file or directory\n"
+            "    error: command '/usr/bin/x86_64-linux-gnu-gcc' failed with exit code 1\n",
+            "fatal error: ffi.h: No such file or directory",
+        ),
+        (
+            "ERROR: Could not find a version that satisfies the requirement x\n"
+            "ERROR: No matching distribution found for x\n",
+            "ERROR: Could not find a version that satisfies the requirement x",
+        ),
+        ("setting up\nall went wrong quietly\n", None),
+    ],
+)
+def test_a_failed_setup_says_its_cause_first(output: str, cause: str | None) -> None:
+    """Found by the corpus: a stop's one line ended with whatever 20 characters the output's
+    last 3000 began with ("le:///workspace/repo"); it now leads with the line that says why."""
+    from replay.images.env import cause_line
+
+    assert cause_line(output) == cause
