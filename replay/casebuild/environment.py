@@ -7,10 +7,9 @@
 2. The registry: the project's build requirements, its runtime dependencies and the named
    extras, and the test requirements, each resolved as of T for that interpreter
    (:func:`replay.registry.record.record_for_project`).
-3. The setup: ``python -m pip install --ignore-installed -e .[extras] REQUIREMENTS``
-   (``--ignore-installed``: pip installs beside the Python packages Debian put in the base
-   image, which it cannot uninstall: trixie's ``packaging``, the images' ``setuptools`` and
-   ``wheel``; what it installs comes first on the path) (``pip install .`` where the
+3. The setup: ``python -m pip install -e .[extras] REQUIREMENTS`` (on trixie with
+   ``--ignore-installed``: pip installs beside the Python packages Debian put in the image
+   without a RECORD file, which it cannot uninstall) (``pip install .`` where the
    release's pip cannot install the project editable: pip before 21.3 needs a ``setup.py``).
    The hidden tests are run by pytest (it runs unittest TestCases as well, and writes the JUnit
    report the grader reads): when the project's test requirements do not name it (a project
@@ -91,6 +90,13 @@ REBUILD = "python setup.py build_ext --inplace -q"
 code of the tree as it is (the agent's diff, the gold patch), not what the image compiled at
 the base commit."""
 _EDITABLE_WITHOUT_SETUP_PY = frozenset({"bullseye"})
+_DISTS_WITHOUT_RECORD = frozenset({"trixie"})
+"""Releases whose image holds Python packages Debian installed without a ``RECORD`` file
+(trixie's ``packaging``), which their pip refuses to uninstall when a requirement wants
+another version: the setup installs with ``--ignore-installed`` there. Not on bullseye and
+bookworm, whose pip leaves Debian's packages alone and installs beside them anyway; there
+``--ignore-installed`` would put an old setuptools as of T, which a test requirement such as
+pytest 4 names, over the image's (boltons 2019: setuptools 41 does not run on Python 3.9)."""
 """Releases whose pip (20.3) installs a project editable only through its setup.py."""
 
 
@@ -190,7 +196,8 @@ def setup_command(checkout: Path, release: Release, wanted: Wanted) -> str:
     editable = (checkout / "setup.py").is_file() or release.name not in _EDITABLE_WITHOUT_SETUP_PY
     target = f"-e .{extras}" if editable else f".{extras}"
     words = [target, *(_quote(r) for r in wanted.requires)]
-    return "python -m pip install --ignore-installed " + " ".join(words)
+    ignore = "--ignore-installed " if release.name in _DISTS_WITHOUT_RECORD else ""
+    return f"python -m pip install {ignore}" + " ".join(words)
 
 
 def _quote(req: str) -> str:

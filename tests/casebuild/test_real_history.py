@@ -63,9 +63,7 @@ def test_case_create_from_real_history_derives_its_environment_as_of_t(tmp_path:
     # The interpreter of T: Debian bullseye's Python 3.9 (bookworm came out in 2023).
     assert case.environment.base_image == "replay-base:bullseye"
     # Nothing named but the test requirements: the setup is derived, the command the default.
-    assert case.environment.setup == [
-        "python -m pip install --ignore-installed . -r tests/requirements.txt"
-    ]
+    assert case.environment.setup == ["python -m pip install . -r tests/requirements.txt"]
     assert case.hidden_tests.command.startswith("python -m pytest -q -o cache_dir=")
     # The registry holds what pip at T chose: the project's build backend, final releases,
     # each with its reason (the pre-releases PyPI had then are tests/registry's business: this
