@@ -107,3 +107,18 @@ def test_provenance_license_and_interpreter(path: Path) -> None:
     # The interpreter is the one current at T that the project admits.
     assert case.environment.base_image == base_tag(wanted, case.environment.toolchains)
     assert audit(snapshot, case) == []
+
+
+REPRESENTATIVE = ROOT / "cases" / "real" / "wrapt-2019-aee6c12" / "case.yaml"
+"""CI's one case of the real set (`make real-set` replays them all): wrapt's January 2019 fix,
+older than 2020, with a C extension rebuilt before its tests, on bullseye's Python 3.9 with
+the build toolchain, from the registry and history shipped in the repository."""
+
+
+def test_a_real_set_case_calibrates_from_what_is_shipped(tmp_path: Path) -> None:
+    from replay.run.calibrate import calibrate
+    from replay.run.runner import RunOptions
+
+    options = RunOptions(out=tmp_path / "runs", db=str(tmp_path / "results.db"))
+    result = calibrate(REPRESENTATIVE, options, runs=1)
+    assert result.calibrated, [r.reason for r in [*result.gold, *result.idle]]

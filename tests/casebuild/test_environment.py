@@ -298,7 +298,8 @@ def test_what_the_fix_adds_to_the_test_requirements_is_installed_too(tmp_path: P
         planned = plan_environment(repo, base, T, wanted, blobs, fix)
         plain = plan_environment(repo, base, T, wanted, blobs)
     assert planned.setup == [
-        "python -m pip install -e .[test] -r requirements-test.txt iniconfig pytest"
+        "python -m pip install --ignore-installed -e .[test] -r requirements-test.txt "
+        "iniconfig pytest"
     ]
     assert ("iniconfig", "2.0") in _why(planned.files)
     assert planned.notes[0] == (
