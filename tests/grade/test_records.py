@@ -173,3 +173,32 @@ def test_records_cut_at_the_cap_hold_what_was_read_and_spare_what_was_not() -> N
     ]
     # Read whole, the same bytes are a stray line.
     assert GuardRecord.parse(kept).malformed == 2  # type: ignore[union-attr]
+
+
+def _xfail_marked(data: bytes, name: str) -> bytes:
+    """The records with ``name``'s phases marked xfail (``wasxfail`` on pytest's reports)."""
+    out = []
+    for line in data.splitlines():
+        record = json.loads(line)
+        if record.get("id") == f"tests/test_a.py::{name}":
+            record["xfail"] = True
+        out.append(json.dumps(record).encode())
+    return b"\n".join(out) + b"\n"
+
+
+def test_an_xfail_marked_test_that_passes_is_a_pass_as_pytest_reports_it() -> None:
+    """Found by the real set (arrow 2021): the fix's tests stayed marked xfail (not strict)
+    and passed with it; pytest's JUnit report calls an unexpected pass passed, the guard's
+    records called it skipped, and the gold run was judged a spoof ("kinder than what
+    ran"). An xfail-marked test whose body ran without raising passed; one that raised is
+    still no pass, and a strict one that passes is reported failed by pytest itself."""
+    ran = {"test_x": "passed", "test_y": "passed"}
+    got = verdict(junit(**ran), 0, _xfail_marked(records(ran, exitstatus=0), "test_x"))
+    assert not got.spoofed, got.spoof_reasons
+    assert got.resolved
+    raised = {"test_x": "skipped", "test_y": "passed"}  # XFAIL: pytest says skipped
+    data = _xfail_marked(records(raised, exitstatus=0), "test_x")
+    got = verdict(junit(test_x="skipped", test_y="passed"), 0, data)
+    assert not got.spoofed and not got.resolved
+    lie = verdict(junit(test_x="passed", test_y="passed"), 0, data)
+    assert lie.spoofed and not lie.resolved  # an XFAIL reported passed is still a lie
