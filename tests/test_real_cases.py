@@ -13,7 +13,7 @@ import pytest
 from replay.base import gitrepo
 from replay.base.case import Case, load_case
 from replay.base.errors import ToolError
-from replay.casebuild.casedir import LICENSE_FILES
+from replay.casebuild.casedir import license_at, license_text
 from replay.casebuild.environment import export_tree
 from replay.images.base import base_tag, choose_release, read_requires_python
 from replay.snapshot import load_snapshot
@@ -100,8 +100,8 @@ def test_provenance_license_and_interpreter(path: Path) -> None:
             gitrepo.run(cut, "cat-file", "-e", f"{prov.fix_commit}^{{commit}}")
         assert gitrepo.run(cut, "rev-parse", "HEAD") == case.repository.base_commit
         # The license shipped beside the case is the repository's own at the base.
-        shipped = next(cut / n for n in LICENSE_FILES if (cut / n).is_file())
-        assert shipped.read_text() == prov.license_file.read_text()
+        shipped = license_text(license_at(cut, "HEAD")).replace("\r\n", "\n")
+        assert shipped == prov.license_file.read_text()  # (read_text reads CRLF as LF)
         project = export_tree(cut, "HEAD", Path(tmp) / "project")
         wanted = choose_release(case.at, read_requires_python(project))
     # The interpreter is the one current at T that the project admits.
