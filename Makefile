@@ -57,7 +57,7 @@ demo: system-deps-demo $(BIN)/replay $(GATEWAY)
 # are fetched from PyPI by sha256 first, about 200 MB), each replayed with
 # the gold fix and idly (one run each); prints the yield table and fails unless every gold
 # run passes and every idle run fails. Not part of `make demo` (its own environment image per
-# case: about an hour here on 2 cores).
+# case: 20 minutes here on 2 cores with the images built).
 REAL_SET = $(wildcard cases/real/*/case.yaml)
 
 real-set: system-deps-demo $(BIN)/replay $(GATEWAY)
