@@ -64,7 +64,12 @@ from replay.registry.record import (
     record_for_project,
     record_python,
 )
-from replay.registry.requirements import RequirementsError, expand_specs, read_project
+from replay.registry.requirements import (
+    RequirementsError,
+    expand_specs,
+    read_project,
+    requirement_name,
+)
 from replay.registry.slot import dump_index, read_index, write_index
 from replay.runtime.base import Runtime, SandboxError
 
@@ -90,6 +95,7 @@ REBUILD = "python setup.py build_ext --inplace -q"
 code of the tree as it is (the agent's diff, the gold patch), not what the image compiled at
 the base commit."""
 _EDITABLE_WITHOUT_SETUP_PY = frozenset({"bullseye"})
+"""Releases whose pip (20.3) installs a project editable only through its setup.py."""
 _DISTS_WITHOUT_RECORD = frozenset({"trixie"})
 """Releases whose image holds Python packages Debian installed without a ``RECORD`` file
 (trixie's ``packaging``), which their pip refuses to uninstall when a requirement wants
@@ -97,7 +103,6 @@ another version: the setup installs with ``--ignore-installed`` there. Not on bu
 bookworm, whose pip leaves Debian's packages alone and installs beside them anyway; there
 ``--ignore-installed`` would put an old setuptools as of T, which a test requirement such as
 pytest 4 names, over the image's (boltons 2019: setuptools 41 does not run on Python 3.9)."""
-"""Releases whose pip (20.3) installs a project editable only through its setup.py."""
 
 
 class SettleError(ReplayError):
@@ -243,16 +248,10 @@ def added_by_fix(checkout: Path, fixed: Path, wanted: Wanted, target: Target) ->
             lines += [req for req, _ in project_wants(meta, target, wanted.extras)]
         return lines
 
-    def name(line: str) -> str | None:
-        try:
-            return canonicalize_name(Requirement(line).name)
-        except InvalidRequirement:
-            return None
-
-    before = {name(line) for line in declared(checkout)}
+    before = {requirement_name(line) for line in declared(checkout)}
     added = []
     for line in declared(fixed):
-        found = name(line)
+        found = requirement_name(line)
         if found is not None and found not in before and line not in added:
             req = Requirement(line)
             if req.marker is None or req.marker.evaluate(target.environment("")):

@@ -172,7 +172,7 @@ class SetupError(SandboxError):
         self.output = output
 
 
-_FATAL = re.compile(r"fatal error: .+|No such file or directory: .+")
+_FATAL = re.compile(r"fatal error: .+")
 _EXCEPTION = re.compile(
     r"^\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Conflict)\b: .+$", re.MULTILINE
 )
@@ -195,7 +195,5 @@ def _check(result: Any, what: str) -> None:
         why = f"hit its {result.limit} limit" if result.limit else f"exited {result.exit_code}"
         output = result.out + result.err
         cause = cause_line(output)
-        head = f"environment setup {what!r} {why}" + (f": {cause}" if cause else "")
-        raise SetupError(
-            f"{head}: {output[-3000:]}" if not cause else f"{head}\n{output[-3000:]}", what, output
-        )
+        head = f"environment setup {what!r} {why}" + (f": {cause}\n" if cause else ": ")
+        raise SetupError(head + output[-3000:], what, output)

@@ -34,7 +34,7 @@ class Fetched:
     files: int = 0
     bytes: int = 0
     present: int = 0
-    """Files (and metadata files) the store already held."""
+    """Files the store already held, with their core metadata."""
     failed: list[str] = field(default_factory=list)
 
 

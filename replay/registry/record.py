@@ -154,8 +154,6 @@ class _Plan:
     expanded: set[tuple[str, str, frozenset[str]]] = field(default_factory=set)
     built: set[str] = field(default_factory=set)
     """sha256 of the sdists whose build requirements are queued."""
-    left_out: list[str] = field(default_factory=list)
-    """pip's own fallback build requirements nothing at T satisfies (:func:`_pips_own_floor`)."""
 
 
 def _pips_own_floor(req: Requirement, origin: str | None) -> bool:
@@ -381,7 +379,6 @@ class PythonRecorder:
                     req,
                     exc,
                 )
-                plan.left_out.append(f"{req} ({want.origin})")
                 continue
             key = (name, version)
             plan.chosen.setdefault(key, files)

@@ -332,7 +332,7 @@ def read_source(read: Reader, egg_info: Reader | None = None) -> SourceMetadata:
         if setup_requires:
             build += setup_requires
             build_source += " and setuptools' setup_requires"
-        if not any(_name(r) == "wheel" for r in build):
+        if not any(requirement_name(r) == "wheel" for r in build):
             # setuptools before 70.1 asks for wheel when run (get_requires_for_build_wheel)
             build.append("wheel")
             build_source += "; wheel, which setuptools before 70.1 asks for"
@@ -391,7 +391,8 @@ def read_source(read: Reader, egg_info: Reader | None = None) -> SourceMetadata:
     return meta
 
 
-def _name(spec: str) -> str | None:
+def requirement_name(spec: str) -> str | None:
+    """The canonical project name a requirement string names; None if it is no requirement."""
     try:
         return canonicalize_name(Requirement(spec).name)
     except InvalidRequirement:
@@ -490,4 +491,5 @@ __all__ = [
     "read_requirements_file",
     "read_sdist",
     "read_source",
+    "requirement_name",
 ]

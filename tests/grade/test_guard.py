@@ -290,3 +290,28 @@ def test_what_old_pytest_adds_by_itself_is_not_a_change_but_a_forgery_is(
         "_pytest.junitxml.Junit.testcase",
         "py.test.ensuretemp",
     ]
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_marking_every_test_xfail_from_product_code_buys_nothing(
+    tmp_path: Path, guarded: bool
+) -> None:
+    """Since the guard counts an xfail-marked test that passes as passed (pytest's JUnit writer
+    does), the next try is to mark every test xfail from product code: a failing test is then
+    XFAIL, reported skipped, and a FAIL_TO_PASS test that is skipped is no pass, with or
+    without the records; with them, the patched xfail evaluation is named too (red-team
+    corpus: ``xfail-lib-everything``)."""
+    xml, code, record, _, _ = run(tmp_path / "repo", WRONG + attacks.LIB_XFAIL, guard=guarded)
+    verdict = judge([xml], [code], *LISTED, guards=[record] if guarded else None)
+    assert not verdict.resolved
+    assert "passed" not in set(verdict.fail_to_pass.values())
+    if guarded:
+        assert "_pytest.skipping.evaluate_xfail_marks" in " | ".join(verdict.spoof_reasons)
+    honest_xml, honest_code, honest, _, _ = run(
+        tmp_path / "honest", HONEST + attacks.LIB_XFAIL, guard=guarded
+    )
+    honest_verdict = judge(
+        [honest_xml], [honest_code], *LISTED, guards=[honest] if guarded else None
+    )
+    # XPASS everywhere: passes as pytest reports them, but the patch itself is still caught.
+    assert honest_verdict.resolved is (not guarded)

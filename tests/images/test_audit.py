@@ -38,7 +38,7 @@ from replay.images.audit import (
     reference_image,
     scan_image,
 )
-from replay.images.base import parse_base_tag, release_named
+from replay.images.base import Release, parse_base_tag, release_named
 from replay.images.env import ENV_REPOSITORY
 from replay.runtime import ContainerSpec, Runtime
 from replay.runtime.base import ENV_IMAGE_LABEL, IMAGE_KIND_LABEL
@@ -404,6 +404,16 @@ class _Built:
 REAL_CASE = Path(__file__).resolve().parents[2] / "cases" / "tomli-multiline-cr" / "case.yaml"
 
 
+def _reference(
+    at: str, base: str, built: tuple[str, ...]
+) -> tuple[Case, tuple[str, Release] | None]:
+    """The real tomli case moved to ``at`` on ``base``, and its reference with ``built``."""
+    case = load_case(REAL_CASE)
+    environment = case.environment.model_copy(update={"base_image": base})
+    case = case.model_copy(update={"at": _at(at), "environment": environment})
+    return case, reference_image(case, cast(Runtime, _Built(*built)))
+
+
 @pytest.mark.parametrize(
     ("at", "base", "built", "reference"),
     [
@@ -425,10 +435,7 @@ REAL_CASE = Path(__file__).resolve().parents[2] / "cases" / "tomli-multiline-cr"
 def test_the_reference_is_a_base_image_released_by_t(
     at: str, base: str, built: tuple[str, ...], reference: str | None
 ) -> None:
-    case = load_case(REAL_CASE)
-    environment = case.environment.model_copy(update={"base_image": base})
-    case = case.model_copy(update={"at": _at(at), "environment": environment})
-    found = reference_image(case, cast(Runtime, _Built(*built)))
+    case, found = _reference(at, base, built)
     assert (found[0] if found else None) == reference
     if found:
         assert found[1].released <= case.at.date()
@@ -468,10 +475,7 @@ def test_the_reference_is_a_base_image_released_by_t(
 def test_with_no_base_image_released_by_t_built_the_reference_is_the_oldest_built(
     at: str, base: str, built: tuple[str, ...], reference: str | None
 ) -> None:
-    case = load_case(REAL_CASE)
-    environment = case.environment.model_copy(update={"base_image": base})
-    case = case.model_copy(update={"at": _at(at), "environment": environment})
-    found = reference_image(case, cast(Runtime, _Built(*built)))
+    case, found = _reference(at, base, built)
     assert (found[0] if found else None) == reference
     if found:
         parsed = parse_base_tag(found[0])
