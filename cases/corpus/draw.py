@@ -53,6 +53,38 @@ REPOSITORIES = (
 )
 """README.md's table, in its order (reserves would be appended in theirs)."""
 
+SECOND = (
+    "jazzband/prettytable",
+    "un33k/python-slugify",
+    "pyparsing/pyparsing",
+    "python-jsonschema/jsonschema",
+    "grantjenks/python-sortedcontainers",
+    "ultrajson/ultrajson",
+    "python-rapidjson/python-rapidjson",
+    "stefankoegl/python-json-patch",
+    "more-itertools/more-itertools",
+    "tkem/cachetools",
+    "jpadilla/pyjwt",
+    "python-semver/python-semver",
+    "jmespath/jmespath.py",
+    "carpedm20/emoji",
+    "msgpack/msgpack-python",
+    "python-hyper/h11",
+    "scrapy/w3lib",
+    "mozilla/bleach",
+)
+"""Section 9.1's table, in its order: the second held-out corpus."""
+SECOND_DRAWN = "2026-12-04"
+
+CHORE_OR_INTERPRETER = re.compile(
+    r"\b(typos?|spelling|lint|linting|linter|flake8|pylint|black|ruff|pyupgrade|isort|mypy"
+    r"|pyright|pre-commit|formatting|docstrings?|docs|documentation|ci|flaky|warnings?"
+    r"|deprecations?|pypy|jython|py2|py27|python ?2|python ?3\.[0-8])\b",
+    re.IGNORECASE,
+)
+"""Rule 2.10: a title naming a chore or an interpreter this machine does not have."""
+COMMENT_LINE = re.compile(r"^\s*(//|/\*|\*|#)")
+
 FIX_WORDS = re.compile(
     r"\b(fix|fixes|fixed|fixing|bugfix|bugfixes|hotfix|bug|bugs|correct|corrects|corrected"
     r"|correcting|correction|correctly|incorrect|incorrectly|regression|regressions)\b",
@@ -162,6 +194,73 @@ def is_candidate(repo: Path, c: Commit, taken_back: set[str]) -> bool:
         and any(is_test_file(f) for f in files)
         and any(is_source_file(f) for f in files)
     )
+
+
+def _syntax(text: str | None) -> str | None:
+    """A module's syntax tree with its docstrings left out (``None``: absent or no parse)."""
+    if text is None:
+        return None
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(module):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(module)
+
+
+def _show(repo: Path, rev: str, path: str) -> str | None:
+    done = subprocess.run(
+        ["git", f"--git-dir={repo}", "show", f"{rev}:{path}"], capture_output=True, check=False
+    )
+    return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
+
+
+def changes_code(repo: Path, c: Commit, path: str) -> bool:
+    """Rule 2.8 for one source file."""
+    if path.endswith((".py", ".pyi")):
+        before, after = _show(repo, c.parents[0], path), _show(repo, c.sha, path)
+        if before is None or after is None:
+            return True  # added or deleted
+        tree_before, tree_after = _syntax(before), _syntax(after)
+        return tree_before is None or tree_after is None or tree_before != tree_after
+    out = git(repo, "diff", "--no-renames", "-w", "--ignore-blank-lines", "-U0",
+              c.parents[0], c.sha, "--", path)
+    return any(
+        line[:1] in "+-" and not line.startswith(("+++", "---"))
+        and line[1:].strip() and not COMMENT_LINE.match(line[1:])
+        for line in out.splitlines()
+    )
+
+
+def tests_grow(repo: Path, c: Commit, tests: list[str]) -> bool:
+    """Rule 2.9: the changed test files add a line that is neither blank nor a comment."""
+    out = git(repo, "diff", "--no-renames", "-U0", c.parents[0], c.sha, "--", *tests)
+    return any(
+        line.startswith("+") and not line.startswith("+++")
+        and line[1:].strip() and not line[1:].lstrip().startswith("#")
+        for line in out.splitlines()
+    )
+
+
+def second_rule(repo: Path, c: Commit) -> str | None:
+    """Which of rules 2.8-2.10 a section-2 candidate fails (``None``: it is a candidate)."""
+    if CHORE_OR_INTERPRETER.search(c.title or ""):
+        return "2.10"
+    files = changed_files(repo, c)
+    if not any(changes_code(repo, c, f) for f in files if is_source_file(f)):
+        return "2.8"
+    if not tests_grow(repo, c, [f for f in files if is_test_file(f)]):
+        return "2.9"
+    return None
 
 
 def spread(candidates: list[Commit], per_repository: int = PER_REPOSITORY) -> list[Commit]:
@@ -460,7 +559,15 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="a list whose fixes are no candidates (the real set leaves out the corpus's)",
     )
+    ap.add_argument(
+        "--second",
+        action="store_true",
+        help="the second held-out corpus: section 9's repositories and rule 2 (second.yaml)",
+    )
     args = ap.parse_args(argv)
+    if args.second and args.out == ap.get_default("out"):
+        args.out = Path(__file__).parent / "second.yaml"
+    repositories = SECOND if args.second else REPOSITORIES
     excluded = {
         line.split(":", 1)[1].strip()
         for path in args.exclude
@@ -473,7 +580,13 @@ def main(argv: list[str] | None = None) -> int:
         "schema: 1",
         "fixes:",
     ]
-    if args.exclude or args.per_repository != PER_REPOSITORY:
+    if args.second:
+        header[0:2] = [
+            f"# Issue 34's second held-out corpus, drawn {SECOND_DRAWN} by draw.py --second"
+            " (README.md section 9); not",
+            "# edited by hand. Clones as the first corpus's: cases/corpus/README.md section 5.",
+        ]
+    elif args.exclude or args.per_repository != PER_REPOSITORY:
         header[0:2] = [
             f"# Drawn by draw.py --per-repository {args.per_repository}"
             + "".join(f" --exclude {p}" for p in args.exclude)
@@ -482,7 +595,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
     body: list[str] = []
     total = 0
-    for name in REPOSITORIES:
+    removed_all: dict[str, int] = {}
+    for name in repositories:
         repo = git_dir(args.mirrors, name)
         if not repo.exists():
             raise SystemExit(f"{name}: no mirror at {repo} (fetch github:{name})")
@@ -492,6 +606,17 @@ def main(argv: list[str] | None = None) -> int:
         candidates = [
             c for c in history if c.sha not in excluded and is_candidate(repo, c, taken_back)
         ]
+        removed: dict[str, int] = {}
+        if args.second:
+            kept = []
+            for c in candidates:
+                failed = second_rule(repo, c)
+                if failed:
+                    removed[failed] = removed.get(failed, 0) + 1
+                    removed_all[failed] = removed_all.get(failed, 0) + 1
+                else:
+                    kept.append(c)
+            candidates = kept
         years: dict[int, int] = {}
         for c in candidates:
             years[c.landed.year] = years.get(c.landed.year, 0) + 1
@@ -499,11 +624,20 @@ def main(argv: list[str] | None = None) -> int:
         total += len(chosen)
         per_year = " ".join(f"{y}:{years[y]}" for y in sorted(years))
         picked = " ".join(str(c.landed.year) for c in chosen)
-        print(f"{name} {head[:12]} candidates {per_year or '-'} -> {picked or 'none'}")
+        narrowed = (
+            " removed " + " ".join(f"{k}:{removed[k]}" for k in sorted(removed))
+            if removed else (" removed none" if args.second else "")
+        )
+        print(
+            f"{name} {head[:12]} candidates {per_year or '-'}{narrowed} -> {picked or 'none'}"
+        )
         for c in chosen:
             body.append(entry_yaml(name, c, declared(repo, c.parents[0])))
     args.out.write_text("\n".join(header + body) + "\n")
-    print(f"{total} fixes from {len(REPOSITORIES)} repositories -> {args.out}")
+    if args.second:
+        print("removed by rule 2: " + (
+            " ".join(f"{k}:{removed_all[k]}" for k in sorted(removed_all)) or "none"))
+    print(f"{total} fixes from {len(repositories)} repositories -> {args.out}")
     return 0
 
 
