@@ -235,11 +235,23 @@ def changes_code(repo: Path, c: Commit, path: str) -> bool:
             return True  # added or deleted
         tree_before, tree_after = _syntax(before), _syntax(after)
         return tree_before is None or tree_after is None or tree_before != tree_after
-    out = git(repo, "diff", "--no-renames", "-w", "--ignore-blank-lines", "-U0",
-              c.parents[0], c.sha, "--", path)
+    out = git(
+        repo,
+        "diff",
+        "--no-renames",
+        "-w",
+        "--ignore-blank-lines",
+        "-U0",
+        c.parents[0],
+        c.sha,
+        "--",
+        path,
+    )
     return any(
-        line[:1] in "+-" and not line.startswith(("+++", "---"))
-        and line[1:].strip() and not COMMENT_LINE.match(line[1:])
+        line[:1] in "+-"
+        and not line.startswith(("+++", "---"))
+        and line[1:].strip()
+        and not COMMENT_LINE.match(line[1:])
         for line in out.splitlines()
     )
 
@@ -248,8 +260,10 @@ def tests_grow(repo: Path, c: Commit, tests: list[str]) -> bool:
     """Rule 2.9: the changed test files add a line that is neither blank nor a comment."""
     out = git(repo, "diff", "--no-renames", "-U0", c.parents[0], c.sha, "--", *tests)
     return any(
-        line.startswith("+") and not line.startswith("+++")
-        and line[1:].strip() and not line[1:].lstrip().startswith("#")
+        line.startswith("+")
+        and not line.startswith("+++")
+        and line[1:].strip()
+        and not line[1:].lstrip().startswith("#")
         for line in out.splitlines()
     )
 
@@ -629,17 +643,18 @@ def main(argv: list[str] | None = None) -> int:
         picked = " ".join(str(c.landed.year) for c in chosen)
         narrowed = (
             " removed " + " ".join(f"{k}:{removed[k]}" for k in sorted(removed))
-            if removed else (" removed none" if args.second else "")
+            if removed
+            else (" removed none" if args.second else "")
         )
-        print(
-            f"{name} {head[:12]} candidates {per_year or '-'}{narrowed} -> {picked or 'none'}"
-        )
+        print(f"{name} {head[:12]} candidates {per_year or '-'}{narrowed} -> {picked or 'none'}")
         for c in chosen:
             body.append(entry_yaml(name, c, declared(repo, c.parents[0])))
     args.out.write_text("\n".join(header + body) + "\n")
     if args.second:
-        print("removed by rule 2: " + (
-            " ".join(f"{k}:{removed_all[k]}" for k in sorted(removed_all)) or "none"))
+        print(
+            "removed by rule 2: "
+            + (" ".join(f"{k}:{removed_all[k]}" for k in sorted(removed_all)) or "none")
+        )
     print(f"{total} fixes from {len(repositories)} repositories -> {args.out}")
     return 0
 
