@@ -79,13 +79,14 @@ DEFAULT_RELEASE = "bookworm"
 BASE_IMAGE = f"{BASE_REPOSITORY}:{DEFAULT_RELEASE}"
 
 TOOLCHAINS: dict[str, tuple[str, ...]] = {
-    "build": ("build-essential", "python3-dev", "python3-setuptools"),
+    "build": ("build-essential", "python3-dev", "python3-setuptools", "libffi-dev", "libssl-dev"),
     "node": ("nodejs", "npm"),
 }
 """Debian packages each toolchain adds (of the image's own release): ``build`` for projects or
 sdists with C extensions (compilers, make, the interpreter's headers, and setuptools, which
 trixie's python3-pip no longer brings: a case with extensions rebuilds them with ``python
-setup.py build_ext`` before its tests, offline), ``node`` for JavaScript."""
+setup.py build_ext`` before its tests, offline), plus the headers sdists most often compile
+against (libffi for cffi, OpenSSL), ``node`` for JavaScript."""
 assert set(TOOLCHAINS) == set(get_args(Toolchain))
 
 _ABSENT: dict[str, frozenset[str]] = {"bullseye": frozenset({"gh"})}

@@ -49,6 +49,8 @@ except ImportError:  # built without a compiler: the pure-Python fallback
 SPEED_C = """\
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <ffi.h>  /* the headers cffi and OpenSSL bindings build against (colorama 2020's cffi) */
+#include <openssl/opensslv.h>
 
 static PyObject *total(PyObject *self, PyObject *seq) {
     PyObject *fast = PySequence_Fast(seq, "total() needs a sequence");
