@@ -156,6 +156,9 @@ class Chooser:
     python: str
     """The interpreter's full version, ``3.9.2``."""
     declared_requires_python: Callable[[list[Candidate]], str | None]
+    when: str = "T"
+    """The moment the files were cut at, as the reason names it (``T``, or the date the test
+    runner is taken as of: :class:`replay.registry.record.RunnerLift`)."""
 
     def tags_ok(self, c: Candidate) -> bool:
         return c.wheel_tags is None or bool(c.wheel_tags & self.tags)
@@ -195,7 +198,7 @@ class Chooser:
             if declared is not None and not python_ok(declared, self.python):
                 rejected[version] = declared
                 continue
-            why = _Reasons(req, version, files, on_platform, eligible, self.python)
+            why = _Reasons(req, version, files, on_platform, eligible, self.python, self.when)
             return Choice(version, live, why.text(rejected, allow_yanked, live))
         return None
 
@@ -210,6 +213,7 @@ class _Reasons:
     on_platform: list[Candidate]
     eligible: list[Candidate]
     python: str
+    when: str = "T"
 
     def _newer(self, versions: Iterable[Version], explicit: bool) -> list[Version]:
         return sorted(
@@ -227,13 +231,16 @@ class _Reasons:
         spec = str(self.req.specifier) or "any version"
         v = self.version
         if not v.is_prerelease:
-            why = [f"newest final release at T satisfying {spec}"]
+            why = [f"newest final release at {self.when} satisfying {spec}"]
         elif explicit:
-            why = [f"named pre-release: newest at T satisfying {spec} (the requirement names one)"]
+            why = [
+                f"named pre-release: newest at {self.when} satisfying {spec} "
+                "(the requirement names one)"
+            ]
         else:
             why = [
-                f"newest at T satisfying {spec}; a pre-release: no final release is in range "
-                "(pip's fallback)"
+                f"newest at {self.when} satisfying {spec}; a pre-release: no final release is "
+                "in range (pip's fallback)"
             ]
         eligible_versions = {c.version for c in self.eligible}
         newer_pre = [x for x in self._newer(eligible_versions, True) if x.is_prerelease]
