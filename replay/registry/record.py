@@ -20,6 +20,10 @@ for a file uploaded after T, the evidence that placed it at T. When nothing fits
 later files would, the error (:class:`NothingAtT`) says why in the project's terms and the
 one change that lets the case be recorded.
 
+The test runner is the grader's tool, not the project's: when the target's interpreter came
+out after T, pytest and its own dependencies are taken as of the interpreter's release, not T
+(:class:`RunnerLift`), except those the project itself requires.
+
 Not covered: what a build backend asks for only when it runs (``get_requires_for_build_wheel``
 beyond setuptools' literal ``setup_requires``), requirements a ``setup.py`` computes, and
 the yank time (PEP 592 indexes do not publish it: a file yanked after T counts as yanked).
@@ -33,8 +37,8 @@ import sys
 import zipfile
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 from packaging.markers import Marker
@@ -69,6 +73,19 @@ DEBIAN_PYTHONS: dict[str, tuple[tuple[int, int], int, int]] = {
     "trixie": ((3, 13), 5, 41),
 }
 """Debian release -> (its ``python3`` minor version, micro version, glibc 2.N)."""
+
+CPYTHON_RELEASED: dict[tuple[int, int], date] = {
+    (3, 9): date(2020, 10, 5),
+    (3, 11): date(2022, 10, 24),
+    (3, 13): date(2024, 10, 7),
+}
+"""When each minor version of :data:`DEBIAN_PYTHONS` first came out (its ``.0``), from
+python.org's release pages (https://www.python.org/downloads/release/python-390/,
+``python-3110/``, ``python-3130/``)."""
+
+TEST_RUNNER = "pytest"
+"""What runs the hidden tests (``replay.casebuild.environment.RUNNER``): taken as of the
+interpreter's release when that is after T (:class:`RunnerLift`)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +148,57 @@ class Target:
             "extra": extra,
         }
 
+    @property
+    def released(self) -> date | None:
+        """When the interpreter's minor version came out (None: not known here)."""
+        return CPYTHON_RELEASED.get(self.python)
+
+
+def _date(when: datetime) -> str:
+    return when.astimezone(UTC).date().isoformat()
+
+
+@dataclass(frozen=True)
+class RunnerLift:
+    """The test runner's own packages, taken as of the interpreter's release instead of T.
+
+    The hidden tests are the grader's, run by pytest; pytest as of a T older than the
+    interpreter may not start on it (pytest 5.1, importlib_metadata as of January 2019 on
+    Python 3.9, the oldest here). So pytest and what its ``Requires-Dist`` names on the target,
+    transitively, are chosen among the files uploaded by the end of the interpreter's release
+    day, except a package the project itself requires (its build requirements, dependencies and
+    named extras, and theirs, not through pytest), which keeps T. pytest plugins and the other
+    test requirements keep T, and so do the build requirements of a lifted sdist. A lifted file
+    uploaded after T is listed as uploaded at T, so that the registry frozen at T serves it; its
+    ``chosen_because`` gives the real date.
+    """
+
+    at: datetime
+    """The end of the interpreter's release day: the files uploaded by then count."""
+    python: str
+    """The interpreter's minor version, ``3.9``."""
+    t: datetime
+
+    @classmethod
+    def of(cls, target: Target, at: datetime) -> RunnerLift | None:
+        """The lift for ``target`` at T; None when its interpreter came out by T's day."""
+        released = target.released
+        if released is None or released <= at.astimezone(UTC).date():
+            return None
+        python = f"{target.python[0]}.{target.python[1]}"
+        return cls(datetime.combine(released, time.max, tzinfo=UTC), python, at)
+
+    @property
+    def day(self) -> str:
+        return _date(self.at)
+
+    def because(self) -> str:
+        return (
+            f"taken as of {self.day} (Python {self.python}'s release), not T "
+            f"{_date(self.t)}: the test runner as of T predates the "
+            "interpreter"
+        )
+
 
 # ----------------------------------------------------------------------------- choosing
 
@@ -144,6 +212,11 @@ class _Want:
     by: Dependent | None = None
     """The file uploaded before T that requires it, if one does: evidence that the
     project was on the index at T (see :mod:`replay.registry.history`)."""
+    own: bool = False
+    """The project's own requirement (``more`` of :meth:`PythonRecorder.plan`), or one of
+    theirs not through the test runner: it keeps T."""
+    lifted: bool = False
+    """The test runner or one of its dependencies, chosen as of :attr:`RunnerLift.at`."""
 
 
 @dataclass
@@ -154,6 +227,9 @@ class _Plan:
     expanded: set[tuple[str, str, frozenset[str]]] = field(default_factory=set)
     built: set[str] = field(default_factory=set)
     """sha256 of the sdists whose build requirements are queued."""
+    own: set[str] = field(default_factory=set)
+    """The projects chosen for the project's own requirements: the test runner's lift leaves
+    them at T."""
 
 
 def _pips_own_floor(req: Requirement, origin: str | None) -> bool:
@@ -198,6 +274,11 @@ class PythonRecorder:
         self._chooser = Chooser(
             self._tags, self.target.full_version, self._declared_requires_python
         )
+        self.lift = RunnerLift.of(self.target, at)
+        """Set when the target's interpreter came out after T."""
+        self._lifted_pages: dict[str, History] = {}
+        self._lifted: set[str] = set()
+        """sha256 of the files chosen as of the lift."""
 
     def history(self, project: str) -> History:
         """The project's files on the index, on both sides of T, for any interpreter."""
@@ -207,31 +288,58 @@ class PythonRecorder:
             self._pages[name] = History(name, self.at, candidates(name, page, files))
         return self._pages[name]
 
+    def _lifted_history(self, project: str, lift: RunnerLift) -> History:
+        """The project's files cut at the lift's time instead of T."""
+        name = normalize(project)
+        if name not in self._lifted_pages:
+            self._lifted_pages[name] = History(name, lift.at, self.history(name).files)
+        return self._lifted_pages[name]
+
     def files_at_t(self, project: str) -> list[Candidate]:
         """The project's files uploaded at or before T, for any interpreter."""
         return self.history(project).at_t
 
     def choose(
-        self, req: Requirement, by: Dependent | None = None, origin: str | None = None
+        self,
+        req: Requirement,
+        by: Dependent | None = None,
+        origin: str | None = None,
+        lifted: bool = False,
     ) -> tuple[str, list[Candidate], str]:
         """The version pip would install for ``req`` at T on the target, the files to
         record, and why (see :meth:`Chooser.choose`). Files uploaded after T count when
         the evidence places them at T (:func:`replay.registry.history.choose_at_t`);
-        ``by`` is the dependent, ``origin`` why ``req`` is wanted (None: asked for)."""
+        ``by`` is the dependent, ``origin`` why ``req`` is wanted (None: asked for);
+        ``lifted``: as of :attr:`lift` instead of T (the test runner's packages)."""
+        lift = self.lift if lifted else None
         history = self.history(req.name)
-        outcome = choose_at_t(history, req, self._chooser, self.build_time, by)
+        chooser = self._chooser
+        if lift is not None:
+            history = self._lifted_history(req.name, lift)
+            chooser = replace(chooser, when=lift.day)
+        outcome = choose_at_t(history, req, chooser, self.build_time, by)
         if outcome.choice is None:
             wanted = f"{req} ({origin})" if origin else str(req)
-            why = refusal(history, req, self._chooser, outcome, by, direct=origin is None)
+            why = refusal(history, req, chooser, outcome, by, direct=origin is None)
             if why is not None:
                 raise NothingAtT(f"{wanted}: {why}")
             raise RecordError(
-                f"{wanted}: no version uploaded at or before {self.at.isoformat()} that pip "
+                f"{wanted}: no version uploaded at or before {history.at.isoformat()} that pip "
                 f"would install on Python {self.target.full_version}"
             )
         files = self._pick_files(outcome.choice.files)
         self._evidence.update(outcome.evidence_for(files))
-        return str(outcome.choice.version), files, outcome.because(files)
+        because = outcome.because(files)
+        if lift is not None:
+            self._lifted.update(c.sha256 for c in files)
+            because = f"{lift.because()}; {because}"
+            later = sorted({_date(c.upload_time) for c in files if c.upload_time > self.at})
+            if later:
+                because += (
+                    f"; uploaded {', '.join(later)}, after T: listed as uploaded at T, so that "
+                    "the registry frozen at T serves it"
+                )
+        return str(outcome.choice.version), files, because
 
     def build_time(self, c: Candidate) -> BuildTime | None:
         """When ``c`` was built, by its own stamps: from the blob store if it is there, else
@@ -345,9 +453,16 @@ class PythonRecorder:
         """Choose every file: ``specs`` asked for directly, ``more`` as (requirement,
         why it is wanted), and transitively their dependencies and sdists' build
         requirements. A requirement whose marker excludes the target is left out, as pip
-        leaves it out."""
+        leaves it out.
+
+        ``more`` holds the project's own requirements (:func:`project_wants`). With a
+        :attr:`lift`, the test runner and its dependencies are chosen last, once every other
+        requirement is settled, as of the lift, except the projects chosen for ``more``'s
+        requirements and theirs (not through the runner), which keep T."""
         plan = _Plan()
         queue: list[_Want] = []
+        deferred: list[_Want] = []  # the runner's, until every other want is settled
+        lifting = False
         for spec, origin in [(s, None) for s in specs] + [(s, o) for s, o in more]:
             try:
                 req = Requirement(spec)
@@ -356,17 +471,26 @@ class PythonRecorder:
             if req.url:
                 raise RecordError(f"{spec!r}: a URL is not a version on an index")
             if req.marker is None or self._marker_ok(req.marker, frozenset()):
-                queue.append(_Want(req, origin))
+                queue.append(_Want(req, origin, own=origin is not None))
             else:
                 log.warning("%s: its marker excludes the target: left out", spec)
-        while queue:
+        while queue or deferred:
+            if not queue:
+                queue, deferred, lifting = deferred, [], True
             want = queue.pop(0)
             req = want.req
             name = canonicalize_name(req.name)
             if name in self.provided:
                 continue
+            if self.lift is not None and name == TEST_RUNNER:
+                want.own, want.lifted = False, True
+            if want.lifted and not lifting:
+                deferred.append(want)
+                continue
+            if want.lifted and name in plan.own:
+                want.lifted = False  # the project requires it too: T's
             try:
-                version, files, why = self.choose(req, want.by, want.origin)
+                version, files, why = self.choose(req, want.by, want.origin, want.lifted)
             except NothingAtT as exc:
                 if not _pips_own_floor(req, want.origin):
                     raise
@@ -381,6 +505,8 @@ class PythonRecorder:
                 )
                 continue
             key = (name, version)
+            if want.own:
+                plan.own.add(name)
             plan.chosen.setdefault(key, files)
             origin = f" ({want.origin})" if want.origin else ""
             plan.why.setdefault(key, f"{req}{origin}: {why}")
@@ -391,7 +517,12 @@ class PythonRecorder:
                 built = self.source(sdist)
                 because = f"build requirement of {req.name} {version}, {built.build_source}"
                 queue += [
-                    _Want(r, because, dependent(f"{req.name} {version}", [sdist], r, self.at))
+                    _Want(
+                        r,
+                        because,
+                        dependent(f"{req.name} {version}", [sdist], r, self.at),
+                        own=want.own,
+                    )
                     for r in self._applicable(built.build_requires, frozenset(), sdist.filename)
                 ]
             extras = frozenset(canonicalize_name(e) for e in req.extras)
@@ -400,8 +531,9 @@ class PythonRecorder:
             plan.expanded.add((name, version, extras))
             because = f"dependency of {req.name} {version}"
             who = f"{req.name} {version}"
+            cut = self.lift.at if want.lifted and self.lift is not None else self.at
             queue += [
-                _Want(r, because, dependent(who, files, r, self.at))
+                _Want(r, because, dependent(who, files, r, cut), want.own, want.lifted)
                 for r in self.requirements_of(files, extras)
             ]
         return plan
@@ -416,17 +548,18 @@ class PythonRecorder:
             size = self.upstream.download(c.url, self.blobs, c.sha256)
             if c.metadata_sha256 and not self.blobs.has(c.metadata_sha256):
                 self.metadata(c)
+            uploaded = (
+                self._evidence[c.sha256].available if c.sha256 in self._evidence else c.upload_time
+            )
+            if c.sha256 in self._lifted:
+                uploaded = min(uploaded, self.at)  # served by the registry frozen at T
             return PythonFile(
                 project=c.project,
                 version=str(c.version),
                 filename=c.filename,
                 sha256=c.sha256,
                 size=size,
-                upload_time=(
-                    self._evidence[c.sha256].available
-                    if c.sha256 in self._evidence
-                    else c.upload_time
-                ),
+                upload_time=uploaded,
                 requires_python=c.requires_python,
                 metadata_sha256=c.metadata_sha256,
                 yanked=c.yanked,
@@ -479,7 +612,9 @@ def record_for_project(
     run) with the named ``extras``, and ``requirements`` (requirement strings, or
     ``-r FILE`` relative to the checkout), each resolved as pip would at T on ``target``
     (e.g. ``Target.for_debian("bullseye")``). The project itself is not looked up when a
-    dependency names it: the checkout provides it.
+    dependency names it: the checkout provides it. When the target's interpreter came out
+    after T, pytest and its dependencies are taken as of its release instead
+    (:class:`RunnerLift`), except those the project requires.
 
     Not covered: what a build backend asks for only when run
     (``get_requires_for_build_wheel`` beyond setuptools' ``setup_requires``), requirements
@@ -542,6 +677,7 @@ __all__ = [
     "NothingAtT",
     "PythonRecorder",
     "RecordError",
+    "RunnerLift",
     "Target",
     "Upstream",
     "default_index_url",
