@@ -40,6 +40,13 @@ reference, and from it only generic text is discounted: a marker it holds in fil
 fix's line copied into a later release lands in one place, the copy; a line spread over three
 unrelated packages is idiom older than any fix.
 
+What the case's own registry installed is text older than the fix too: a hit in a file an
+installed distribution's ``RECORD`` lists, where that distribution and version are among the
+files the case's registry recorded as on the index at T (:func:`registry_at_t`), is no leak
+(:func:`_on_index_at_t`), unless the distribution is named like the project (a release of the
+project itself still counts by every marker it holds). Which distribution owns a file is read
+in the same container (:data:`_OWNERS_SCRIPT`).
+
 A hit is a leak unless the case's ``audit.accepted`` declares it, with a reason
 (:class:`replay.base.case.AcceptedHit`). :func:`propose_base_image` tells which other base
 image (``replay-base:<release>``) carries none of the markers.
@@ -109,6 +116,50 @@ for top in sys.argv[2:]:
 """.replace("SUFFIXES", repr(ARCHIVES))
 
 
+_OWNERS_SCRIPT = """
+import csv, os, sys
+data = open(sys.argv[1], "rb").read()
+paths, pos = [], 0
+while pos < len(data):
+    nul = data.index(b"\\0", pos)
+    end = data.index(b"\\n", nul)
+    paths.append(data[pos:nul].decode("utf-8", "replace"))
+    pos = end + 1
+sites, out = {}, sys.stdout.buffer
+for path in sorted(set(paths)):
+    parts = path.split("/")
+    tops = [i for i, part in enumerate(parts[:-1]) if part in ("site-packages", "dist-packages")]
+    if not tops:
+        continue
+    site = "/".join(parts[: tops[-1] + 1])
+    if site not in sites:
+        owned = {}
+        try:
+            names = os.listdir(site)
+        except OSError:
+            names = []
+        for name in names:
+            if not name.endswith(".dist-info"):
+                continue
+            dist, _, version = name[: -len(".dist-info")].partition("-")
+            try:
+                with open(os.path.join(site, name, "RECORD"), newline="", errors="replace") as f:
+                    for row in csv.reader(f):
+                        if row:
+                            owned[os.path.normpath(os.path.join(site, row[0]))] = (dist, version)
+            except OSError:
+                pass
+        sites[site] = owned
+    found = sites[site].get(os.path.normpath(path))
+    if found:
+        out.write(path.encode("utf-8", "replace") + b"\\0")
+        out.write(found[0].encode() + b"\\0" + found[1].encode() + b"\\n")
+"""
+"""Which installed distribution owns each hit's file: ``path NUL name NUL version LF`` for
+every path (of the grep's ``path NUL marker LF`` records) that a ``*.dist-info/RECORD`` of
+its ``site-packages`` or ``dist-packages`` lists. Run by the image's own ``python3``."""
+
+
 @dataclass(frozen=True)
 class Marker:
     """A piece of the answer the audit searches for."""
@@ -170,6 +221,8 @@ class Scan:
     image: str
     hits: list[tuple[str, str]]
     notes: list[str] = field(default_factory=list)
+    owners: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """The installed distribution (name, version) whose ``RECORD`` lists a hit's file."""
 
 
 # ----------------------------------------------------------------------------- markers
@@ -332,7 +385,45 @@ def _uncommon(scan: Scan, common: dict[str, list[str]], names: set[str]) -> Scan
     """``scan`` less the hits of a common marker outside :func:`copies` of the fix."""
     copied = copies(scan.hits, names)
     kept = [(p, m) for p, m in scan.hits if m not in common or p in copied]
-    return Scan(scan.image, kept, scan.notes)
+    return Scan(scan.image, kept, scan.notes, scan.owners)
+
+
+def registry_at_t(case: Case) -> set[tuple[str, str]]:
+    """The Python distributions (canonical name, canonical version) the case's registry
+    recorded as on the index at T: what its environment installed from there."""
+    from packaging.utils import canonicalize_name, canonicalize_version
+
+    from replay.snapshot import load_snapshot
+
+    return {
+        (canonicalize_name(f.project), canonicalize_version(f.version))
+        for f in load_snapshot(case.snapshot).registry.python
+    }
+
+
+def _on_index_at_t(
+    scan: Scan, recorded: set[tuple[str, str]], names: set[str]
+) -> tuple[Scan, list[str]]:
+    """``scan`` less the hits in files of a distribution the case's registry recorded at T
+    (not one named like the project), and a note for each such distribution."""
+    from packaging.utils import canonicalize_name, canonicalize_version
+
+    kept: list[tuple[str, str]] = []
+    discounted: dict[tuple[str, str], list[str]] = {}
+    for path, text in scan.hits:
+        dist = scan.owners.get(path)
+        if dist is not None and _name(dist[0]) not in names:
+            key = (canonicalize_name(dist[0]), canonicalize_version(dist[1]))
+            if key in recorded:
+                discounted.setdefault((dist[0], dist[1]), []).append(path)
+                continue
+        kept.append((path, text))
+    notes = [
+        f"{scan.image}: no leak in {name} {version} ({len(paths)} hit(s), e.g. {paths[0]}): "
+        "the case's registry recorded it as on the index at T, so its text is older than the fix"
+        for (name, version), paths in sorted(discounted.items())
+    ]
+    return Scan(scan.image, kept, scan.notes, scan.owners), notes
 
 
 # ----------------------------------------------------------------------------- scanning
@@ -352,6 +443,7 @@ def _script(scanned: Sequence[str]) -> str:
         '[ "$rc" -le 1 ] || exit "$rc"\n'
         "if command -v python3 >/dev/null; then\n"
         f'  python3 {STAGE}/archives.py {STAGE}/markers "$@" > {STAGE}/archives || exit 3\n'
+        f"  python3 {STAGE}/owners.py {STAGE}/files > {STAGE}/owners || exit 4\n"
         f"else echo no-python3 > {STAGE}/archives.skipped; fi\n"
         f"cat {STAGE}/files {STAGE}/archives 2>/dev/null\n"
     )
@@ -396,6 +488,7 @@ def scan_image(
             stage.mkdir()
             (stage / "markers").write_text("".join(f"{m}\n" for m in wanted), encoding="utf-8")
             (stage / "archives.py").write_text(_ARCHIVE_SCRIPT)
+            (stage / "owners.py").write_text(_OWNERS_SCRIPT)
             container.copy_in(stage, posixpath.dirname(STAGE), owner=(0, 0))
         done = container.exec(["bash", "-c", _script(scanned)], user="0:0", timeout=900)
         if not done.ok:
@@ -403,12 +496,18 @@ def scan_image(
                 f"searching the files of {image} failed ({done.exit_code}): {done.err[-2000:]}"
             )
         skipped = container.exec(["test", "-e", f"{STAGE}/archives.skipped"], user="0:0")
+        owned = container.exec(["cat", f"{STAGE}/owners"], user="0:0")
     finally:
         container.remove()
     notes = [f"{image}: no python3, archives not opened"] if skipped.exit_code == 0 else []
     prefixes = tuple(posixpath.normpath(d) + "/" for d in exclude)
     hits = [(p, m) for p, m in _parse(done.stdout) if not p.startswith(prefixes)]
-    return Scan(image, hits, notes)
+    owners = {}
+    if owned.ok:
+        for path, dist in _parse(owned.stdout):
+            name, _, version = dist.partition("\0")
+            owners[path] = (name, version)
+    return Scan(image, hits, notes, owners)
 
 
 # ----------------------------------------------------------------------------- the case
@@ -528,16 +627,15 @@ def audit_images(
     if images and markers:
         common, said = _common(case, runtime, markers, names)
         notes += said
-    scans = [
-        _uncommon(
-            scan_image(
-                runtime, image, [m.text for m in markers], exclude=[case.environment.workdir]
-            ),
-            common,
-            names,
+    recorded = registry_at_t(case) if images and markers else set()
+    scans = []
+    for image in images:
+        found = scan_image(
+            runtime, image, [m.text for m in markers], exclude=[case.environment.workdir]
         )
-        for image in images
-    ]
+        scan, said = _on_index_at_t(_uncommon(found, common, names), recorded, names)
+        scans.append(scan)
+        notes += said
     notes += [note for scan in scans for note in scan.notes]
     return ImageAudit(list(images), judge(scans, markers, case.audit), notes, common)
 
@@ -566,7 +664,9 @@ def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> l
                 "base": runtime.image_id(case.environment.base_image),
                 "reference": reference and runtime.image_id(reference[0]),
                 "at": case.at.isoformat(),
-                "version": 3,
+                # What the case's registry recorded at T is left out too (version 4).
+                "registry": sorted(registry_at_t(case)),
+                "version": 4,
             },
             sort_keys=True,
         ).encode()

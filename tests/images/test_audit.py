@@ -748,3 +748,85 @@ def test_accepted_entries_are_validated(
     with pytest.raises(CaseError) as exc:
         load_case(case)
     assert "audit" in str(exc.value) and problem in str(exc.value)
+
+
+# ------------------------------------------- what the case's registry installed at T
+
+
+AT_T_SITE = "/usr/local/lib/python3.11/dist-packages"
+
+
+def _installed(name: str, version: str, files: dict[str, str]) -> dict[str, str]:
+    """An installed distribution as pip leaves it: its files and a RECORD listing them."""
+    record = "".join(f"{path},,\n" for path in files)
+    info = f"{name}-{version}.dist-info"
+    tree = {f"{AT_T_SITE}/{path}": text for path, text in files.items()}
+    tree[f"{AT_T_SITE}/{info}/RECORD"] = record + f"{info}/RECORD,,\n"
+    return tree
+
+
+def test_registry_at_t_is_what_the_case_registry_recorded() -> None:
+    case = load_case(Path(__file__).resolve().parents[2] / "cases/demo-caret-zero/case.yaml")
+    recorded = audit_module.registry_at_t(case)
+    assert ("pytest", "9.0.2") in recorded
+    assert ("packaging", "26") in recorded  # canonical: 26.0 is 26
+
+
+def test_a_hit_in_a_distribution_recorded_at_t_is_discounted_with_a_note() -> None:
+    scan = Scan(
+        "env",
+        [("/site/atlib/core.py", FIX_LINE), ("/site/tiny/api.py", FIX_LINE), ("/x.py", FIX_LINE)],
+        owners={"/site/atlib/core.py": ("atlib", "1.0.0"), "/site/tiny/api.py": ("tiny", "1.0")},
+    )
+    recorded = {("atlib", "1"), ("tiny", "1")}
+    kept, notes = audit_module._on_index_at_t(scan, recorded, {"tiny"})
+    # A release of the project itself still counts, and so does a file no RECORD lists.
+    assert kept.hits == [("/site/tiny/api.py", FIX_LINE), ("/x.py", FIX_LINE)]
+    assert notes == [
+        "env: no leak in atlib 1.0.0 (1 hit(s), e.g. /site/atlib/core.py): the case's registry "
+        "recorded it as on the index at T, so its text is older than the fix"
+    ]
+    # Another version than the one recorded is no text of T.
+    kept, notes = audit_module._on_index_at_t(scan, {("atlib", "2")}, {"tiny"})
+    assert len(kept.hits) == 3 and notes == []
+
+
+def test_a_package_the_registry_installed_at_t_is_no_leak_and_an_unrecorded_one_is(
+    runtime: Runtime,
+    base_image: str,
+    planted: tuple[Path, str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 34: the real set's image-audit stops. A gold line (or a generic one) held by a
+    package pip installed from the case's own registry at T was counted as a leak, though
+    every such file was on the index by T. The owner is read from the installed RECORD."""
+    files = _installed("atlib", "1.0", {"atlib/__init__.py": "", "atlib/core.py": FIX_LINE})
+    files |= _installed("laterlib", "3.0", {"laterlib/core.py": FIX_LINE})
+    image = _derive(
+        runtime,
+        base_image,
+        _tree(tmp_path / "files", files),
+        "replay-test-audit",
+        uuid.uuid4().hex[:10],
+        f"{IMAGE_KIND_LABEL}=env",
+    )
+    try:
+        case = load_case(planted[0])
+        scan = scan_image(runtime, image, [FIX_LINE])
+        assert scan.owners == {
+            f"{AT_T_SITE}/atlib/core.py": ("atlib", "1.0"),
+            f"{AT_T_SITE}/laterlib/core.py": ("laterlib", "3.0"),
+        }
+        # The tiny case's registry records nothing: both are leaks.
+        before = audit_images(case, runtime, images=[image])
+        assert {h.path for h in before.leaks} == {
+            f"{AT_T_SITE}/atlib/core.py",
+            f"{AT_T_SITE}/laterlib/core.py",
+        }
+        monkeypatch.setattr(audit_module, "registry_at_t", lambda _case: {("atlib", "1")})
+        after = audit_images(case, runtime, images=[image])
+        assert {h.path for h in after.leaks} == {f"{AT_T_SITE}/laterlib/core.py"}
+        assert any(n.startswith(f"{image}: no leak in atlib 1.0 (1 hit(s)") for n in after.notes)
+    finally:
+        subprocess.run(["docker", "rmi", image], check=False, capture_output=True)
