@@ -163,10 +163,29 @@ full after collection and at the end of the session."""
 
 class Snapshot:
     """What the watched modules hold that decides how tests run and are reported, taken
-    once, and compared (identities, then key sets) before tests run and at the end."""
+    once, and compared (identities, then key sets) before tests run and at the end.
 
-    def __init__(self, modules: dict[str, types.ModuleType]) -> None:
+    ``installed`` are the modules of the plugins the environment installed (pytest11 entry
+    points, loaded before the snapshot and before any code of the repository): they are
+    watched too, and what they held then is theirs to add later. pytest-lazy-fixture's
+    ``pytest_configure`` sets ``pytest.lazy_fixture`` to its own function, which made every
+    honest gold run of prettytable 2022 "spoofed"; a name added to a watched namespace whose
+    value is an object an installed plugin's module held at the snapshot is no change. A
+    replaced or re-coded entry still is, whoever made it."""
+
+    def __init__(
+        self,
+        modules: dict[str, types.ModuleType],
+        installed: dict[str, types.ModuleType] | None = None,
+    ) -> None:
+        modules = {**modules, **(installed or {})}
         self.modules = modules
+        self.provided: dict[int, Any] = {
+            id(value): value
+            for module in (installed or {}).values()
+            for value in list(vars(module).values())
+            if _behaviour(value)
+        }
         # (label, namespace, key, value, hot, then for each function behind the value: the
         # function, its code, defaults and keyword defaults, flat)
         self.entries: list[tuple[Any, ...]] = []
@@ -226,7 +245,9 @@ class Snapshot:
                 added = [
                     k
                     for k in space.keys() - keys
-                    if _behaviour(space.get(k)) and not _pytests_own(label, k, space.get(k))
+                    if _behaviour(space.get(k))
+                    and not _pytests_own(label, k, space.get(k))
+                    and self.provided.get(id(space.get(k)), _MISSING) is not space.get(k)
                 ]
                 found += [f"{label}.{k}" for k in sorted(added)]
         return found
@@ -312,7 +333,27 @@ def pytest_load_initial_conftests(early_config: Any) -> None:
     # (pytest's own implementation, which runs after this one), so before any code of the
     # repository is imported.
     global _snapshot
-    _snapshot = Snapshot(_modules)
+    _snapshot = Snapshot(_modules, _installed_plugins(early_config.pluginmanager))
+
+
+def _installed_plugins(manager: Any) -> dict[str, types.ModuleType]:
+    """The modules of the plugins loaded from installed distributions' pytest11 entry points
+    (and their packages' submodules loaded by then), by name."""
+    tops: set[str] = set()
+    try:
+        loaded = manager.list_plugin_distinfo()
+    except Exception:  # a pluggy without it: none are told apart
+        loaded = []
+    for plugin, _dist in loaded:
+        if isinstance(plugin, types.ModuleType):
+            tops.add(plugin.__name__.split(".")[0])
+    return {
+        name: module
+        for name, module in list(sys.modules.items())
+        if isinstance(module, types.ModuleType)
+        and name.split(".")[0] in tops
+        and name.split(".")[0] not in WATCHED_PREFIXES
+    }
 
 
 def pytest_configure(config: Any) -> None:
