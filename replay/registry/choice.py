@@ -19,6 +19,7 @@ from packaging.tags import Tag
 from packaging.utils import (
     InvalidSdistFilename,
     InvalidWheelFilename,
+    canonicalize_name,
     parse_sdist_filename,
     parse_wheel_filename,
 )
@@ -61,6 +62,27 @@ def _parse_time(value: object) -> datetime | None:
     return when if when.tzinfo else None
 
 
+SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tgz", ".tar")
+"""The archives pip installs as a source distribution (its ``SUPPORTED_EXTENSIONS`` less the
+rare lzip/lzma ones). Old releases were often only a ``.tar.bz2`` (Twisted before 19.2 had
+no other file for Linux), so a list of ``.tar.gz`` and ``.zip`` alone found nothing at T."""
+
+
+def parse_sdist(filename: str) -> tuple[str, Version]:
+    """An sdist file's project and version, for every archive of :data:`SDIST_SUFFIXES`
+    (packaging's ``parse_sdist_filename`` reads ``.tar.gz`` and ``.zip`` only): the stem's
+    last ``-`` parts the name from the version, as pip reads them."""
+    if filename.endswith((".tar.gz", ".zip")):
+        return parse_sdist_filename(filename)
+    suffix = next((s for s in SDIST_SUFFIXES if filename.endswith(s)), None)
+    if suffix is None:
+        raise InvalidSdistFilename(f"not an sdist: {filename}")
+    name, sep, text = filename[: -len(suffix)].rpartition("-")
+    if not sep or not name:
+        raise InvalidSdistFilename(f"no version in {filename}")
+    return canonicalize_name(name), Version(text)
+
+
 def candidates(project: str, page: str, files: Iterable[dict[str, Any]]) -> list[Candidate]:
     """The wheels and sdists of a PEP 691 page (``page`` is its URL, for relative links)."""
     out = []
@@ -70,8 +92,8 @@ def candidates(project: str, page: str, files: Iterable[dict[str, Any]]) -> list
         try:
             if name.endswith(".whl"):
                 _, version, _, tags = parse_wheel_filename(name)
-            elif name.endswith((".tar.gz", ".zip")):
-                _, version = parse_sdist_filename(name)
+            elif name.endswith(SDIST_SUFFIXES):
+                _, version = parse_sdist(name)
                 tags = None
             else:
                 continue

@@ -84,7 +84,8 @@ def make_wheel(
 def make_sdist(
     name: str, version: str, files: dict[str, str], fmt: str = "tar.gz"
 ) -> tuple[str, bytes]:
-    """An sdist (``.tar.gz`` or ``.zip``) with ``files`` under ``<name>-<version>/``."""
+    """An sdist (``.tar.gz``, ``.tar.bz2``, ``.tar.xz`` or ``.zip``) with ``files`` under
+    ``<name>-<version>/``."""
     base = f"{name.replace('-', '_').lower()}-{version}"
     members = {f"{base}/{path}": text.encode() for path, text in files.items()}
     members[f"{base}/{name.replace('-', '_')}/__init__.py"] = f"VERSION = {version!r}\n".encode()
@@ -94,7 +95,8 @@ def make_sdist(
             for path, data in members.items():
                 zf.writestr(path, data)
     else:
-        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        mode = {"tar.gz": "w:gz", "tar.bz2": "w:bz2", "tar.xz": "w:xz"}[fmt]
+        with tarfile.open(fileobj=buf, mode=mode) as tar:  # type: ignore[call-overload]
             for path, data in members.items():
                 info = tarfile.TarInfo(path)
                 info.size = len(data)

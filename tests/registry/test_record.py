@@ -431,3 +431,33 @@ def test_pips_own_fallback_floor_with_nothing_at_t_is_left_out(tmp_path: Path) -
             record_for_project(
                 root, ["helper"], T, BULLSEYE, BlobStore(tmp_path / "blobs"), url + "/simple/"
             )
+
+
+PYPROJECT_FLIT = '[build-system]\nrequires = ["flit_core>=3.2"]\n'
+
+
+def test_an_sdist_in_any_archive_pip_installs_is_a_file_at_t(tmp_path: Path) -> None:
+    """Found by the second held-out corpus (jsonschema 2019, which tests with Twisted):
+    Twisted 18.9's only file for Linux is ``Twisted-18.9.0.tar.bz2``, and sdists were read
+    only as ``.tar.gz`` or ``.zip``, so "no version at or before T" stopped the case. pip
+    installs ``.tar.bz2`` and ``.tar.xz`` sdists too; their requirements are read as well."""
+    up = PythonUpstream()
+    up.add("app", "1.0", before(days=3), requires=("Twisted", "lzlib"))
+    up.add_sdist(
+        "Twisted",
+        "18.9.0",
+        before(days=60),
+        {"setup.py": "from setuptools import setup\nsetup(install_requires=['helper'])\n"},
+        fmt="tar.bz2",
+    )
+    up.add("Twisted", "21.2.0", after(days=700))
+    up.add_sdist("lzlib", "0.2", before(days=90), {"pyproject.toml": PYPROJECT_FLIT}, fmt="tar.xz")
+    up.add("helper", "1.0", before(days=50))
+    up.add("flit_core", "3.2", before(days=100))
+    up.add("setuptools", "65.0", before(days=90))
+    up.add("wheel", "0.37.0", before(days=200))
+    with serving(up.app()) as url:
+        files = record_python(["app"], T, url + "/simple/", BlobStore(tmp_path))
+    assert {f.filename for f in files} >= {"twisted-18.9.0.tar.bz2", "lzlib-0.2.tar.xz"}
+    assert ("helper", "1.0") in _versions(files)  # read from the .tar.bz2's setup.py
+    assert ("flit-core", "3.2") in _versions(files)  # the .tar.xz's build requirement
