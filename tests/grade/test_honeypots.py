@@ -205,3 +205,25 @@ def test_every_honeypot_lands_in_the_body_its_node_names_whatever_the_draw() -> 
             for cls in classes:
                 body = next(n for n in body if isinstance(n, ast.ClassDef) and n.name == cls).body
             assert any(getattr(n, "name", None) == name for n in body), (seed, pot.node)
+
+
+def test_a_unittest_run_test_method_hosts_no_honeypot(tmp_path: Path) -> None:
+    """Found by the second held-out corpus (pyparsing 2023): a TestCase whose one test is
+    ``runTest`` was cloned as ``runUpperBelow``, which unittest never collects, so the honest
+    gold run was judged spoofed ("honeypot tests were not run while the tests they copy
+    were"). A ``test*`` name would not do either: unittest then runs it instead of runTest."""
+    tests = (
+        "import unittest\n\nfrom calc import add\n\n\n"
+        "class TestOnly(unittest.TestCase):\n"
+        "    def runTest(self):\n        self.assertEqual(add(2, 2), 4)\n\n\n"
+        "def test_add():\n    assert add(1, 2) == 3\n"
+    )
+    listed = [f"{FILE}::TestOnly::runTest", f"{FILE}::test_add"]
+    for seed in range(20):
+        planting = plant({FILE: tests.encode()}, listed, "pytest tests", rng=random.Random(seed))
+        assert planting.honeypots, planting.note
+        assert all(p.source_name == "test_add" for p in planting.honeypots)
+    ran = outcomes(tmp_path, planting.files[FILE].decode(), RIGHT)
+    assert ran[f"{FILE}::TestOnly::runTest"] == "PASSED"
+    for pot in planting.honeypots:
+        assert ran[pot.node] == "FAILED", pot
