@@ -371,10 +371,13 @@ def read_source(read: Reader, egg_info: Reader | None = None) -> SourceMetadata:
             meta.requires = _requires_txt(text.decode(errors="replace"))
             meta.requires_source = "egg-info requires.txt"
             return meta
-    if cfg is not None and cfg.has_option("options", "install_requires"):
-        reqs = [
-            s for s in (_with_extra(r, None) for r in _cfg_list(cfg, "install_requires", read)) if s
-        ]
+    # A project with no runtime requirement may still declare extras (PyJWT 2.6: `tests`
+    # naming pytest>=6,<7, and no install_requires at all).
+    if cfg is not None and (
+        cfg.has_option("options", "install_requires") or cfg.has_section("options.extras_require")
+    ):
+        listed = _cfg_list(cfg, "install_requires", read)  # "" when absent: none
+        reqs = [s for s in (_with_extra(r, None) for r in listed) if s]
         if cfg.has_section("options.extras_require"):
             for extra, value in cfg.items("options.extras_require"):
                 reqs += [s for s in (_with_extra(r, extra) for r in _lines(value)) if s]

@@ -124,6 +124,25 @@ def test_setup_cfg_beats_setup_py_and_pyproject_without_build_system(tmp_path: P
     assert meta.requires == ["attrs>=19", "six", 'pytest; extra == "test"']
 
 
+def test_setup_cfg_extras_are_read_without_install_requires(tmp_path: Path) -> None:
+    """Found by the second held-out corpus (PyJWT 2.6, 2023): no runtime requirement, so no
+    ``install_requires``, and an extra ``tests`` naming ``pytest>=6.0.0,<7.0.0``. The extras
+    were read only beside ``install_requires``, so pytest looked undeclared, a bare pytest
+    (7.2 at T) was added, and pip could not install both."""
+    (tmp_path / "setup.cfg").write_text(
+        "[metadata]\nname = PyJWT\n[options]\npython_requires = >=3.7\n"
+        "[options.extras_require]\ntests =\n    pytest>=6.0.0,<7.0.0\n"
+        "    coverage[toml]==5.0.4\n"
+    )
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    meta = read_project(tmp_path)
+    assert meta.requires_source == "setup.cfg install_requires"
+    assert meta.requires == [
+        'pytest<7.0.0,>=6.0.0; extra == "tests"',
+        'coverage[toml]==5.0.4; extra == "tests"',
+    ]
+
+
 @pytest.mark.parametrize("fmt", ["tar.gz", "zip"])
 def test_sdists_are_read_from_the_archive(fmt: str) -> None:
     name, data = make_sdist(
