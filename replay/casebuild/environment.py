@@ -37,6 +37,7 @@ import re
 import subprocess
 import tarfile
 import tempfile
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -95,7 +96,11 @@ REBUILD = "python setup.py build_ext --inplace -q"
 code of the tree as it is (the agent's diff, the gold patch), not what the image compiled at
 the base commit."""
 _EDITABLE_WITHOUT_SETUP_PY = frozenset({"bullseye"})
-"""Releases whose pip (20.3) installs a project editable only through its setup.py."""
+"""Releases whose pip (20.3, before PEP 660) installs a project editable only through its
+setup.py, with ``setup.py develop`` run in the isolated build environment: that works only
+when the build backend is setuptools. A setup.py shim beside another backend (more-itertools
+2023: flit_core and ``setup()``) fails there with "No module named 'setuptools'", so such a
+project is installed as a wheel (:func:`_develops_with_setup_py`)."""
 _DISTS_WITHOUT_RECORD = frozenset({"trixie"})
 """Releases whose image holds Python packages Debian installed without a ``RECORD`` file
 (trixie's ``packaging``), which their pip refuses to uninstall when a requirement wants
@@ -198,11 +203,25 @@ def export_tree(repo: Path, rev: str, dest: Path) -> Path:
 def setup_command(checkout: Path, release: Release, wanted: Wanted) -> str:
     """The one pip command that installs the project and the test requirements."""
     extras = f"[{','.join(wanted.extras)}]" if wanted.extras else ""
-    editable = (checkout / "setup.py").is_file() or release.name not in _EDITABLE_WITHOUT_SETUP_PY
+    editable = release.name not in _EDITABLE_WITHOUT_SETUP_PY or _develops_with_setup_py(checkout)
     target = f"-e .{extras}" if editable else f".{extras}"
     words = [target, *(_quote(r) for r in wanted.requires)]
     ignore = "--ignore-installed " if release.name in _DISTS_WITHOUT_RECORD else ""
     return f"python -m pip install {ignore}" + " ".join(words)
+
+
+def _develops_with_setup_py(checkout: Path) -> bool:
+    """Whether pip before PEP 660 can install the project editable: it has a setup.py and
+    builds with setuptools (``[build-system].build-backend`` is setuptools', or absent)."""
+    if not (checkout / "setup.py").is_file():
+        return False
+    try:
+        table = tomllib.loads((checkout / "pyproject.toml").read_text(errors="replace"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return True  # no pyproject.toml (or none readable): pip's setuptools fallback
+    system = table.get("build-system")
+    backend = system.get("build-backend") if isinstance(system, dict) else None
+    return not isinstance(backend, str) or backend.split(".")[0] == "setuptools"
 
 
 def _quote(req: str) -> str:

@@ -67,6 +67,19 @@ def test_setup_installs_the_project_and_the_test_requirements(tmp_path: Path) ->
     assert setup_command(tmp_path, bullseye, Wanted(extras=("tests", "docs"))) == (
         "python -m pip install -e .[tests,docs]"
     )
+    setuptools = (
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    (tmp_path / "pyproject.toml").write_text(setuptools)
+    assert setup_command(tmp_path, bullseye, Wanted()) == "python -m pip install -e ."
+    # A setup.py shim beside flit (more-itertools 2023): pip 20.3 would run setup.py develop
+    # in an isolated build environment holding flit_core only ("No module named 'setuptools'").
+    flit = (
+        '[build-system]\nrequires = ["flit_core >=3.2,<4"]\nbuild-backend = "flit_core.buildapi"\n'
+    )
+    (tmp_path / "pyproject.toml").write_text(flit)
+    assert setup_command(tmp_path, bullseye, Wanted()) == "python -m pip install ."
+    assert setup_command(tmp_path, bookworm, Wanted()) == "python -m pip install -e ."
 
 
 def test_default_branch_is_the_repositorys_own(tmp_path: Path) -> None:
