@@ -76,6 +76,22 @@ def test_tool_calls_run_and_the_final_answer_ends_the_run(tmp_path: Path) -> Non
     assert log[-1] == {**log[-1], "kind": "stop", "reason": "final"}
 
 
+def test_a_command_longer_than_one_argument_may_be_runs_whole(tmp_path: Path) -> None:
+    """Found by the second held-out corpus (emoji 2021): the gold stub writes its 300 KB
+    patch with one heredoc, and ``bash -lc COMMAND`` failed with "Argument list too long"
+    (Linux caps one argument at 128 KiB), so the gold run changed nothing."""
+    big = "".join(f"line {i:06d} of a large file\n" for i in range(12_000))  # ~300 KB
+    command = f"cat > big.txt <<'REPLAY_EOF'\n{big}REPLAY_EOF\nwc -l < big.txt"
+    assert len(command.encode()) > 128 * 1024
+    stub = make_stub_app(StubConfig(script=script(steps=[{"bash": command}, {"say": "Done."}])))
+    with serving(stub) as base:
+        code, log = run_agent(base, tmp_path)
+    assert code == 0
+    assert (tmp_path / "work" / "big.txt").read_text() == big
+    (tool,) = [e for e in log if e["kind"] == "tool"]
+    assert "12000" in tool["output"] and "(exit status 0)" in tool["output"]
+
+
 def test_step_limit(tmp_path: Path) -> None:
     stub = make_stub_app(StubConfig(script=script(steps=[{"bash": "true"}] * 5)))
     with serving(stub) as base:

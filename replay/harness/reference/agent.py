@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -111,17 +112,23 @@ def call_model(
 
 
 def run_bash(command: str, workdir: str, timeout: float) -> str:
-    try:
-        done = subprocess.run(
-            ["bash", "-lc", command],
-            cwd=workdir,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return f"(command timed out after {timeout:.0f}s)"
+    # The command goes to bash as a script file, not as an argument: Linux refuses any single
+    # argument over 128 KiB (MAX_ARG_STRLEN), and a heredoc writing a large patch is longer.
+    with tempfile.TemporaryDirectory(prefix="replay-bash-") as tmp:
+        script = os.path.join(tmp, "command.sh")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(command)
+        try:
+            done = subprocess.run(
+                ["bash", "-l", script],
+                cwd=workdir,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return f"(command timed out after {timeout:.0f}s)"
     out = (done.stdout + done.stderr)[-OUTPUT_LIMIT:]
     return f"{out}\n(exit status {done.returncode})"
 
