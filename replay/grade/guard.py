@@ -178,7 +178,8 @@ class Snapshot:
         modules: dict[str, types.ModuleType],
         installed: dict[str, types.ModuleType] | None = None,
     ) -> None:
-        modules = {**modules, **(installed or {})}
+        self.installed = dict(installed or {})
+        modules = {**modules, **self.installed}
         self.modules = modules
         self.provided: dict[int, Any] = {
             id(value): value
@@ -314,9 +315,15 @@ def _foreign(plugin: Any, required: set[str]) -> bool:
     ``pytest_plugins`` list accounts for: code under test registered it."""
     if isinstance(plugin, types.ModuleType):
         name = plugin.__name__
+        if _snapshot is not None and _snapshot.installed.get(name) is plugin:
+            return False  # an installed plugin's own module
         base = os.path.basename(getattr(plugin, "__file__", "") or "")
         return not (base == "conftest.py" or name in required or name.startswith("_pytest"))
     kind = plugin if isinstance(plugin, type) else type(plugin)
+    if _snapshot is not None and _snapshot.provided.get(id(kind)) is kind:
+        # A class an installed plugin's module held before any code of the repository ran
+        # (pytest-wholenodeid registers its own terminal reporter when the session starts).
+        return False
     owner = kind.__module__.split(".")[0]
     return owner not in ("_pytest", "pytest", "pluggy", "xdist")
 

@@ -329,7 +329,12 @@ INSTALLED_PLUGIN = {
         "import pytest\n\n\n"
         "def lazy_value(name):\n    return name\n\n\n"
         "def pytest_configure(config):\n    pytest.lazy_value = lazy_value\n\n\n"
-        "def pytest_report_teststatus(report, config):\n    return None\n"
+        "def pytest_report_teststatus(report, config):\n    return None\n\n\n"
+        # As pytest-wholenodeid does: its own reporter class, registered when the session
+        # starts (after the guard has listed the plugins it knows).
+        "class Reporter:\n    def pytest_report_header(self, config):\n        return None\n\n\n"
+        "def pytest_sessionstart(session):\n"
+        "    session.config.pluginmanager.register(Reporter(), 'lazyish-reporter')\n"
     ),
     "tests/test_lazy.py": (
         "import pytest\n\n\n"
@@ -367,7 +372,7 @@ def test_what_an_installed_plugin_adds_is_no_change_but_product_code_recoding_it
     assert record is not None
     # The plugin was loaded from its entry point and configured.
     assert record.outcomes["tests/test_lazy.py::test_the_plugin_added_its_function"] == "passed"
-    assert record.machinery == [], record.machinery
+    assert record.machinery == [] and record.plugins == [], (record.machinery, record.plugins)
     verdict = judge([xml], [code], *LISTED, guards=[record], honeypots=pots)
     assert verdict.resolved and not verdict.spoofed, verdict.spoof_reasons
     # Product code adding a name of its own to pytest is still a change.
