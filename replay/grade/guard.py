@@ -181,11 +181,13 @@ class Snapshot:
         self.installed = dict(installed or {})
         modules = {**modules, **self.installed}
         self.modules = modules
+        # Only what those modules define themselves, not what they imported (a plugin that
+        # imports one of pytest's reporters does not make that reporter its own to register).
         self.provided: dict[int, Any] = {
             id(value): value
-            for module in (installed or {}).values()
+            for module in self.installed.values()
             for value in list(vars(module).values())
-            if _behaviour(value)
+            if _behaviour(value) and getattr(value, "__module__", None) in self.installed
         }
         # (label, namespace, key, value, hot, then for each function behind the value: the
         # function, its code, defaults and keyword defaults, flat)

@@ -326,7 +326,7 @@ INSTALLED_PLUGIN = {
     "lazyish-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: lazyish\nVersion: 1.0\n",
     "lazyish-1.0.dist-info/entry_points.txt": "[pytest11]\nlazyish = lazyish_plugin\n",
     "lazyish_plugin.py": (
-        "import pytest\n\n\n"
+        "import pytest\nfrom json import dumps as imported_dumps  # noqa: F401\n\n\n"
         "def lazy_value(name):\n    return name\n\n\n"
         "def pytest_configure(config):\n    pytest.lazy_value = lazy_value\n\n\n"
         "def pytest_report_teststatus(report, config):\n    return None\n\n\n"
@@ -377,10 +377,13 @@ def test_what_an_installed_plugin_adds_is_no_change_but_product_code_recoding_it
     assert verdict.resolved and not verdict.spoofed, verdict.spoof_reasons
     # Product code adding a name of its own to pytest is still a change.
     sneaky = HONEST + "import pytest\npytest.lazy_other = lambda name: name\n"
+    # Nor is what an installed plugin only imported its own to add.
+    sneaky += "import lazyish_plugin\npytest.borrowed = lazyish_plugin.imported_dumps\n"
     _, _, record, _, _ = run(
         tmp_path / "sneaky", sneaky, guard=True, extra=INSTALLED_PLUGIN, autoload=True
     )
     assert record is not None and "pytest.lazy_other" in record.machinery, record.machinery
+    assert "pytest.borrowed" in record.machinery, record.machinery
     # Product code re-coding the installed plugin's hook is a change too.
     xml, code, record, pots, _ = run(
         tmp_path / "recode",
