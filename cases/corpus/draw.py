@@ -329,14 +329,7 @@ class Tree:
         self.set = set(self.paths)
 
     def read(self, path: str) -> str | None:
-        if path not in self.set:
-            return None
-        done = subprocess.run(
-            ["git", f"--git-dir={self.repo}", "show", f"{self.rev}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-        return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
+        return _show(self.repo, self.rev, path) if path in self.set else None
 
 
 def _norm(name: str) -> str:
