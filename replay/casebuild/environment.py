@@ -20,8 +20,13 @@
    release), and the hidden tests' command rebuilds them in place first (``python setup.py
    build_ext --inplace``): a fix in the C code is otherwise never compiled, and a project with
    a pure-Python fallback (simplejson, pyrsistent) passes its tests on the fallback before and
-   after the fix alike. A dependency released only as an sdist with C code (what pip at T
-   found) shows as a compiler missing while settling: the toolchain is added then.
+   after the fix alike. That rebuild runs outside pip's isolated build, so the build's own
+   requirements (Cython for a setup.py that cythonizes) are installed in the environment
+   too; a C file the build names but the tree lacks, beside a Cython source, is generated
+   with Cython first, at setup and before each run of the hidden tests
+   (:func:`rebuild_requires`, :func:`cython_outputs`). A dependency released only as an sdist
+   with C code (what pip at T found) shows as a compiler missing while settling: the
+   toolchain is added then.
 5. Settling: the environment image is built through the world. When pip at T asks for
    something the registry lacks (``No matching distribution found for X``: what a build
    backend asks for only when it runs, e.g. hatchling's ``editables`` for an editable
@@ -179,6 +184,84 @@ def extension_sources(checkout: Path) -> list[str]:
     return found
 
 
+_NAMED_C_SOURCE = re.compile(r"""["']([\w./-]+\.(?:c|cpp))["']""")
+
+
+def cython_outputs(checkout: Path) -> list[tuple[str, str]]:
+    """``(pyx, c)`` pairs: a C or C++ file the build names as a source (a string in
+    ``setup.py`` or ``pyproject.toml``) that the tree lacks, beside a Cython source of the same
+    stem. Such a file is made by a step outside the build (msgpack 2026: its Makefile runs
+    ``cython``; setup.py only compiles ``msgpack/_cmsgpack.c``)."""
+    texts = [
+        (checkout / name).read_text(errors="replace")
+        for name in ("setup.py", "pyproject.toml")
+        if (checkout / name).is_file()
+    ]
+    pairs = []
+    for name in dict.fromkeys(m.group(1) for text in texts for m in _NAMED_C_SOURCE.finditer(text)):
+        source = checkout / name
+        pyx = source.with_suffix(".pyx")
+        inside = source.resolve().is_relative_to(checkout.resolve())
+        if inside and not source.exists() and pyx.is_file():
+            pairs.append((pyx.relative_to(checkout).as_posix(), name))
+    return pairs
+
+
+def generate_command(pairs: Sequence[tuple[str, str]]) -> str:
+    """The Cython runs that make each ``(pyx, c)`` pair's C (``--cplus`` for C++) file."""
+    runs = []
+    for pyx, out in pairs:
+        cplus = "--cplus " if out.endswith(".cpp") else ""
+        runs.append(f"python -m cython {cplus}{_quote(pyx)} -o {_quote(out)}")
+    return " && ".join(runs)
+
+
+_BUILT_BY_IMAGE = frozenset({"setuptools", "wheel"})
+"""Build requirements the in-place rebuild takes from the image (Debian's, or the build
+toolchain's on trixie), as every case with extensions has so far."""
+
+
+def rebuild_requires(
+    checkout: Path, wanted: Wanted, generated: Sequence[tuple[str, str]]
+) -> tuple[list[str], str]:
+    """What the environment must hold for the hidden tests' in-place rebuild, beyond what
+    ``wanted`` names, and why. That rebuild runs ``setup.py`` in the environment itself, not
+    in pip's isolated build environment, so the build's own requirements (``[build-system]
+    requires``: Cython for a project whose setup.py cythonizes when it can, as msgpack 2022's
+    does) must be installed there, or the rebuild compiles the C file generated at the base
+    commit and a fix to the Cython source is never compiled. A C file generated outside the
+    build needs Cython too, as of T when nothing names it."""
+    try:
+        meta = read_project(checkout)
+        named = {requirement_name(line) for line in expand_specs(list(wanted.requires), checkout)}
+    except RequirementsError:
+        return [], ""
+    named.discard(None)
+    more: list[str] = []
+    for line in meta.build_requires:
+        name = requirement_name(line)
+        if name is not None and name not in named | _BUILT_BY_IMAGE and line not in more:
+            more.append(line)
+    reasons = []
+    if more:
+        reasons.append(
+            "the hidden tests' command rebuilds the extensions in place, outside pip's isolated "
+            "build, so what the build requires must be installed (its [build-system] requires "
+            "and setup_requires, but setuptools and wheel, which the image holds)"
+        )
+    if generated and "cython" not in named | {requirement_name(line) for line in more}:
+        more.append("Cython")
+        reasons.append("Cython generates the C sources the build compiles, and nothing names it")
+    return more, "; ".join(reasons)
+
+
+def requires_command(release: Release, wanted: Wanted) -> str:
+    """The pip command that installs the test requirements alone (before the project: what a
+    step before its build needs, such as Cython)."""
+    ignore = "--ignore-installed " if release.name in _DISTS_WITHOUT_RECORD else ""
+    return f"python -m pip install {ignore}" + " ".join(_quote(r) for r in wanted.requires)
+
+
 def lacks_compiler(message: str) -> bool:
     """Whether a failed environment build failed for want of a compiler or the interpreter's
     headers (:data:`_NO_COMPILER`)."""
@@ -311,6 +394,14 @@ def plan_environment(
         if not names_runner(checkout, wanted, target):
             wanted = replace(wanted, requires=(*wanted.requires, RUNNER))
             notes.append(f"{RUNNER} added to the test requirements, as of T: {RUNNER_WHY}")
+        sources = extension_sources(checkout)
+        generated = cython_outputs(checkout) if sources else []
+        rebuilds = bool(sources) and (checkout / "setup.py").is_file()
+        if rebuilds or generated:
+            more, why = rebuild_requires(checkout, wanted, generated)
+            if more:
+                wanted = replace(wanted, requires=(*wanted.requires, *more))
+                notes.append(f"{', '.join(more)} added to the test requirements, as of T: {why}")
         files = record_for_project(
             checkout,
             list(wanted.requires),
@@ -323,14 +414,23 @@ def plan_environment(
         if notes:
             files = [_runner_added(f) for f in files]
         setup = [setup_command(checkout, release, wanted)]
-        sources = extension_sources(checkout)
         toolchains: tuple[str, ...] = ()
         rebuild = None
         if sources:
             toolchains = (BUILD_TOOLCHAIN,)
-            rebuild = REBUILD if (checkout / "setup.py").is_file() else None
-            more = f" and {len(sources) - 3} more" if sources[3:] else ""
-            shown = ", ".join(sources[:3]) + more
+            rebuild = REBUILD if rebuilds else None
+            if generated:
+                cythonize = generate_command(generated)
+                setup = [requires_command(release, wanted), cythonize, *setup]
+                rebuild = f"{cythonize} && {rebuild}" if rebuild else None
+                notes.append(
+                    f"{', '.join(out for _, out in generated)} generated by Cython before the "
+                    "build and before each run of the hidden tests: the build compiles "
+                    f"{'it' if len(generated) == 1 else 'them'} and the tree holds only the "
+                    "Cython source"
+                )
+            others = f" and {len(sources) - 3} more" if sources[3:] else ""
+            shown = ", ".join(sources[:3]) + others
             notes.append(
                 f"the build toolchain added (Debian {release.name}'s compilers and Python "
                 f"{release.python_version}'s headers): the project builds extension modules "
