@@ -62,6 +62,7 @@ from replay.casebuild.testlists import (
     write_lists,
 )
 from replay.images.audit import audit_images, propose_base_image
+from replay.images.base import Release, parse_base_tag
 from replay.runtime.base import Runtime
 
 log = logging.getLogger(__name__)
@@ -319,8 +320,32 @@ def create_case(
             raise MeasureError(f"{path}: {measured.explain(spec.command, logs)}")
     write_lists(path, lists)
     with step("image-audit"):
-        _check_images(path, runtime)
+        try:
+            _check_images(path, runtime)
+        except LeakError as exc:
+            clean = _clean_release(exc, src)
+            if clean is None:
+                raise
+            say(
+                f"the image audit found the answer in {exc.current}; {exc.proposed} holds "
+                f"none of it: making the case again on Debian {clean.name} (Python "
+                f"{clean.python_version}), as --python {clean.python_version} would"
+            )
+            wanted = dataclasses.replace(src.wanted, python=clean.python_version)
+            again = dataclasses.replace(src, wanted=wanted)
+            return create_case(case_id, again, out, runtime, repeats, say)
     return path, lists
+
+
+def _clean_release(exc: LeakError, src: FixSource) -> Release | None:
+    """The release to make the case on again after an image-audit stop: that of the clean
+    base image the audit proposes, when ``case create`` chose the interpreter itself (no
+    ``--python``, the environment derived from the test requirements). None otherwise: an
+    interpreter the user named is kept, and the stop says what to do."""
+    if exc.proposed is None or src.wanted.python is not None or not src.wanted:
+        return None
+    parsed = parse_base_tag(exc.proposed)
+    return None if parsed is None else parsed[0]
 
 
 def named_tests(path: Path, lists: TestLists) -> tuple[TestLists, list[str]]:
@@ -356,6 +381,13 @@ def named_tests(path: Path, lists: TestLists) -> tuple[TestLists, list[str]]:
 class LeakError(ReplayError):
     """The environment image holds the case's answer (a later copy of the fixed code)."""
 
+    def __init__(self, message: str, current: str = "", proposed: str | None = None) -> None:
+        super().__init__(message)
+        self.current = current
+        """The base image the case was made on."""
+        self.proposed = proposed
+        """A base image built here that holds none of the hits (None: none found)."""
+
 
 def _check_images(path: Path, runtime: Runtime) -> None:
     """The image audit over the environment image just built: a leak stops the case (it stays
@@ -373,7 +405,8 @@ def _check_images(path: Path, runtime: Runtime) -> None:
         "(`replay case audit` checks it):"
     ]
     lines += [f"  LEAK {hit}" for hit in result.leaks]
-    if proposal.proposed is not None and proposal.proposed != case.environment.base_image:
+    clean = proposal.proposed if proposal.proposed != case.environment.base_image else None
+    if clean is not None:
         lines.append(
             f"  {proposal.proposed} holds none of it: create the case on it "
             "(--python with its interpreter), or declare each hit in audit.accepted with a reason"
@@ -385,7 +418,7 @@ def _check_images(path: Path, runtime: Runtime) -> None:
             f"{', '.join(proposal.missing) or 'none'}): declare each hit in audit.accepted "
             "with a reason if it is no leak"
         )
-    raise LeakError("\n".join(lines))
+    raise LeakError("\n".join(lines), case.environment.base_image, clean)
 
 
 def _create_with_environment(spec: CaseSpec, src: FixSource, out: Path, runtime: Runtime) -> Path:

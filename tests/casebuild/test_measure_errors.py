@@ -120,3 +120,56 @@ def test_a_failed_setup_says_its_cause_first(output: str, cause: str | None) -> 
     from replay.images.env import cause_line
 
     assert cause_line(output) == cause
+
+
+def test_an_image_audit_stop_is_made_again_on_the_clean_base_image(monkeypatch, tmp_path) -> None:
+    """Issue 34 (msgpack 2019): the image audit found the fix's lines in bullseye's image (its
+    pip wheel vendors a later msgpack) and proposed bookworm, which holds none of them; case
+    create stopped and said so, and the user had to run it again with --python. When case
+    create chose the interpreter itself it now makes the case again on the proposed release;
+    an interpreter the user named is kept and the stop stands."""
+    import dataclasses
+
+    from replay.casebuild import create
+    from replay.casebuild.environment import Wanted
+    from replay.casebuild.testlists import TestLists
+    from tests.casebuild.repos import shapes_repo, shapes_source
+
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    src = dataclasses.replace(shapes_source(repo, fix), wanted=Wanted(requires=("pytest",)))
+    made: list[str | None] = []
+
+    def environment(spec, given, out, runtime):
+        made.append(given.wanted.python)
+        return out / "case.yaml"
+
+    def audit(path, runtime):
+        if made[-1] is None:  # the release chosen from T: bullseye's image holds the answer
+            raise create.LeakError("LEAK ...", "replay-base:bullseye", "replay-base:bookworm")
+
+    lists = TestLists(fail_to_pass=["tests/test_shapes.py::test_area"], pass_to_pass=[], flaky=[])
+    measured = type("Measured", (), {"lists": lists})()
+    monkeypatch.setattr(create, "_create_with_environment", environment)
+    monkeypatch.setattr(create, "measure", lambda path, runtime, repeats: measured)
+    monkeypatch.setattr(create, "named_tests", lambda path, found: (found, []))
+    monkeypatch.setattr(create, "write_lists", lambda path, found: None)
+    monkeypatch.setattr(create, "_check_images", audit)
+    said: list[str] = []
+    _, got = create.create_case("shapes-area", src, tmp_path / "case", None, say=said.append)
+    assert made == [None, "3.11"]
+    assert got == lists
+    assert said[-1] == (
+        "the image audit found the answer in replay-base:bullseye; replay-base:bookworm holds "
+        "none of it: making the case again on Debian bookworm (Python 3.11), as --python 3.11 "
+        "would"
+    )
+    made.clear()
+
+    def always(path, runtime):
+        raise create.LeakError("LEAK ...", "replay-base:bullseye", "replay-base:bookworm")
+
+    monkeypatch.setattr(create, "_check_images", always)
+    named = dataclasses.replace(src, wanted=Wanted(requires=("pytest",), python="3.9"))
+    with pytest.raises(create.LeakError):
+        create.create_case("shapes-area", named, tmp_path / "case", None, say=said.append)
+    assert made == ["3.9"]  # made once, on the interpreter the user named
