@@ -290,7 +290,26 @@ def setup_command(checkout: Path, release: Release, wanted: Wanted) -> str:
     target = f"-e .{extras}" if editable else f".{extras}"
     words = [target, *(_quote(r) for r in wanted.requires)]
     ignore = "--ignore-installed " if release.name in _DISTS_WITHOUT_RECORD else ""
-    return f"python -m pip install {ignore}" + " ".join(words)
+    scheme = ""
+    if editable and release.name in _EDITABLE_WITHOUT_SETUP_PY and _builds_isolated(checkout):
+        scheme = "SETUPTOOLS_USE_DISTUTILS=stdlib "
+    return f"{scheme}python -m pip install {ignore}" + " ".join(words)
+
+
+def _builds_isolated(checkout: Path) -> bool:
+    """Whether pip builds the project in an isolated environment: its pyproject.toml has a
+    ``[build-system]`` table. On bullseye, ``setup.py develop`` then runs with the setuptools
+    the table asks for, as of T; from setuptools 60 on, that one uses its own distutils, which
+    knows nothing of Debian's install scheme and links the project into
+    ``/usr/lib/python3.9/site-packages``, a directory Debian's Python does not search
+    (cachetools 2023: "No module named 'cachetools'" before and after the fix).
+    ``SETUPTOOLS_USE_DISTUTILS=stdlib`` makes it use Debian's distutils, which links it into
+    ``/usr/local/lib/python3.9/dist-packages``."""
+    try:
+        table = tomllib.loads((checkout / "pyproject.toml").read_text(errors="replace"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(table.get("build-system"), dict)
 
 
 def _develops_with_setup_py(checkout: Path) -> bool:
