@@ -182,3 +182,35 @@ def test_items_a_pytest_plugin_adds_are_left_out_of_the_lists(tmp_path: Path) ->
     assert kept.fail_to_pass == ["tests/test_shapes.py::test_area_multiplies"]
     assert kept.pass_to_pass == ["tests/test_shapes.py::test_perimeter"]
     assert left_out == ["tests/test_shapes.py::mypy", "tests/test_shapes.py::mypy-status"]
+
+
+def test_a_test_its_class_generates_is_kept_in_the_lists(tmp_path: Path) -> None:
+    """Found by the second held-out corpus (jsonschema 2026): the official JSON Schema suite's
+    tests are methods a loader makes (``TestDraft201909Format =
+    DRAFT201909.to_unittest_testcase(...)``), with no ``def`` of their own, and the fix's
+    FAIL_TO_PASS tests were all left out as if a plugin had added them; case create stopped
+    at measure. A test whose class the file binds is a test; a plugin's per-file item (no
+    class) still is not."""
+    from replay.validate import test_id_problem
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_suite.py").write_text(
+        "from suite import load\n\n"
+        "TestDraft201909Format = load('draft2019-09').to_unittest_testcase()\n\n\n"
+        "class TestLooped:\n    pass\n\n\n"
+        "for n in range(3):\n    setattr(TestLooped, f'test_{n}', lambda self: None)\n\n\n"
+        "test_module_level = load('x').as_test()\n"
+    )
+    generated = (
+        "tests/test_suite.py::TestDraft201909Format::"
+        "test_uuid_uuid_format_non_ASCII_digit_২_a_Bengali_2_is_invalid"
+    )
+    assert test_id_problem(tmp_path, generated) is None
+    assert test_id_problem(tmp_path, "tests/test_suite.py::TestLooped::test_2") is None
+    assert test_id_problem(tmp_path, "tests/test_suite.py::test_module_level") is None
+    assert test_id_problem(tmp_path, "tests/test_suite.py::mypy") == (
+        "no test mypy in tests/test_suite.py"
+    )
+    assert test_id_problem(tmp_path, "tests/test_suite.py::TestOther::test_x") == (
+        "no test test_x in tests/test_suite.py"
+    )
