@@ -52,6 +52,7 @@ from replay.casebuild.environment import (
     settle,
     write_registry_source,
 )
+from replay.casebuild.fallback import DROP_EXTENSIONS, fallback_command
 from replay.casebuild.patches import split_fix, test_files
 from replay.casebuild.scmversion import pretend
 from replay.casebuild.testlists import (
@@ -59,6 +60,7 @@ from replay.casebuild.testlists import (
     MeasureError,
     TestLists,
     measure,
+    write_command,
     write_lists,
 )
 from replay.images.audit import audit_images, propose_base_image
@@ -315,6 +317,8 @@ def create_case(
                 f"check the files, not the code's behaviour): {shown}"
             )
         if not lists.fail_to_pass:
+            lists = _on_the_fallback(path, runtime, repeats, say) or lists
+        if not lists.fail_to_pass:
             logs = measured.write_logs(path.parent / "logs")
             measured = dataclasses.replace(measured, lists=lists)
             raise MeasureError(f"{path}: {measured.explain(spec.command, logs)}")
@@ -346,6 +350,28 @@ def _clean_release(exc: LeakError, src: FixSource) -> Release | None:
         return None
     parsed = parse_base_tag(exc.proposed)
     return None if parsed is None else parsed[0]
+
+
+def _on_the_fallback(
+    path: Path, runtime: Runtime, repeats: int, say: Callable[[str], None]
+) -> TestLists | None:
+    """The lists measured on the project's pure-Python fallback (:mod:`.fallback`), with the
+    case's command set to take it, when that shows the fix; else None, the case as it was."""
+    case = load_case(path)
+    command = fallback_command(case)
+    if command is None:
+        return None
+    write_command(path, command)
+    lists, _ = named_tests(path, measure(path, runtime, repeats).lists)
+    if not lists.fail_to_pass:
+        write_command(path, case.hidden_tests.command)
+        return None
+    say(
+        "the fix changes only pure-Python code that the project's compiled extension stands in "
+        "for, and its tests show it only without the extension: the hidden tests run on the "
+        f"fallback (`{DROP_EXTENSIONS}` first, no rebuild)"
+    )
+    return lists
 
 
 def named_tests(path: Path, lists: TestLists) -> tuple[TestLists, list[str]]:

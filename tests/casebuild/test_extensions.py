@@ -19,6 +19,7 @@ from replay.base import gitrepo
 from replay.base.case import load_case
 from replay.casebuild.create import FixSource, create_case
 from replay.casebuild.environment import REBUILD, Wanted, extension_sources, lacks_compiler
+from replay.casebuild.fallback import DROP_EXTENSIONS
 from replay.registry.serve import Registry, registry_app
 from replay.runtime import get_runtime
 from replay.snapshot import load_snapshot
@@ -309,3 +310,72 @@ def test_the_rebuild_gets_what_the_build_requires(tmp_path: Path) -> None:
         "requires must be installed (its [build-system] requires and setup_requires, but "
         "setuptools and wheel, which the image holds)"
     )
+
+
+def test_a_fix_to_the_pure_python_fallback_is_measured_on_the_fallback(tmp_path: Path) -> None:
+    """Issue 34 (msgpack 2019 and 2026 in the second held-out corpus): the fix changes only
+    the pure-Python twin of the compiled extension (``fallback.py``), and the tests, run beside
+    the extension the image built, exercise the C code both before and after it: case create
+    stopped at measure ("the fix's tests pass before it too"). It now measures once more with
+    the built extension modules removed and no rebuild, and keeps that command, saying so."""
+    path = tmp_path / "fastsum"
+    path.mkdir(parents=True)
+    gitrepo.run(path, "init", "-q", "-b", "main")
+    right_c = SPEED_C.replace("i < n - 1;", "i < n;")
+    buggy_init = INIT.replace("return sum(values)", "return sum(values[:-1])")
+    files = {
+        "setup.py": SETUP_PY,
+        "fastsum/__init__.py": buggy_init,
+        "fastsum/_speed.c": right_c,
+        "tests/test_total.py": TESTS,
+        "LICENSE": "MIT License\n",
+    }
+    commit(path, "2026-03-12T08:00:00+00:00", "fastsum with a C speedup", files)
+    more = TESTS + "\n\ndef test_total_counts_the_last_value():\n    assert total([1, 2, 3]) == 6\n"
+    fix = commit(
+        path,
+        "2026-03-12T11:00:00+00:00",
+        "Fix the fallback skipping the last value",
+        {"fastsum/__init__.py": INIT, "tests/test_total.py": more},
+    )
+    registry = Registry.from_snapshot(load_snapshot(DEMO_SNAPSHOT))
+    said: list[str] = []
+    with serving(registry_app(registry)) as url:
+        src = FixSource(
+            repo=path,
+            fix=fix,
+            repo_name="acme/fastsum",
+            ticket_title="total() skips the last value without the speedup",
+            ticket_body="Where fastsum._speed does not build, total([1, 2, 3]) returns 3.",
+            ticket_created=datetime.fromisoformat("2026-03-12T09:00:00Z"),
+            wanted=Wanted(requires=("pytest", "packaging>=26"), index_url=f"{url}/simple"),
+        )
+        runtime = get_runtime("docker")
+        try:
+            case_path, lists = create_case(
+                "fastsum-fallback", src, tmp_path / "case", runtime, say=said.append
+            )
+        finally:
+            runtime.close()
+    assert lists.fail_to_pass == ["tests/test_total.py::test_total_counts_the_last_value"]
+    assert lists.pass_to_pass == ["tests/test_total.py::test_empty"]
+    case = load_case(case_path)
+    assert case.hidden_tests.command.startswith(f"{DROP_EXTENSIONS} && python -m pytest")
+    assert REBUILD not in case.hidden_tests.command
+    assert any("the hidden tests run on the fallback" in line for line in said)
+
+
+def test_a_fix_to_compiled_code_is_never_moved_to_the_fallback(tmp_path: Path) -> None:
+    from replay.casebuild.fallback import changed_files, fallback_command
+
+    gold = tmp_path / "gold.patch"
+    gold.write_text(
+        "diff --git a/pkg/_c.pyx b/pkg/_c.pyx\n--- a/pkg/_c.pyx\n+++ b/pkg/_c.pyx\n"
+        "@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    )
+    assert changed_files(gold) == ["pkg/_c.pyx"]
+    hidden = type("Hidden", (), {"command": f"{REBUILD} && python -m pytest -q tests"})()
+    case = type("Case", (), {"hidden_tests": hidden, "gold": type("G", (), {"patch": gold})()})()
+    assert fallback_command(case) is None  # type: ignore[arg-type]
+    gold.write_text(gold.read_text().replace("_c.pyx", "fallback.py"))
+    assert fallback_command(case) == f"{DROP_EXTENSIONS} && python -m pytest -q tests"  # type: ignore[arg-type]
