@@ -296,6 +296,45 @@ def setup_command(checkout: Path, release: Release, wanted: Wanted) -> str:
     return f"{scheme}python -m pip install {ignore}" + " ".join(words)
 
 
+def setup_commands(checkout: Path, release: Release, wanted: Wanted) -> list[str]:
+    """:func:`setup_command`, split in two when a requirements file the test requirements
+    name installs the project itself (``file:.#egg=referencing``, ``-e .``, ``.``, as
+    pip-compile writes a project's own line): pip cannot take the project from two places in
+    one command ("Cannot install referencing 0.26.2.dev1 (from .) and referencing 0.26.2.dev1
+    (from /workspace/repo)", referencing 2023). That file is installed first, as the
+    project's own tooling installs it, then the project editable with the rest."""
+    own = [spec for spec in wanted.requires if _installs_itself(checkout, spec)]
+    if not own:
+        return [setup_command(checkout, release, wanted)]
+    rest = replace(wanted, requires=tuple(r for r in wanted.requires if r not in own))
+    first = requires_command(release, replace(wanted, requires=tuple(own)))
+    return [first, setup_command(checkout, release, rest)]
+
+
+_ITSELF = re.compile(
+    r"^(?:(?:-e|--editable)[=\s]+)?(?:file:)?\.(?:/)?(?:\[[^\]]*\])?(?:#egg=\S*)?$"
+)
+
+
+def _installs_itself(checkout: Path, spec: str, seen: tuple[Path, ...] = ()) -> bool:
+    """Whether ``spec``, a ``-r FILE`` test requirement, names the project's own directory
+    (in the file, or one it includes)."""
+    found = re.match(r"^(?:-r|--requirement)[=\s]*(\S+)$", spec.strip())
+    if found is None:
+        return False
+    path = (checkout / found.group(1)).resolve()
+    if path in seen or not path.is_file():
+        return False
+    for raw in path.read_text(errors="replace").splitlines():
+        line = re.sub(r"(^|\s+)#.*$", "", raw).strip()  # pip's comments: "#" after a space
+        if _ITSELF.match(line):
+            return True
+        inner = re.match(r"^(?:-r|--requirement)[=\s]*(\S+)$", line)
+        if inner and _installs_itself(path.parent, f"-r {inner.group(1)}", (*seen, path)):
+            return True
+    return False
+
+
 def _builds_isolated(checkout: Path) -> bool:
     """Whether pip builds the project in an isolated environment: its pyproject.toml has a
     ``[build-system]`` table. On bullseye, ``setup.py develop`` then runs with the setuptools
@@ -432,7 +471,7 @@ def plan_environment(
         )
         if notes:
             files = [_runner_added(f) for f in files]
-        setup = [setup_command(checkout, release, wanted)]
+        setup = setup_commands(checkout, release, wanted)
         toolchains: tuple[str, ...] = ()
         rebuild = None
         if sources:
@@ -568,6 +607,12 @@ _REQUESTED = re.compile(
 _DEPENDS = re.compile(r"^\s*(?P<who>\S+ \S+) depends on (?P<req>.+?)\s*$")
 
 
+_TWO_PLACES = re.compile(
+    r"Cannot install (?P<a>[\w.-]+) \S+ \(from (?P<src_a>[^)]+)\) and "
+    r"(?P<b>[\w.-]+) \S+ \(from (?P<src_b>[^)]+)\)"
+)
+
+
 def read_conflict(output: str) -> str | None:
     """pip's ``ResolutionImpossible`` in the project's terms, or None when pip said none.
 
@@ -588,6 +633,13 @@ def read_conflict(output: str) -> str | None:
             caused.append(line.strip())
     own = next((m for line in caused if (m := _REQUESTED.search(line))), None)
     head = "pip at T cannot install the project and its test requirements together"
+    twice = _TWO_PLACES.search(output)
+    if twice is not None and canonicalize_name(twice["a"]) == canonicalize_name(twice["b"]):
+        return (
+            f"{head}: {twice['a']} is asked for from two places in one command ({twice['src_a']}"
+            f" and {twice['src_b']}): a test requirements file names the project's own "
+            "directory; name that file alone in a setup command before the project's"
+        )
     if own is not None and own["src"].startswith(("/", ".")):
         name, version = own["name"], own["version"]
         wants = [
