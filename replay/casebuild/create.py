@@ -52,7 +52,7 @@ from replay.casebuild.environment import (
     settle,
     write_registry_source,
 )
-from replay.casebuild.fallback import DROP_EXTENSIONS, fallback_command
+from replay.casebuild.extensions import DROP_EXTENSIONS, fallback_command
 from replay.casebuild.patches import split_fix, test_files
 from replay.casebuild.scmversion import pretend
 from replay.casebuild.testlists import (

@@ -56,6 +56,15 @@ from replay.base.blobs import BlobStore
 from replay.base.case import load_case
 from replay.base.errors import InputError, ReplayError
 from replay.base.manifest import PythonFile, RegistryIndex
+from replay.casebuild.extensions import (
+    BUILD_TOOLCHAIN,
+    REBUILD,
+    cython_outputs,
+    extension_sources,
+    generate_command,
+    lacks_compiler,
+    rebuild_requires,
+)
 from replay.images.base import (
     Release,
     base_tag,
@@ -83,23 +92,6 @@ MAX_ROUNDS = 6
 """Environment builds before giving up on a registry that keeps missing something."""
 
 _MISSING = re.compile(r"No matching distribution found for (\S+)")
-_NO_COMPILER = re.compile(
-    r"command '[\w./-]*(?:gcc|g\+\+|cc|c\+\+|clang)' failed|"
-    r"unable to execute '[\w./-]*(?:gcc|g\+\+|cc|clang)'|"
-    r"(?:gcc|g\+\+|cc): (?:command )?not found|"
-    r"Python\.h: No such file or directory|"
-    r"error: Microsoft Visual C\+\+|"  # never here, but the same cause
-    r"No working compiler found|no acceptable C compiler found"
-)
-"""What a build missing a compiler or the interpreter's headers says (distutils, setuptools,
-cffi, Cython, autoconf): the cause is the image's toolchain, not the registry."""
-BUILD_TOOLCHAIN = "build"
-EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".pyx")
-_BUILDS_EXTENSIONS = re.compile(r"\bExtension\s*\(|\bext_modules\b|\bcythonize\s*\(")
-REBUILD = "python setup.py build_ext --inplace -q"
-"""Run before the hidden tests of a project with extension modules: the tests must run the C
-code of the tree as it is (the agent's diff, the gold patch), not what the image compiled at
-the base commit."""
 _EDITABLE_WITHOUT_SETUP_PY = frozenset({"bullseye"})
 """Releases whose pip (20.3, before PEP 660) installs a project editable only through its
 setup.py, with ``setup.py develop`` run in the isolated build environment: that works only
@@ -160,112 +152,11 @@ class Planned:
     """A command the hidden tests' command runs first (:data:`REBUILD`), or None."""
 
 
-def extension_sources(checkout: Path) -> list[str]:
-    """The C, C++ or Cython sources of the project's own extension modules, when its build
-    compiles any: ``setup.py`` naming ``Extension(``, ``ext_modules`` or ``cythonize(``, or
-    ``pyproject.toml``'s ``[tool.setuptools] ext-modules``, and at least one such source in
-    the tree (outside tests and docs). Empty for a pure-Python project."""
-    setup_py = checkout / "setup.py"
-    declared = setup_py.is_file() and bool(
-        _BUILDS_EXTENSIONS.search(setup_py.read_text(errors="replace"))
-    )
-    pyproject = checkout / "pyproject.toml"
-    if not declared and pyproject.is_file():
-        declared = "ext-modules" in pyproject.read_text(errors="replace")
-    if not declared:
-        return []
-    found = []
-    for path in sorted(checkout.rglob("*")):
-        rel = path.relative_to(checkout)
-        if rel.parts[0] in {"tests", "test", "testing", "docs", "doc", "benchmarks", ".git"}:
-            continue
-        if path.suffix in EXTENSION_SOURCES and path.is_file():
-            found.append(rel.as_posix())
-    return found
-
-
-_NAMED_C_SOURCE = re.compile(r"""["']([\w./-]+\.(?:c|cpp))["']""")
-
-
-def cython_outputs(checkout: Path) -> list[tuple[str, str]]:
-    """``(pyx, c)`` pairs: a C or C++ file the build names as a source (a string in
-    ``setup.py`` or ``pyproject.toml``) that the tree lacks, beside a Cython source of the same
-    stem. Such a file is made by a step outside the build (msgpack 2026: its Makefile runs
-    ``cython``; setup.py only compiles ``msgpack/_cmsgpack.c``)."""
-    texts = [
-        (checkout / name).read_text(errors="replace")
-        for name in ("setup.py", "pyproject.toml")
-        if (checkout / name).is_file()
-    ]
-    pairs = []
-    for name in dict.fromkeys(m.group(1) for text in texts for m in _NAMED_C_SOURCE.finditer(text)):
-        source = checkout / name
-        pyx = source.with_suffix(".pyx")
-        inside = source.resolve().is_relative_to(checkout.resolve())
-        if inside and not source.exists() and pyx.is_file():
-            pairs.append((pyx.relative_to(checkout).as_posix(), name))
-    return pairs
-
-
-def generate_command(pairs: Sequence[tuple[str, str]]) -> str:
-    """The Cython runs that make each ``(pyx, c)`` pair's C (``--cplus`` for C++) file."""
-    runs = []
-    for pyx, out in pairs:
-        cplus = "--cplus " if out.endswith(".cpp") else ""
-        runs.append(f"python -m cython {cplus}{_quote(pyx)} -o {_quote(out)}")
-    return " && ".join(runs)
-
-
-_BUILT_BY_IMAGE = frozenset({"setuptools", "wheel"})
-"""Build requirements the in-place rebuild takes from the image (Debian's, or the build
-toolchain's on trixie), as every case with extensions has so far."""
-
-
-def rebuild_requires(
-    checkout: Path, wanted: Wanted, generated: Sequence[tuple[str, str]]
-) -> tuple[list[str], str]:
-    """What the environment must hold for the hidden tests' in-place rebuild, beyond what
-    ``wanted`` names, and why. That rebuild runs ``setup.py`` in the environment itself, not
-    in pip's isolated build environment, so the build's own requirements (``[build-system]
-    requires``: Cython for a project whose setup.py cythonizes when it can, as msgpack 2022's
-    does) must be installed there, or the rebuild compiles the C file generated at the base
-    commit and a fix to the Cython source is never compiled. A C file generated outside the
-    build needs Cython too, as of T when nothing names it."""
-    try:
-        meta = read_project(checkout)
-        named = {requirement_name(line) for line in expand_specs(list(wanted.requires), checkout)}
-    except RequirementsError:
-        return [], ""
-    named.discard(None)
-    more: list[str] = []
-    for line in meta.build_requires:
-        name = requirement_name(line)
-        if name is not None and name not in named | _BUILT_BY_IMAGE and line not in more:
-            more.append(line)
-    reasons = []
-    if more:
-        reasons.append(
-            "the hidden tests' command rebuilds the extensions in place, outside pip's isolated "
-            "build, so what the build requires must be installed (its [build-system] requires "
-            "and setup_requires, but setuptools and wheel, which the image holds)"
-        )
-    if generated and "cython" not in named | {requirement_name(line) for line in more}:
-        more.append("Cython")
-        reasons.append("Cython generates the C sources the build compiles, and nothing names it")
-    return more, "; ".join(reasons)
-
-
 def requires_command(release: Release, wanted: Wanted) -> str:
     """The pip command that installs the test requirements alone (before the project: what a
     step before its build needs, such as Cython)."""
     ignore = "--ignore-installed " if release.name in _DISTS_WITHOUT_RECORD else ""
     return f"python -m pip install {ignore}" + " ".join(_quote(r) for r in wanted.requires)
-
-
-def lacks_compiler(message: str) -> bool:
-    """Whether a failed environment build failed for want of a compiler or the interpreter's
-    headers (:data:`_NO_COMPILER`)."""
-    return _NO_COMPILER.search(message) is not None
 
 
 def export_tree(repo: Path, rev: str, dest: Path) -> Path:
@@ -456,7 +347,7 @@ def plan_environment(
         generated = cython_outputs(checkout) if sources else []
         rebuilds = bool(sources) and (checkout / "setup.py").is_file()
         if rebuilds or generated:
-            more, why = rebuild_requires(checkout, wanted, generated)
+            more, why = rebuild_requires(checkout, wanted.requires, generated)
             if more:
                 wanted = replace(wanted, requires=(*wanted.requires, *more))
                 notes.append(f"{', '.join(more)} added to the test requirements, as of T: {why}")

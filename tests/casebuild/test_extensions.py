@@ -18,8 +18,8 @@ import yaml
 from replay.base import gitrepo
 from replay.base.case import load_case
 from replay.casebuild.create import FixSource, create_case
-from replay.casebuild.environment import REBUILD, Wanted, extension_sources, lacks_compiler
-from replay.casebuild.fallback import DROP_EXTENSIONS
+from replay.casebuild.environment import Wanted
+from replay.casebuild.extensions import DROP_EXTENSIONS, REBUILD, extension_sources, lacks_compiler
 from replay.registry.serve import Registry, registry_app
 from replay.runtime import get_runtime
 from replay.snapshot import load_snapshot
@@ -254,7 +254,8 @@ def test_a_c_file_made_outside_the_build_is_generated_before_it(tmp_path: Path) 
     nothing names it) is installed first, the C file generated, then the project built; the
     hidden tests' command generates it again from the tree under test before the rebuild."""
     from replay.base.blobs import BlobStore
-    from replay.casebuild.environment import cython_outputs, generate_command, plan_environment
+    from replay.casebuild.environment import plan_environment
+    from replay.casebuild.extensions import cython_outputs, generate_command
     from tests.registry.helpers import T
 
     repo, base = _cython_project(
@@ -366,7 +367,7 @@ def test_a_fix_to_the_pure_python_fallback_is_measured_on_the_fallback(tmp_path:
 
 
 def test_a_fix_to_compiled_code_is_never_moved_to_the_fallback(tmp_path: Path) -> None:
-    from replay.casebuild.fallback import changed_files, fallback_command
+    from replay.casebuild.extensions import changed_files, fallback_command
 
     gold = tmp_path / "gold.patch"
     gold.write_text(
