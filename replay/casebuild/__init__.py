@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from replay.casebuild.create import FixSource, create_case, fix_source_from_pr, spec_from_fix
+from replay.casebuild.create import FixSource, create_case, spec_from_fix
+from replay.casebuild.frompr import fix_source_from_pr
 from replay.casebuild.swebench import Instance, import_instances, load_instances
 from replay.casebuild.testlists import TestLists, classify, measure
 

@@ -158,14 +158,9 @@ def create(
     import tempfile
 
     from replay.capture.github import GitHubReader
-    from replay.casebuild.create import (
-        FixSource,
-        LinearTicket,
-        SlackThread,
-        create_case,
-        fix_source_from_pr,
-    )
+    from replay.casebuild.create import FixSource, create_case
     from replay.casebuild.environment import Wanted
+    from replay.casebuild.frompr import LinearTicket, SlackThread, fix_source_from_pr
     from replay.runtime import get_runtime
 
     if from_file is not None:

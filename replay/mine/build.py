@@ -31,13 +31,8 @@ from replay.base import gitrepo
 from replay.base.errors import ReplayError, ToolError
 from replay.capture.github import GitHubReader
 from replay.casebuild.casedir import DEFAULT_COMMAND
-from replay.casebuild.create import (
-    FixSource,
-    LinearTicket,
-    SlackThread,
-    create_case,
-    fix_source_from_pr,
-)
+from replay.casebuild.create import FixSource, create_case
+from replay.casebuild.frompr import LinearTicket, SlackThread, fix_source_from_pr
 from replay.casebuild.many import finish_case
 from replay.mine.detect import Candidate
 from replay.mine.history import History

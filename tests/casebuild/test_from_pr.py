@@ -18,14 +18,8 @@ from replay.base.errors import InputError
 from replay.capture.common import CaptureError
 from replay.capture.github import GitHubReader
 from replay.casebuild.casedir import write_case_dir
-from replay.casebuild.create import (
-    FixSource,
-    LinearTicket,
-    SlackThread,
-    create_case,
-    fix_source_from_pr,
-    spec_from_fix,
-)
+from replay.casebuild.create import FixSource, create_case, spec_from_fix
+from replay.casebuild.frompr import LinearTicket, SlackThread, fix_source_from_pr
 from replay.run.runner import RunOptions, run_case
 from replay.runtime import get_runtime
 from replay.snapshot import build_snapshot, load_snapshot
