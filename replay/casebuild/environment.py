@@ -72,6 +72,7 @@ from replay.images.base import (
     parse_base_tag,
     read_requires_python,
 )
+from replay.images.env import cause_line
 from replay.registry.record import (
     Target,
     merge_python,
@@ -468,6 +469,16 @@ def settle(
                 conflict = read_conflict(output)
                 if conflict is not None:
                     raise SettleError(conflict) from exc
+                unbuilt = sdist_build_failure(output)
+                if missing and unbuilt is not None:
+                    raise SettleError(
+                        f"pip at T found {', '.join(missing)} only as a source distribution "
+                        f"that does not build here ({unbuilt}): the build needs something "
+                        "the image lacks, most often a system library (the base images carry "
+                        "Debian's compilers, Python's headers, libffi-dev and libssl-dev); name "
+                        "the test requirements without it (--requires), or choose a T when a "
+                        f"wheel for Python {release.python_version} existed (--at)\n{exc}"
+                    ) from exc
                 if missing:
                     raise SettleError(
                         f"pip still finds no distribution for {', '.join(missing)} after it "
@@ -489,6 +500,23 @@ def settle(
         f"the environment still misses distributions after {MAX_ROUNDS} rounds "
         f"(recorded on the way: {', '.join(added)})"
     )
+
+
+_BUILD_FAILED = re.compile(
+    r"^WARNING: Discarding \S+\.(?:tar\.gz|zip|tar\.bz2|tar\.xz|tgz)\S* .*Command errored out"
+    r"|^error: (?:metadata-generation-failed|subprocess-exited-with-error)",
+    re.MULTILINE,
+)
+
+
+def sdist_build_failure(output: str) -> str | None:
+    """The cause pip's output gives when a source distribution it tried failed to build
+    (pip 20.3 discards it, "Command errored out"; later pips say
+    ``metadata-generation-failed``) and pip then found no other file: the build's own error
+    line (:func:`replay.images.env.cause_line`), or pip's words. None when no build failed."""
+    if _BUILD_FAILED.search(output) is None:
+        return None
+    return cause_line(output) or "its build failed"
 
 
 _CONFLICT_START = re.compile(r"^\s*The conflict is caused by:\s*$")

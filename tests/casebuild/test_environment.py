@@ -164,6 +164,68 @@ def test_settle_stops_when_a_recorded_miss_is_still_missed(monkeypatch, tmp_path
         )
 
 
+PYENCHANT_PIP_20 = """\
+Collecting pyenchant==2.0.0
+  Downloading pyenchant-2.0.0.tar.gz (64 kB)
+    ERROR: Command errored out with exit status 1:
+     command: /usr/bin/python3 -c 'import setuptools' egg_info
+    Traceback (most recent call last):
+      File "/tmp/pip-install-z76f8gi4/pyenchant/enchant/_enchant.py", line 145, in <module>
+        raise ImportError(msg)
+    ImportError: The 'enchant' C library was not found. Please install it via your OS package \
+manager, or use a pre-built binary wheel from PyPI.
+    ----------------------------------------
+WARNING: Discarding https://files.pythonhosted.org/packages/fc/31/pyenchant-2.0.0.tar.gz#sha256=fc\
+31 (from https://pypi.org/simple/pyenchant/). Command errored out with exit status 1: python \
+setup.py egg_info Check the logs for full command output.
+ERROR: Could not find a version that satisfies the requirement pyenchant==2.0.0
+ERROR: No matching distribution found for pyenchant==2.0.0
+""".replace("\\\n", "")
+PYENCHANT_PIP_23 = """\
+Collecting pyenchant==2.0.0
+  Preparing metadata (setup.py) ... error
+  error: subprocess-exited-with-error
+  \u00d7 python setup.py egg_info did not run successfully.
+      ImportError: The 'enchant' C library was not found.
+error: metadata-generation-failed
+ERROR: No matching distribution found for pyenchant==2.0.0
+"""
+
+
+@pytest.mark.parametrize("output", [PYENCHANT_PIP_20, PYENCHANT_PIP_23], ids=["pip20", "pip23"])
+def test_a_source_distribution_that_does_not_build_is_told_as_such(
+    monkeypatch, tmp_path: Path, output: str
+) -> None:
+    """Found by the third held-out corpus (multidict 2019: ``requirements/dev.txt`` pins
+    pyenchant 2.0.0, an sdist that needs the enchant C library): pip discards the sdist it
+    cannot build and says "No matching distribution"; the stop said "nothing at T fits the
+    interpreter", which was not the cause. It now names the build's own error and what to
+    change."""
+    import replay.casebuild.environment as environment
+
+    monkeypatch.setattr(environment, "record_python", lambda *a, **k: [])
+    monkeypatch.setattr(environment, "_add_to_registry", lambda path, files: None)
+    seen: list[int] = []
+
+    def build(path: Path) -> None:
+        seen.append(1)
+        raise SandboxError(output)
+
+    at = datetime(2019, 12, 12, tzinfo=UTC)
+    with pytest.raises(SettleError) as stop:
+        settle(
+            tmp_path / "case.yaml", build, at, release_named("bullseye"), BlobStore(tmp_path), ""
+        )
+    first = str(stop.value).splitlines()[0]
+    assert first.startswith(
+        "pip at T found pyenchant==2.0.0 only as a source distribution that does not build "
+        "here (ImportError: The 'enchant' C library was not found."
+    )
+    assert "name the test requirements without it (--requires)" in first
+    assert "nothing at T fits" not in first
+    assert len(seen) == 2  # recorded once as of T, then told
+
+
 def test_settle_passes_other_failures_on_untouched(tmp_path: Path) -> None:
     def build(path: Path) -> None:
         raise SandboxError("environment setup 'make' exited 2: no rule")
