@@ -74,6 +74,7 @@ from replay.images.base import (
 )
 from replay.images.env import cause_line
 from replay.registry.record import (
+    TEST_RUNNER,
     Target,
     merge_python,
     project_wants,
@@ -130,8 +131,9 @@ class Wanted:
         return bool(self.requires or self.extras)
 
 
-RUNNER = "pytest"
-"""What runs the hidden tests (:data:`replay.casebuild.casedir.DEFAULT_COMMAND`)."""
+RUNNER = TEST_RUNNER
+"""What runs the hidden tests (:data:`replay.casebuild.casedir.DEFAULT_COMMAND`), the one the
+recorder takes as of the interpreter's release when that is after T."""
 RUNNER_WHY = (
     "the hidden tests are run with pytest (which runs unittest TestCases too and writes the "
     "JUnit report the grader reads), and the project's test requirements do not name it"

@@ -84,7 +84,7 @@ python.org's release pages (https://www.python.org/downloads/release/python-390/
 ``python-3110/``, ``python-3130/``)."""
 
 TEST_RUNNER = "pytest"
-"""What runs the hidden tests (``replay.casebuild.environment.RUNNER``): taken as of the
+"""What runs the hidden tests (``replay.casebuild.environment.RUNNER`` is this): taken as of the
 interpreter's release when that is after T (:class:`RunnerLift`)."""
 
 
