@@ -173,6 +173,7 @@ class SetupError(SandboxError):
 
 
 _FATAL = re.compile(r"fatal error: .+")
+_COMPILE_ERROR = re.compile(r"^\s*\S+\.(?:c|cc|cpp|cxx|h|hpp|pyx):\d+:\d+: error: .+$", re.M)
 _EXCEPTION = re.compile(
     r"^\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Conflict)\b: .+$", re.MULTILINE
 )
@@ -181,13 +182,33 @@ _PIP_ERROR = re.compile(r"^ERROR: (?!Command errored out|Failed building|Could n
 
 def cause_line(output: str) -> str | None:
     """The line of a failed setup's output that says why, when one does: a compiler's fatal
-    error (a header missing), else the last exception a build raised, else pip's own first
-    ``ERROR:`` line that is not its boilerplate ("Command errored out")."""
-    for pattern, pick in ((_FATAL, 0), (_EXCEPTION, -1), (_PIP_ERROR, 0)):
+    error (a header missing), else its first error (an API the interpreter no longer has),
+    else the last exception a build raised, else pip's own first ``ERROR:`` line that is not
+    its boilerplate ("Command errored out"). What was being built is said first when pip's
+    output tells it (:func:`failed_distribution`)."""
+    for pattern, pick in ((_FATAL, 0), (_COMPILE_ERROR, 0), (_EXCEPTION, -1), (_PIP_ERROR, 0)):
         found = [m.group(0).strip() for m in pattern.finditer(output)]
         if found:
-            return found[pick][:300]
+            built = failed_distribution(output)
+            line = found[pick].strip()
+            return (f"building {built}: {line}" if built else line)[:300]
     return None
+
+
+_BUILDING = re.compile(
+    r"Failed building (?:wheel|editable) for (?P<a>[\w.-]+)"
+    r"|Running setup\.py (?:install|develop) for (?P<b>[\w.-]+) \.\.\. error"
+    r"|/pip-install-\w+/(?P<c>[A-Za-z0-9][\w.-]*?)_[0-9a-f]{32}/"
+)
+
+
+def failed_distribution(output: str) -> str | None:
+    """The distribution whose build failed, as pip's output names it ("Failed building wheel
+    for typed-ast", or the temporary directory it built in); None when it names none."""
+    found = _BUILDING.search(output)
+    if found is None:
+        return None
+    return next(name for name in found.group("a", "b", "c") if name)
 
 
 def _check(result: Any, what: str) -> None:

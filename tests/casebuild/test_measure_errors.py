@@ -106,6 +106,21 @@ def test_an_empty_measurement_says_what_it_means_for_the_fix(
             "    error: command '/usr/bin/x86_64-linux-gnu-gcc' failed with exit code 1\n",
             "fatal error: ffi.h: No such file or directory",
         ),
+        # yarl 2019 (third corpus): typed-ast as of T does not compile on Python 3.9; the
+        # stop's line showed a gcc command line.
+        (
+            "  Running setup.py install for typed-ast ... error\n"
+            "    ERROR: Command errored out with exit status 1:\n"
+            "     command: /usr/bin/python -u -c 'import sys; sys.argv[0] = '\"'\"'/tmp/pip-install"
+            "-145alwnr/typed-ast_bc731db7b5844d35b3c1a05a990eeb98/setup.py'\n"
+            "    x86_64-linux-gnu-gcc -pthread -Wno-unused-result -c ast3/Python/ast.c\n"
+            "    ast3/Python/ast.c: In function 'decode_bytes_with_escapes':\n"
+            "    ast3/Python/ast.c:4534:24: error: too many arguments to function "
+            "'_PyBytes_DecodeEscape'\n"
+            "    error: command '/usr/bin/x86_64-linux-gnu-gcc' failed with exit code 1\n",
+            "building typed-ast: ast3/Python/ast.c:4534:24: error: too many arguments to "
+            "function '_PyBytes_DecodeEscape'",
+        ),
         (
             "ERROR: Could not find a version that satisfies the requirement x\n"
             "ERROR: No matching distribution found for x\n",
