@@ -111,6 +111,17 @@ def cython_outputs(checkout: Path) -> list[tuple[str, str]]:
     return pairs
 
 
+def cython_requirement(checkout: Path, requires: Sequence[str]) -> str:
+    """The requirement on Cython among the test requirements (``-r`` files read), installed
+    alone before the C files are generated: the other requirements may install the project
+    itself (yarl 2023: ``-e .`` in requirements/test.txt), whose build needs those files."""
+    try:
+        lines = expand_specs(list(requires), checkout)
+    except RequirementsError:
+        lines = list(requires)
+    return next((line for line in lines if requirement_name(line) == "cython"), "Cython")
+
+
 def generate_command(pairs: Sequence[tuple[str, str]]) -> str:
     """The Cython runs that make each ``(pyx, c)`` pair's C (``--cplus`` for C++) file."""
     runs = []
