@@ -45,7 +45,7 @@ import tempfile
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
@@ -178,20 +178,53 @@ def export_tree(repo: Path, rev: str, dest: Path) -> Path:
     return dest
 
 
-def setup_command(checkout: Path, release: Release, wanted: Wanted) -> str:
-    """The one pip command that installs the project and the test requirements."""
+def setup_command(checkout: Path, release: Release, wanted: Wanted, *, pep660: bool = False) -> str:
+    """The one pip command that installs the project and the test requirements; ``pep660``
+    when the setup has put a pip that installs any build backend editable first
+    (:func:`needs_pep660_pip`)."""
     extras = f"[{','.join(wanted.extras)}]" if wanted.extras else ""
-    editable = release.name not in _EDITABLE_WITHOUT_SETUP_PY or _develops_with_setup_py(checkout)
+    editable = (
+        pep660
+        or release.name not in _EDITABLE_WITHOUT_SETUP_PY
+        or _develops_with_setup_py(checkout)
+    )
     target = f"-e .{extras}" if editable else f".{extras}"
     words = [target, *(_quote(r) for r in wanted.requires)]
     ignore = "--ignore-installed " if release.name in _DISTS_WITHOUT_RECORD else ""
     scheme = ""
-    if editable and release.name in _EDITABLE_WITHOUT_SETUP_PY and _builds_isolated(checkout):
+    if (
+        editable
+        and not pep660
+        and release.name in _EDITABLE_WITHOUT_SETUP_PY
+        and _builds_isolated(checkout)
+    ):
         scheme = "SETUPTOOLS_USE_DISTUTILS=stdlib "
     return f"{scheme}python -m pip install {ignore}" + " ".join(words)
 
 
-def setup_commands(checkout: Path, release: Release, wanted: Wanted) -> list[str]:
+PEP_660_PIP = "pip>=21.3"
+"""The first pip that installs any build backend's project editable (PEP 660)."""
+PEP_660_SINCE = datetime(2021, 10, 11, tzinfo=UTC)
+"""pip 21.3's release: before it, a project without setup.py was installed as a wheel."""
+
+
+def needs_pep660_pip(checkout: Path, release: Release, at: datetime) -> bool:
+    """Whether the setup first installs pip as of T (:data:`PEP_660_PIP`): the release's own
+    pip (bullseye's 20.3) installs editable only through setup.py, the project builds with
+    another backend (hatchling, flit), and T is after pip learnt PEP 660, as the project's
+    developers then had it. Installed as a wheel instead, a ``src/`` layout's tests import
+    the installed copy, never the tree under test (platformdirs 2022: the gold patch had no
+    effect, and plain ``pytest`` imports the installed copy in any layout)."""
+    return (
+        release.name in _EDITABLE_WITHOUT_SETUP_PY
+        and not _develops_with_setup_py(checkout)
+        and at >= PEP_660_SINCE
+    )
+
+
+def setup_commands(
+    checkout: Path, release: Release, wanted: Wanted, *, pep660: bool = False
+) -> list[str]:
     """:func:`setup_command`, split in two when a requirements file the test requirements
     name installs the project itself (``file:.#egg=referencing``, ``-e .``, ``.``, as
     pip-compile writes a project's own line): pip cannot take the project from two places in
@@ -200,10 +233,10 @@ def setup_commands(checkout: Path, release: Release, wanted: Wanted) -> list[str
     project's own tooling installs it, then the project editable with the rest."""
     own = [spec for spec in wanted.requires if _installs_itself(checkout, spec)]
     if not own:
-        return [setup_command(checkout, release, wanted)]
+        return [setup_command(checkout, release, wanted, pep660=pep660)]
     rest = replace(wanted, requires=tuple(r for r in wanted.requires if r not in own))
     first = requires_command(release, replace(wanted, requires=tuple(own)))
-    return [first, setup_command(checkout, release, rest)]
+    return [first, setup_command(checkout, release, rest, pep660=pep660)]
 
 
 _ITSELF = re.compile(
@@ -355,9 +388,18 @@ def plan_environment(
             if more:
                 wanted = replace(wanted, requires=(*wanted.requires, *more))
                 notes.append(f"{', '.join(more)} added to the test requirements, as of T: {why}")
+        pep660 = needs_pep660_pip(checkout, release, at)
+        installer = [PEP_660_PIP] if pep660 else []
+        if pep660:
+            notes.append(
+                f"{PEP_660_PIP} installed first, as of T: {release.name}'s pip "
+                "installs a project editable only through setup.py, this one builds with "
+                "another backend, and the pip of T installs it editable (PEP 660), so the "
+                "tests import the tree under test"
+            )
         files = record_for_project(
             checkout,
-            list(wanted.requires),
+            [*wanted.requires, *installer],
             at,
             target,
             blobs,
@@ -366,7 +408,9 @@ def plan_environment(
         )
         if notes:
             files = [_runner_added(f) for f in files]
-        setup = setup_commands(checkout, release, wanted)
+        setup = setup_commands(checkout, release, wanted, pep660=pep660)
+        if pep660:
+            setup = [f"python -m pip install {_quote(PEP_660_PIP)}", *setup]
         toolchains: tuple[str, ...] = ()
         rebuild = None
         if sources:

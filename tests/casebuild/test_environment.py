@@ -477,3 +477,38 @@ def test_a_requirements_file_that_installs_the_project_itself_goes_first(tmp_pat
         "requirements file names the project's own directory; name that file alone in a setup "
         "command before the project's"
     )
+
+
+def test_bullseye_installs_a_hatchling_project_editable_with_the_pip_of_t(tmp_path: Path) -> None:
+    """Found by the third held-out corpus (platformdirs 2022, hatchling, a src/ layout, T on
+    bullseye): pip 20.3 installs editable only through setup.py, so the project was installed
+    as a wheel, the tests imported that copy, and the gold patch had no effect (the fix's
+    tests failed before and after it). After pip learnt PEP 660 (21.3, October 2021) the setup
+    first installs pip as of T, recorded in the registry, then the project editable. Before
+    that, a wheel it stays: no pip at T could do better."""
+    from replay.casebuild.environment import setup_command
+
+    repo, base = _unittest_project(tmp_path / "mylib", extra_test='"pytest"')
+    up = _runner_upstream()
+    up.add("pip", "24.0", before(days=40))
+    up.add("pip", "26.0", after(days=2))
+    with serving(up.app()) as url:
+        wanted = Wanted(extras=("test",), python="3.9", index_url=url + "/simple/")
+        planned = plan_environment(repo, base, T, wanted, BlobStore(tmp_path / "blobs"))
+    assert planned.release.name == "bullseye"
+    assert planned.setup == [
+        "python -m pip install 'pip>=21.3'",
+        "python -m pip install -e .[test]",
+    ]
+    assert ("pip", "24.0") in _why(planned.files)
+    assert any(note.startswith("pip>=21.3 installed first, as of T") for note in planned.notes)
+    checkout = export_tree(repo, base, tmp_path / "checkout")
+    before_pep660 = datetime(2021, 6, 1, tzinfo=UTC)
+    from replay.casebuild.environment import needs_pep660_pip
+
+    assert needs_pep660_pip(checkout, release_named("bullseye"), T)
+    assert not needs_pep660_pip(checkout, release_named("bullseye"), before_pep660)
+    assert not needs_pep660_pip(checkout, release_named("bookworm"), T)
+    assert setup_command(checkout, release_named("bullseye"), Wanted()) == (
+        "python -m pip install ."
+    )
