@@ -50,7 +50,9 @@ from pathlib import Path
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from replay.base.blobs import BlobStore
 from replay.base.case import load_case
@@ -517,6 +519,18 @@ def settle(
             fresh = [m for m in missing if m not in added]
             if not fresh:
                 conflict = read_conflict(output)
+                older = step_back(output)
+                if conflict is not None and older is not None and older not in added:
+                    say(
+                        f"pip at T found no versions that fit together; {older} recorded as "
+                        "of T too (the dependent that asks for the newest of what they share, "
+                        "one version older), so that pip can take it instead, and rebuilding"
+                    )
+                    files = record_python([older], at, upstream, blobs, target)
+                    why = "pip could not fit the newest versions at T together"
+                    _add_to_registry(case_path, [_because(f, why) for f in files])
+                    added.append(older)
+                    continue
                 if conflict is not None:
                     raise SettleError(conflict) from exc
                 unbuilt = sdist_build_failure(output)
@@ -540,11 +554,7 @@ def settle(
             say(f"pip at T asked for {', '.join(fresh)}: recording it as of T and rebuilding")
             files = record_python(fresh, at, upstream, blobs, target)
             why = "pip asked for it while setting up the environment"
-            files = [
-                f.model_copy(update={"chosen_because": f"{why}; {f.chosen_because or 'at T'}"})
-                for f in files
-            ]
-            _add_to_registry(case_path, files)
+            _add_to_registry(case_path, [_because(f, why) for f in files])
             added += fresh
     raise SettleError(
         f"the environment still misses distributions after {MAX_ROUNDS} rounds "
@@ -574,6 +584,56 @@ _REQUESTED = re.compile(
     r"The user requested (?P<name>\S+) (?P<version>\S+) \(from (?P<src>[^)]*)\)"
 )
 _DEPENDS = re.compile(r"^\s*(?P<who>\S+ \S+) depends on (?P<req>.+?)\s*$")
+
+
+def _because(f: PythonFile, why: str) -> PythonFile:
+    return f.model_copy(update={"chosen_because": f"{why}; {f.chosen_because or 'at T'}"})
+
+
+_LOWER = frozenset({">=", ">", "==", "~=", "==="})
+_USER_REQUESTED = re.compile(r"The user requested ([A-Za-z0-9][\w.-]*)")
+_CANNOT_INSTALL = re.compile(r"Cannot install (.+?) because these package versions")
+
+
+def step_back(output: str) -> str | None:
+    """``NAME<VERSION``: one version older of the dependent that pip's ``ResolutionImpossible``
+    shows asking for the newest of a project they share, or None when it shows none that is
+    not a requirement the user gave.
+
+    The registry at T holds, per requirement, the newest version at T that satisfies it, so
+    pip cannot backtrack past a dependent whose newest version asks for more than another
+    dependent allows (websockets 2026: pyOpenSSL 26.3.0 asks for cryptography>=49, mitmproxy
+    12.2.3 for cryptography<=48.1, and the pyOpenSSL before it is not in the registry).
+    Recording an older version of that dependent lets pip take it, as it would have from the
+    index at T."""
+    if any(m["src"].startswith(("/", ".")) for m in _REQUESTED.finditer(output)):
+        return None  # the checkout's own version is in the conflict: read_conflict says why
+    requested = {canonicalize_name(m) for m in _USER_REQUESTED.findall(output)}
+    for listed in _CANNOT_INSTALL.findall(output):
+        for item in re.split(r", | and ", listed):
+            found = re.match(r"[A-Za-z0-9][\w.-]*", item.strip())
+            if found and not item.strip().startswith("-r"):
+                requested.add(canonicalize_name(found.group(0)))
+    best: tuple[Version, str, str] | None = None
+    for line in output.splitlines():
+        found = _DEPENDS.match(line)
+        if found is None:
+            continue
+        name, _, version = found["who"].partition(" ")
+        if canonicalize_name(name) in requested:
+            continue
+        spec = re.sub(r"^[A-Za-z0-9][\w.-]*(?:\[[^\]]*\])?", "", found["req"].strip())
+        try:
+            wanted = SpecifierSet(spec.replace(" and ", ","))
+            Version(version)
+        except (InvalidSpecifier, InvalidVersion):
+            continue
+        floors = [
+            Version(s.version) for s in wanted if s.operator in _LOWER and "*" not in s.version
+        ]
+        if floors and (best is None or max(floors) > best[0]):
+            best = (max(floors), name, version)
+    return None if best is None else f"{best[1]}<{best[2]}"
 
 
 _TWO_PLACES = re.compile(

@@ -530,3 +530,69 @@ def test_a_test_file_that_cannot_be_imported_does_not_stop_the_others(tmp_path: 
     cases = ElementTree.parse(junit).getroot().iter("testcase")
     passed = [c.get("name") for c in cases if not list(c)]
     assert passed == ["test_fine"], done.stdout
+
+
+WEBSOCKETS_CONFLICT = """\
+ERROR: Cannot install -r requirements/test.txt (line 3) and mitmproxy==12.2.3 because these \
+package versions have conflicting dependencies.
+
+The conflict is caused by:
+    The user requested mitmproxy==12.2.3
+    mitmproxy 12.2.3 depends on cryptography<=48.1 and >=42.0
+    aioquic 1.2.0 depends on cryptography>=42.0.0
+    pyopenssl 26.3.0 depends on cryptography<50 and >=49.0.0
+
+To fix this you could try to:
+1. loosen the range of package versions you've specified
+2. remove package versions to allow pip to attempt to solve the dependency conflict
+
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/
+"""
+
+
+def test_settle_records_an_older_dependent_when_the_newest_ones_conflict(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """Found by the third held-out corpus (websockets 2026): the registry held, per
+    requirement, the newest version at T, so pip could not backtrack from pyOpenSSL 26.3.0
+    (cryptography>=49) to one that fits mitmproxy's cryptography<=48.1, and case create stopped
+    on the conflict. The dependent asking for the newest is recorded one version older, as of
+    T, and the build tried again; a requirement the user gave is never stepped back."""
+    import replay.casebuild.environment as environment
+    from replay.casebuild.environment import step_back
+
+    assert step_back(WEBSOCKETS_CONFLICT) == "pyopenssl<26.3.0"
+    user_only = (
+        "The conflict is caused by:\n    The user requested mitmproxy==12.2.3\n"
+        "    mitmproxy 12.2.3 depends on cryptography<=48.1 and >=42.0\n"
+    )
+    assert step_back(user_only) is None
+    assert step_back(PIP_CONFLICT) is None  # the checkout's own version: not a registry gap
+    recorded: list[list[str]] = []
+    monkeypatch.setattr(
+        environment, "record_python", lambda reqs, *a, **k: recorded.append(list(reqs)) or []
+    )
+    monkeypatch.setattr(environment, "_add_to_registry", lambda path, files: None)
+    builds: list[int] = []
+
+    def build(path: Path) -> None:
+        builds.append(1)
+        if len(builds) == 1:
+            raise SandboxError(WEBSOCKETS_CONFLICT)
+
+    said: list[str] = []
+    at = datetime(2026, 2, 1, tzinfo=UTC)
+    got = settle(
+        tmp_path / "case.yaml", build, at, release_named("trixie"), BlobStore(tmp_path), "",
+        say=said.append,
+    )  # fmt: skip
+    assert recorded == [["pyopenssl<26.3.0"]]
+    assert got == ["pyopenssl<26.3.0"]
+    assert "pyopenssl<26.3.0 recorded as of T too" in said[0]
+    always = SandboxError(WEBSOCKETS_CONFLICT)
+
+    def stuck(path: Path) -> None:
+        raise always
+
+    with pytest.raises(SettleError, match="cannot install the project and its test requirements"):
+        settle(tmp_path / "case.yaml", stuck, at, release_named("trixie"), BlobStore(tmp_path), "")
