@@ -167,11 +167,28 @@ def test_id_problem(work: Path, test_id: str) -> str | None:
     ``::project``) names none: it checks the files, not the code's behaviour. A test a class
     makes (its methods generated when loaded) is named by that class."""
     file, _, rest = test_id.partition("::")
-    target = work / file
-    if not target.is_file():
-        return f"no file {file} after the hidden tests"
     # The parameter part ([...]) is the parameter as written and may hold "::".
     *classes, name = rest.split("[", 1)[0].split("::")
+    target = work / file
+    if not target.is_file():
+        # JUnit names a test by a dotted classname, read back as a module path up to the
+        # first capitalised part (replay.grade.junit); a class named in lower case
+        # (Python-Markdown's ``testAtomicString``) reads as one more directory. The test's
+        # file is then the longest such prefix that is a file, the rest its classes.
+        parts = file.removesuffix(".py").split("/")
+        found = next(
+            (
+                i
+                for i in range(len(parts) - 1, 0, -1)
+                if (work / f"{'/'.join(parts[:i])}.py").is_file()
+            ),
+            None,
+        )
+        if found is None:
+            return f"no file {file} after the hidden tests"
+        target = work / f"{'/'.join(parts[:found])}.py"
+        classes = [*parts[found:], *classes]
+        file = target.relative_to(work).as_posix()
     if not name:
         return None
     text = target.read_text(errors="replace")
