@@ -40,3 +40,25 @@ def test_a_carriage_return_in_a_test_file_survives_the_split(tmp_path: Path) -> 
     gitrepo.run(repo, "apply", str(patch))
     assert (repo / "tests/data/cr.toml").read_bytes() == DATA.encode()
     assert gold.startswith("diff --git a/lib.py")
+
+
+def _diff(*paths: str) -> str:
+    return "".join(
+        f"diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-a\n+b\n" for p in paths
+    )
+
+
+def test_a_fixture_change_runs_its_whole_test_directory() -> None:
+    """Found by the third held-out corpus (mistune 2019): the fix's new cases are lines of
+    ``tests/fixtures/table.txt``, read by ``tests/test_syntax.py``, which the fix does not
+    touch; the command ran only the changed ``tests/test_directive.py``, the new cases never
+    ran, and case create stopped at measure ("the fix's tests pass before it too")."""
+    from replay.casebuild.patches import test_targets
+
+    assert test_targets(_diff("tests/test_directive.py", "mistune/table.py")) == [
+        "tests/test_directive.py"
+    ]
+    mistune = _diff("tests/fixtures/table.txt", "tests/test_directive.py", "mistune/table.py")
+    assert test_targets(mistune) == ["tests"]
+    nested = _diff("src/pkg/tests/data/x.json", "test/test_a.py")
+    assert test_targets(nested) == ["test/test_a.py", "src/pkg/tests"]
