@@ -620,6 +620,7 @@ def step_back(output: str) -> str | None:
         if found is None:
             continue
         name, _, version = found["who"].partition(" ")
+        name = name.partition("[")[0]  # coverage[toml] 7.0.1: the project is coverage
         if canonicalize_name(name) in requested:
             continue
         spec = re.sub(r"^[A-Za-z0-9][\w.-]*(?:\[[^\]]*\])?", "", found["req"].strip())

@@ -568,6 +568,13 @@ def test_settle_records_an_older_dependent_when_the_newest_ones_conflict(
     )
     assert step_back(user_only) is None
     assert step_back(PIP_CONFLICT) is None  # the checkout's own version: not a registry gap
+    # jsonpickle 2022: an extra's line names the project the user pinned.
+    coverage = (
+        "The conflict is caused by:\n    The user requested coverage<5\n"
+        "    coverage[toml] 7.0.1 depends on coverage==7.0.1\n"
+        "    pytest-cov 4.0.0 depends on coverage[toml]>=5.2.1\n"
+    )
+    assert step_back(coverage) == "pytest-cov<4.0.0"
     recorded: list[list[str]] = []
     monkeypatch.setattr(
         environment, "record_python", lambda reqs, *a, **k: recorded.append(list(reqs)) or []
