@@ -246,23 +246,44 @@ _ITSELF = re.compile(
 )
 
 
-def _installs_itself(checkout: Path, spec: str, seen: tuple[Path, ...] = ()) -> bool:
+def _installs_itself(checkout: Path, spec: str) -> bool:
     """Whether ``spec``, a ``-r FILE`` test requirement, names the project's own directory
     (in the file, or one it includes)."""
+    return bool(_own_lines(checkout, spec))
+
+
+def own_extras(checkout: Path, requires: Sequence[str]) -> list[str]:
+    """The project's extras that the test requirements' files install with it
+    (``.[dev,docs,testing]``, jsonpickle 2024): recorded as of T like extras given with
+    ``--extra``, since pip installs them from the registry."""
+    extras: list[str] = []
+    for spec in requires:
+        for line in _own_lines(checkout, spec):
+            found = re.search(r"\[([^\]]*)\]", line)
+            for extra in found.group(1).split(",") if found else []:
+                if extra.strip() and extra.strip() not in extras:
+                    extras.append(extra.strip())
+    return extras
+
+
+def _own_lines(checkout: Path, spec: str, seen: tuple[Path, ...] = ()) -> list[str]:
+    """The lines naming the project's own directory in the ``-r FILE`` that ``spec`` names
+    and the files it includes."""
     found = re.match(r"^(?:-r|--requirement)[=\s]*(\S+)$", spec.strip())
     if found is None:
-        return False
+        return []
     path = (checkout / found.group(1)).resolve()
     if path in seen or not path.is_file():
-        return False
+        return []
+    lines: list[str] = []
     for raw in path.read_text(errors="replace").splitlines():
         line = re.sub(r"(^|\s+)#.*$", "", raw).strip()  # pip's comments: "#" after a space
         if _ITSELF.match(line):
-            return True
+            lines.append(line)
         inner = re.match(r"^(?:-r|--requirement)[=\s]*(\S+)$", line)
-        if inner and _installs_itself(path.parent, f"-r {inner.group(1)}", (*seen, path)):
-            return True
-    return False
+        if inner:
+            lines += _own_lines(path.parent, f"-r {inner.group(1)}", (*seen, path))
+    return lines
 
 
 def _builds_isolated(checkout: Path) -> bool:
@@ -406,7 +427,7 @@ def plan_environment(
             target,
             blobs,
             wanted.index_url or default_index_url(),
-            extras=list(wanted.extras),
+            extras=[*wanted.extras, *own_extras(checkout, wanted.requires)],
         )
         if notes:
             files = [_runner_added(f) for f in files]

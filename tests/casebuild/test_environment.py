@@ -603,3 +603,27 @@ def test_settle_records_an_older_dependent_when_the_newest_ones_conflict(
 
     with pytest.raises(SettleError, match="cannot install the project and its test requirements"):
         settle(tmp_path / "case.yaml", stuck, at, release_named("trixie"), BlobStore(tmp_path), "")
+
+
+def test_the_extras_a_requirements_file_installs_with_the_project_are_recorded(
+    tmp_path: Path,
+) -> None:
+    """Found by the third held-out corpus (jsonpickle 2024 and 2026): requirements-dev.txt is
+    ``.[dev,docs,testing]``; the recorder skips a path line, so the extras' requirements were
+    never recorded, pip asked for them one by one, and settling gave up after six rounds."""
+    from replay.casebuild.environment import own_extras
+
+    repo, base = _unittest_project(tmp_path / "mylib", extra_test='"attrs"')
+    commit(repo, "2026-03-01T11:00:00Z", "dev requirements", {"requirements-dev.txt": ".[test]\n"})
+    base = gitrepo.run(repo, "rev-parse", "HEAD").strip()
+    checkout = export_tree(repo, base, tmp_path / "checkout")
+    assert own_extras(checkout, ["-r requirements-dev.txt", "pytest"]) == ["test"]
+    (checkout / "ci.txt").write_text("-r requirements-dev.txt\n-e .[docs, test]\n")
+    assert own_extras(checkout, ["-r ci.txt"]) == ["test", "docs"]
+    up = _runner_upstream()
+    up.add("attrs", "23.1", before(days=5))  # what only the extra asks for
+    with serving(up.app()) as url:
+        wanted = Wanted(requires=("-r requirements-dev.txt",), index_url=url + "/simple/")
+        planned = plan_environment(repo, base, T, wanted, BlobStore(tmp_path / "blobs"))
+    assert ("attrs", "23.1") in _why(planned.files)
+    assert planned.setup[0] == "python -m pip install --ignore-installed -r requirements-dev.txt"
