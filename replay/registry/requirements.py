@@ -29,7 +29,7 @@ from email.policy import compat32
 from pathlib import Path
 from typing import Any
 
-from packaging.markers import Marker
+from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -176,6 +176,13 @@ class SourceMetadata:
 
 
 def _with_extra(spec: str, extra: str | None, marker: str | None = None) -> str | None:
+    """``spec`` limited to ``extra`` and ``marker``. An extra written as setuptools' legacy
+    ``extras_require`` keys are (``":python_version == '2.7'"``: no extra, only a marker;
+    ``"tests:sys_platform == 'win32'"``: both) is split there (wsproto 2019)."""
+    if extra is not None and ":" in extra:
+        extra, _, condition = extra.partition(":")
+        extra = extra.strip() or None
+        marker = f"({marker}) and ({condition})" if marker else condition
     try:
         req = Requirement(spec)
     except InvalidRequirement:
@@ -186,7 +193,11 @@ def _with_extra(spec: str, extra: str | None, marker: str | None = None) -> str 
         parts.append(f"({marker})")
     if extra:
         parts.append(f'extra == "{extra}"')
-    req.marker = Marker(" and ".join(parts)) if parts else None
+    try:
+        req.marker = Marker(" and ".join(parts)) if parts else None
+    except InvalidMarker:
+        log.warning("%r with %r: not a marker pip reads: skipped", spec, " and ".join(parts))
+        return None
     return str(req)
 
 

@@ -79,6 +79,26 @@ def test_a_pyproject_project(tmp_path: Path) -> None:
     assert meta.requires_source == "[project].dependencies"
 
 
+def test_legacy_extras_require_keys_with_a_marker_are_read(tmp_path: Path) -> None:
+    """Found by the third held-out corpus (wsproto 2019): setuptools' legacy extras_require
+    keys carry a marker after a colon (``":python_version == '2.7'"``: no extra at all);
+    read as an extra's name, they made a marker packaging refuses, and case create crashed
+    ("InvalidMarker") instead of reading the project."""
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "setup(name='wsproto', install_requires=['h11'],\n"
+        "      extras_require={':python_version == \"2.7\"': ['enum34'],\n"
+        "                      'tests:sys_platform == \"win32\"': ['pywin32'],\n"
+        "                      'odd': ['x; python_version >']})\n"
+    )
+    meta = read_project(tmp_path)
+    assert meta.requires == [
+        "h11",
+        'enum34; python_version == "2.7"',
+        'pywin32; sys_platform == "win32" and extra == "tests"',
+    ]
+
+
 def test_a_setup_py_is_parsed_never_run(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     (tmp_path / "setup.py").write_text(
