@@ -201,7 +201,7 @@ exec 3>&1 1>&2
 if [ {plant} = 1 ]; then tar -x -f - -C {workdir} || exit 1; fi
 rm -rf -- {dir} {junit}; mkdir -p -- {dir}
 export PYTHONPATH={grade}/guard"${{PYTHONPATH:+:$PYTHONPATH}}" \\
-  PYTEST_ADDOPTS="-p {guard} ${{PYTEST_ADDOPTS:-}}" REPLAY_GUARD_FD=3
+  PYTEST_ADDOPTS="-p {guard} --maxfail={no_limit} ${{PYTEST_ADDOPTS:-}}" REPLAY_GUARD_FD=3
 ( {command}
 ) </dev/null
 code=$?
@@ -209,6 +209,13 @@ exec 3>&-
 if [ -e {junit} ] || [ -L {junit} ]; then mv -fT -- {junit} {dir}/junit.xml; fi
 exit $code
 """
+NO_FAILURE_LIMIT = 2**31 - 1
+"""``--maxfail`` for the hidden tests: pytest reads ``PYTEST_ADDOPTS`` after the project's
+own ``addopts``, so a configuration that stops at the first failures (``-x``,
+``--maxfail=2``) no longer leaves listed tests unrun. Cerberus 2020 (third corpus) has
+``--maxfail=2`` in its configuration: the honeypots' planned failures stopped the run, and the
+gold patch was graded "missing" on the tests after them. A command line that stops early
+still does (no honeypots are planted then: :data:`replay.grade.honeypots.UNSAFE_OPTIONS`)."""
 TEST_CONFIG = frozenset(
     {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg"}
     | {"pyproject.toml"}
@@ -663,6 +670,7 @@ class GradingBox:
                     junit=junit,
                     grade=GRADE_DIR,
                     guard=self.guard,
+                    no_limit=NO_FAILURE_LIMIT,
                     command=command,
                     plant=int(seed is not None),
                     workdir=shlex.quote(case.environment.workdir),

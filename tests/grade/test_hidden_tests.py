@@ -314,3 +314,43 @@ def test_the_file_of_a_listed_test_is_put_back_even_outside_the_hidden_patch() -
         ("tests/test_extras.py", "restored", "file of a listed test")
     ]
     assert plan_restore(before, after, tree, hidden, "pytest") == [], "not listed: the agent's"
+
+
+def test_a_configuration_that_stops_at_failures_runs_every_test(tmp_path: Path) -> None:
+    """Found by the third held-out corpus (cerberus 2020): its pytest configuration says
+    ``--maxfail=2``; the honeypots' planned failures stopped the run and the gold patch was
+    graded "missing" on the listed tests after them. The grader's own options come after
+    the project's, so every test runs. The run script is run here as the grader runs it."""
+    import shlex
+    import sys
+    from xml.etree import ElementTree
+
+    from replay.grade.hidden_tests import NO_FAILURE_LIMIT, TEST_RUN
+
+    work = tmp_path / "repo"
+    (work / "tests").mkdir(parents=True)
+    (work / "setup.cfg").write_text("[tool:pytest]\naddopts = --maxfail=1 -x\n")
+    (work / "tests" / "test_a.py").write_text(
+        "def test_1():\n    assert False\n\ndef test_2():\n    assert False\n\n"
+        "def test_3():\n    pass\n"
+    )
+    grade = tmp_path / "grade"
+    (grade / "guard").mkdir(parents=True)
+    (grade / "guard" / "noop_guard.py").write_text("")
+    junit = tmp_path / "junit.xml"
+    command = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider --junitxml={junit}"
+    script = TEST_RUN.format(
+        dir=tmp_path / "out",
+        junit=junit,
+        grade=grade,
+        guard="noop_guard",
+        no_limit=NO_FAILURE_LIMIT,
+        command=f"{command} tests",
+        plant=0,
+        workdir=work,
+    )
+    done = subprocess.run(["bash", "-c", f"cd {work} && {script}"], capture_output=True, text=True)
+    report = tmp_path / "out" / "junit.xml"
+    assert report.exists(), done.stderr
+    names = [c.get("name") for c in ElementTree.parse(report).getroot().iter("testcase")]
+    assert names == ["test_1", "test_2", "test_3"]
