@@ -416,6 +416,25 @@ def pytest_runtest_logreport(report: Any) -> None:
 
 
 @pytest.hookimpl(trylast=True)
+def pytest_collectreport(report: Any) -> None:
+    # A file that could not be collected is a failed test in the JUnit report (under the
+    # file's own address); without a record of it the report would seem to invent a test.
+    # It can only add a failure, so it needs no check beyond being recorded.
+    if report.failed:
+        _emit(
+            {
+                "k": "report",
+                "id": report.nodeid,
+                "address": _address(report.nodeid),
+                "when": "collect",
+                "outcome": "failed",
+                "raised": True,
+                "xfail": False,
+            }
+        )
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
     _check("end")
     _emit({"k": "end", "exitstatus": int(session.exitstatus)})
