@@ -332,8 +332,9 @@ def _clean_release(exc: LeakError, src: FixSource) -> Release | None:
 def _on_the_fallback(
     path: Path, runtime: Runtime, repeats: int, say: Callable[[str], None]
 ) -> TestLists | None:
-    """The lists measured on the project's pure-Python fallback (:mod:`.fallback`), with the
-    case's command set to take it, when that shows the fix; else None, the case as it was."""
+    """The lists measured on the project's pure-Python fallback, with the case's command set
+    to take it (:func:`replay.casebuild.extensions.fallback_command`), when that shows the
+    fix; else None, the case as it was."""
     case = load_case(path)
     command = fallback_command(case)
     if command is None:
