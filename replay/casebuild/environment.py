@@ -50,14 +50,14 @@ from pathlib import Path
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 
 from replay.base.blobs import BlobStore
 from replay.base.case import load_case
 from replay.base.errors import InputError, ReplayError
 from replay.base.manifest import PythonFile, RegistryIndex
+from replay.casebuild.conflicts import dependent_in_registry, read_conflict, refused, step_back
 from replay.casebuild.extensions import (
     BUILD_TOOLCHAIN,
     REBUILD,
@@ -552,6 +552,16 @@ def settle(
                     _add_to_registry(case_path, [_because(f, why) for f in files])
                     added.append(older)
                     continue
+                found = None if conflict is None else _registry_dependent(case_path, output, blobs)
+                if found is not None and found[0] not in added:
+                    older = _step_back_until_it_fits(case_path, *found, at, upstream, blobs, target)
+                    say(
+                        f"pip at T found no versions that fit together; its words do not name "
+                        f"the dependent, the registry's metadata does: {older} recorded as of "
+                        "T (the newest that fits what the project pins), and rebuilding"
+                    )
+                    added.append(found[0])
+                    continue
                 if conflict is not None:
                     raise SettleError(conflict) from exc
                 unbuilt = sdist_build_failure(output)
@@ -583,6 +593,45 @@ def settle(
     )
 
 
+STEP_BACK_LIMIT = 40
+"""How many versions of one dependent :func:`_step_back_until_it_fits` records at most."""
+
+
+def _registry_dependent(
+    case_path: Path, output: str, blobs: BlobStore
+) -> tuple[str, dict[str, SpecifierSet]] | None:
+    return dependent_in_registry(output, lambda: _registry_files(case_path), blobs)
+
+
+def _registry_files(case_path: Path) -> list[PythonFile]:
+    return read_index(load_case(case_path).snapshot).python
+
+
+def _step_back_until_it_fits(
+    case_path: Path,
+    older: str,
+    user: dict[str, SpecifierSet],
+    at: datetime,
+    upstream: str,
+    blobs: BlobStore,
+    target: Target,
+) -> str:
+    """Record ``older`` (``NAME<VERSION``) as of T, and again one version older while the
+    version recorded still asks for what the user's pins exclude (pytest-cov 4.0.0, 3.0.0,
+    2.12.1 ... each asks for coverage>=5.2.1); the last requirement recorded is returned.
+    Each version is read from its metadata here, not found by a build."""
+    name = older.partition("<")[0]
+    why = "pip could not fit the newest versions at T together"
+    for _ in range(STEP_BACK_LIMIT):
+        files = record_python([older], at, upstream, blobs, target)
+        _add_to_registry(case_path, [_because(f, why) for f in files])
+        mine = [f for f in files if canonicalize_name(f.project) == canonicalize_name(name)]
+        if not mine or refused(mine[0], blobs, user) is None:
+            break
+        older = f"{name}<{mine[0].version}"
+    return older
+
+
 _BUILD_FAILED = re.compile(
     r"^WARNING: Discarding \S+\.(?:tar\.gz|zip|tar\.bz2|tar\.xz|tgz)\S* .*Command errored out"
     r"|^error: (?:metadata-generation-failed|subprocess-exited-with-error)",
@@ -600,117 +649,8 @@ def sdist_build_failure(output: str) -> str | None:
     return cause_line(output) or "its build failed"
 
 
-_CONFLICT_START = re.compile(r"^\s*The conflict is caused by:\s*$")
-_REQUESTED = re.compile(
-    r"The user requested (?P<name>\S+) (?P<version>\S+) \(from (?P<src>[^)]*)\)"
-)
-_DEPENDS = re.compile(r"^\s*(?P<who>\S+ \S+) depends on (?P<req>.+?)\s*$")
-
-
 def _because(f: PythonFile, why: str) -> PythonFile:
     return f.model_copy(update={"chosen_because": f"{why}; {f.chosen_because or 'at T'}"})
-
-
-_LOWER = frozenset({">=", ">", "==", "~=", "==="})
-_USER_REQUESTED = re.compile(r"The user requested ([A-Za-z0-9][\w.-]*)")
-_CANNOT_INSTALL = re.compile(r"Cannot install (.+?) because these package versions")
-
-
-def step_back(output: str) -> str | None:
-    """``NAME<VERSION``: one version older of the dependent that pip's ``ResolutionImpossible``
-    shows asking for the newest of a project they share, or None when it shows none that is
-    not a requirement the user gave.
-
-    The registry at T holds, per requirement, the newest version at T that satisfies it, so
-    pip cannot backtrack past a dependent whose newest version asks for more than another
-    dependent allows (websockets 2026: pyOpenSSL 26.3.0 asks for cryptography>=49, mitmproxy
-    12.2.3 for cryptography<=48.1, and the pyOpenSSL before it is not in the registry).
-    Recording an older version of that dependent lets pip take it, as it would have from the
-    index at T."""
-    if any(m["src"].startswith(("/", ".")) for m in _REQUESTED.finditer(output)):
-        return None  # the checkout's own version is in the conflict: read_conflict says why
-    requested = {canonicalize_name(m) for m in _USER_REQUESTED.findall(output)}
-    for listed in _CANNOT_INSTALL.findall(output):
-        for item in re.split(r", | and ", listed):
-            found = re.match(r"[A-Za-z0-9][\w.-]*", item.strip())
-            if found and not item.strip().startswith("-r"):
-                requested.add(canonicalize_name(found.group(0)))
-    best: tuple[Version, str, str] | None = None
-    for line in output.splitlines():
-        found = _DEPENDS.match(line)
-        if found is None:
-            continue
-        name, _, version = found["who"].partition(" ")
-        name = name.partition("[")[0]  # coverage[toml] 7.0.1: the project is coverage
-        if canonicalize_name(name) in requested:
-            continue
-        spec = re.sub(r"^[A-Za-z0-9][\w.-]*(?:\[[^\]]*\])?", "", found["req"].strip())
-        try:
-            wanted = SpecifierSet(spec.replace(" and ", ","))
-            Version(version)
-        except (InvalidSpecifier, InvalidVersion):
-            continue
-        floors = [
-            Version(s.version) for s in wanted if s.operator in _LOWER and "*" not in s.version
-        ]
-        if floors and (best is None or max(floors) > best[0]):
-            best = (max(floors), name, version)
-    return None if best is None else f"{best[1]}<{best[2]}"
-
-
-_TWO_PLACES = re.compile(
-    r"Cannot install (?P<a>[\w.-]+) \S+ \(from (?P<src_a>[^)]+)\) and "
-    r"(?P<b>[\w.-]+) \S+ \(from (?P<src_b>[^)]+)\)"
-)
-
-
-def read_conflict(output: str) -> str | None:
-    """pip's ``ResolutionImpossible`` in the project's terms, or None when pip said none.
-
-    pip names the requirements that conflict ("The conflict is caused by: ...") and then
-    advice about loosening ranges that does not apply to a case (the ranges are the
-    project's, as of T). The common cause in a case: a test requirement depends on the
-    project itself at a version the checkout does not build as (``0.1.devN`` when its
-    version comes from git tags it lacks)."""
-    if "ResolutionImpossible" not in output and "conflicting dependencies" not in output:
-        return None
-    lines = output.splitlines()
-    start = next((i for i, line in enumerate(lines) if _CONFLICT_START.match(line)), None)
-    caused = []
-    if start is not None:
-        for line in lines[start + 1 :]:
-            if not line.strip() or line.strip().startswith("To fix this"):
-                break
-            caused.append(line.strip())
-    own = next((m for line in caused if (m := _REQUESTED.search(line))), None)
-    head = "pip at T cannot install the project and its test requirements together"
-    twice = _TWO_PLACES.search(output)
-    if twice is not None and canonicalize_name(twice["a"]) == canonicalize_name(twice["b"]):
-        return (
-            f"{head}: {twice['a']} is asked for from two places in one command ({twice['src_a']}"
-            f" and {twice['src_b']}): a test requirements file names the project's own "
-            "directory; name that file alone in a setup command before the project's"
-        )
-    if own is not None and own["src"].startswith(("/", ".")):
-        name, version = own["name"], own["version"]
-        wants = [
-            f"{m['who']} requires {m['req']}"
-            for line in caused
-            if (m := _DEPENDS.match(line))
-            and canonicalize_name(m["req"]).startswith(canonicalize_name(name))
-        ]
-        return (
-            f"{head}: the checkout builds as {name} {version}, and "
-            f"{'; '.join(wants) or 'a test requirement wants another version of it'}. "
-            "Give the build the version the project had at the base (for a version from git "
-            "tags: the repository's tags, or SETUPTOOLS_SCM_PRETEND_VERSION in the setup), or "
-            "leave that test requirement out"
-        )
-    reason = "; ".join(caused) or "pip names no cause"
-    return (
-        f"{head}: {reason}. These are the project's own ranges as of T: name a requirement "
-        "with a version that fits (--requires), or choose another T (--at)"
-    )
 
 
 def add_toolchain(case_path: Path, toolchain: str) -> bool:

@@ -580,6 +580,7 @@ def test_settle_records_an_older_dependent_when_the_newest_ones_conflict(
         environment, "record_python", lambda reqs, *a, **k: recorded.append(list(reqs)) or []
     )
     monkeypatch.setattr(environment, "_add_to_registry", lambda path, files: None)
+    monkeypatch.setattr(environment, "_registry_files", lambda path: [])  # nothing to read
     builds: list[int] = []
 
     def build(path: Path) -> None:
@@ -627,3 +628,74 @@ def test_the_extras_a_requirements_file_installs_with_the_project_are_recorded(
         planned = plan_environment(repo, base, T, wanted, BlobStore(tmp_path / "blobs"))
     assert ("attrs", "23.1") in _why(planned.files)
     assert planned.setup[0] == "python -m pip install --ignore-installed -r requirements-dev.txt"
+
+
+PIP_20_3_CONFLICT = """\
+ERROR: Cannot install -r requirements-dev.txt (line 5) and coverage<5 because these package \
+versions have conflicting dependencies.
+
+The conflict is caused by:
+    The user requested coverage<5
+    coverage[toml] 7.0 depends on coverage==7.0
+
+To fix this you could try to:
+1. loosen the range of package versions you've specified
+2. remove package versions to allow pip to attempt to solve the dependency conflict
+
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/user_guide/\
+#fixing-conflicting-dependencies
+"""
+
+
+def test_a_conflict_pip_names_no_dependent_for_is_stepped_back_from_the_registry(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """Found by the third held-out corpus (jsonpickle 2022, bullseye's pip 20.3): the project
+    pins ``coverage<5``; the newest pytest-cov at T asks for ``coverage[toml]>=5.2.1``, and
+    pip 20.3 names only ``coverage[toml] 7.0 depends on coverage==7.0``, never pytest-cov, so
+    nothing was stepped back and case create stopped. The registry's recorded metadata names
+    the dependent; its versions are read back one by one (without a build each) until one
+    fits, here the third version older, and the build is tried again."""
+    import replay.casebuild.environment as environment
+    from replay.casebuild.conflicts import step_back
+    from replay.registry.record import record_python
+
+    up = PythonUpstream()
+    up.add("coverage", "4.5", before(days=400))
+    up.add("coverage", "7.0", before(days=10))
+    up.add("pytest-cov", "2.10", before(days=300), requires=("coverage>=4.4",))
+    for version, days in (("2.12", 200), ("3.0", 100), ("4.0", 20)):
+        up.add("pytest-cov", version, before(days=days), requires=("coverage[toml]>=5.2.1",))
+    up.add("pytest-cov", "5.0", after(days=1), requires=("coverage>=4",))  # after T
+    blobs = BlobStore(tmp_path / "blobs")
+    registry: list[PythonFile] = []
+    target = Target.for_debian("bullseye")
+    assert step_back(PIP_20_3_CONFLICT) is None  # pip's words name no dependent
+    with serving(up.app()) as url:
+        index = url + "/simple/"
+        registry += record_python(["pytest-cov", "coverage<5"], T, index, blobs, target)
+        assert {(f.project, f.version) for f in registry} >= {("pytest-cov", "4.0")}
+        monkeypatch.setattr(environment, "_registry_files", lambda path: list(registry))
+        monkeypatch.setattr(environment, "_add_to_registry", lambda p, fs: registry.extend(fs))
+        builds: list[set[tuple[str, str]]] = []
+
+        def build(path: Path) -> None:
+            held = {(f.project, f.version) for f in registry}
+            builds.append(held)
+            if ("pytest-cov", "2.10") not in held:
+                raise SandboxError(PIP_20_3_CONFLICT)
+
+        said: list[str] = []
+        got = settle(
+            tmp_path / "case.yaml", build, T, release_named("bullseye"), blobs, index,
+            say=said.append,
+        )  # fmt: skip
+    assert len(builds) == 2  # one failed build, then one that found pytest-cov 2.10
+    assert got == ["pytest-cov<4.0"]
+    versions = sorted(f.version for f in registry if f.project == "pytest-cov")
+    assert versions == ["2.10", "2.12", "3.0", "4.0"]  # never 5.0, uploaded after T
+    assert "the registry's metadata does: pytest-cov<2.12 recorded as of T" in said[0]
+    stepped = [f for f in registry if (f.project, f.version) == ("pytest-cov", "2.10")]
+    assert "pip could not fit the newest versions at T together" in (
+        stepped[0].chosen_because or ""
+    )
