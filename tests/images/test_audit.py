@@ -201,6 +201,19 @@ def test_markers_from_texts() -> None:
     ]
 
 
+def test_a_comment_only_gold_line_is_no_marker() -> None:
+    """python-dotenv 2019 (third held-out corpus): its type comments are in pip, two in one
+    file, which made pip's file a copy of the fix and stopped the case at the image audit."""
+    gold = (
+        "+++ b/dotenv/main.py\n"
+        "+    # type: () -> None\n"
+        "+        # type: (Text, Optional[Text]) -> bool\n"
+        "+    return self._dict_of_this_fix(path)\n"
+    )
+    found = markers_from(gold, "", "")
+    assert found == [Marker("return self._dict_of_this_fix(path)", "gold line")]
+
+
 GOLD_WITH_GENERIC = f"""\
 diff --git a/api.py b/api.py
 new file mode 100644
