@@ -57,6 +57,7 @@ from replay.runtime.base import (
     Runtime,
     SandboxError,
 )
+from replay.runtime.sandbox import AGENT_GID, AGENT_HOME, AGENT_UID
 
 GRADE_DIR = "/tmp/replay-grade"
 # Lists every entry of the work tree but .git: regular files with their sha256, symbolic
@@ -191,24 +192,44 @@ LIST_IMPORTABLE = """\
 py=$(command -v {python} || command -v python3) || exit 0
 cd / && "$py" -I -S -c {script} {workdir} > {grade}/importable || exit 3
 """
-# One repeat of the test command. It runs in a subshell of its own (an ``exit`` in the case's
-# command ends only that), and the report it wrote is moved out of the tree. The exec's
-# standard output is the guard's pipe (descriptor 3, which the guard takes and hides); what the
-# command prints goes to standard error. With honeypots, the first repeat's standard input is a
-# tar of the test files that hold them, written over the restored ones first.
+# One repeat of the test command. The exec's standard output is the guard's pipe (descriptor
+# 3, which the guard takes and hides); what the command prints goes to standard error. As root
+# first: with honeypots, the first repeat's standard input is a tar of the test files that hold
+# them, written over the restored ones; a previous repeat's report is removed; the working tree
+# and an empty home are handed to the test user (``chown -hR`` changes a symbolic link itself,
+# never what it points to). Then the command runs as that user (:data:`SWITCH_USER`), in a
+# shell of its own (an ``exit`` in the case's command ends only that), and root moves the
+# report it wrote out of the tree.
 TEST_RUN = """\
 exec 3>&1 1>&2
 if [ {plant} = 1 ]; then tar -x -f - -C {workdir} || exit 1; fi
-rm -rf -- {dir} {junit}; mkdir -p -- {dir}
-export PYTHONPATH={grade}/guard"${{PYTHONPATH:+:$PYTHONPATH}}" \\
+rm -rf -- {dir} {junit} {home} && mkdir -p -- {dir} {home} || exit 1
+chown -hR {owner} -- {workdir} {home} && chmod a+x {grade} && chmod -R a+rX {grade}/guard \\
+  || exit 1
+export HOME={home} USER={name} LOGNAME={name} \\
+  PYTHONPATH={grade}/guard"${{PYTHONPATH:+:$PYTHONPATH}}" \\
   PYTEST_ADDOPTS="-p {guard} --maxfail={no_limit} ${{PYTEST_ADDOPTS:-}}" REPLAY_GUARD_FD=3
-( {command}
-) </dev/null
+{switch} bash -c {command} </dev/null
 code=$?
 exec 3>&-
 if [ -e {junit} ] || [ -L {junit} ]; then mv -fT -- {junit} {dir}/junit.xml; fi
 exit $code
 """
+TEST_UID, TEST_GID = AGENT_UID, AGENT_GID
+"""Who the hidden tests run as: the unprivileged user the agent's harness runs as (uid 1000,
+no capability), not root. A suite written for a developer's account expects what such an
+account gets: python-dotenv's tests (third corpus, 2022) make a file unreadable and expect
+``PermissionError``, which root never gets, so the gold fix failed them. The agent ran the same
+tests as that user in its sandbox, so the grade now sees what the agent saw. It also keeps
+the product code, which runs inside the test process, from writing to anything root owns in
+the grading container: the grader's plugin, the hidden patch, the interpreter's packages."""
+SWITCH_USER = f"setpriv --reuid={TEST_UID} --regid={TEST_GID} --clear-groups --inh-caps=-all --"
+"""How TEST_RUN becomes the test user: ``setpriv``, from util-linux, which is essential in
+every Debian release; changing from root to another user drops every capability."""
+TEST_NAME = posixpath.basename(AGENT_HOME)
+"""The user's name (``$USER``, ``$LOGNAME``), as the base images' ``/etc/passwd`` has it."""
+TEST_HOME = f"{GRADE_DIR}/home"
+"""``$HOME`` for the hidden tests: made empty for each repeat and owned by the test user."""
 NO_FAILURE_LIMIT = 2**31 - 1
 """``--maxfail`` for the hidden tests: pytest reads ``PYTEST_ADDOPTS`` after the project's
 own ``addopts``, so a configuration that stops at the first failures (``-x``,
@@ -671,9 +692,13 @@ class GradingBox:
                     grade=GRADE_DIR,
                     guard=self.guard,
                     no_limit=NO_FAILURE_LIMIT,
-                    command=command,
+                    command=shlex.quote(f"( {command}\n)"),
                     plant=int(seed is not None),
                     workdir=shlex.quote(case.environment.workdir),
+                    home=TEST_HOME,
+                    owner=f"{TEST_UID}:{TEST_GID}",
+                    switch=SWITCH_USER,
+                    name=TEST_NAME,
                 ),
                 self.timeout,
                 stdin=seed,

@@ -321,6 +321,7 @@ def test_a_configuration_that_stops_at_failures_runs_every_test(tmp_path: Path) 
     ``--maxfail=2``; the honeypots' planned failures stopped the run and the gold patch was
     graded "missing" on the listed tests after them. The grader's own options come after
     the project's, so every test runs. The run script is run here as the grader runs it."""
+    import os
     import shlex
     import sys
     from xml.etree import ElementTree
@@ -345,9 +346,13 @@ def test_a_configuration_that_stops_at_failures_runs_every_test(tmp_path: Path) 
         grade=grade,
         guard="noop_guard",
         no_limit=NO_FAILURE_LIMIT,
-        command=f"{command} tests",
+        command=shlex.quote(f"{command} tests"),
         plant=0,
         workdir=work,
+        home=tmp_path / "home",
+        owner=f"{os.getuid()}:{os.getgid()}",
+        switch="",  # the grader's is setpriv to uid 1000 (tests/grade/test_grading_user.py)
+        name="agent",
     )
     done = subprocess.run(["bash", "-c", f"cd {work} && {script}"], capture_output=True, text=True)
     report = tmp_path / "out" / "junit.xml"
