@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -50,6 +50,9 @@ from replay.base import gitrepo
 from replay.base.errors import InputError, ReplayError, ToolError
 from replay.casebuild.create import FixSource
 from replay.casebuild.environment import Wanted
+
+if TYPE_CHECKING:
+    from replay.run.calibrate import Calibration
 
 log = logging.getLogger(__name__)
 
@@ -283,13 +286,66 @@ def finish_case(
         return "audit", "; ".join(f"{f.location}: {f.problem}" for f in leaks)
     if calibration_runs < 1:
         return None
+    options = RunOptions(db=runtime_db, out=runs_out)
     try:
-        result = calibrate(path, RunOptions(db=runtime_db, out=runs_out), runs=calibration_runs)
+        result = calibrate(path, options, runs=calibration_runs)
+        flaky = flaky_in_calibration(result)
+        if flaky:
+            drop_from_pass_to_pass(path, flaky)
+            log.warning(
+                "PASS_TO_PASS test(s) %s passed in every repeat of the measure and failed in "
+                "a gold run of the calibration: flaky, left out of the lists; calibrating again",
+                ", ".join(flaky),
+            )
+            result = calibrate(path, options, runs=calibration_runs)
     except CalibrationError as exc:
         return "calibrate", str(exc).strip()
     if not result.calibrated:
         return "calibrate", "not calibrated: " + "; ".join(result.explain())
     return None
+
+
+FLAKY_LIMIT = 3
+"""How many PASS_TO_PASS tests a calibration may find flaky and leave out; more failing is
+no longer flakiness but a difference between the measure and the run, which is reported."""
+
+
+def flaky_in_calibration(result: Calibration) -> list[str]:
+    """The PASS_TO_PASS tests a gold run of the calibration failed when that is all that
+    went wrong: every idle run failed as it should, and in every gold run that did not pass,
+    every FAIL_TO_PASS test passed and the reports were trusted. The measure ran the same
+    tests on the same image with the same gold patch and saw each of them pass in every
+    repeat, so a failure now shows the test's result depends on something else than the code
+    (timing: websockets 2026's ``test_close_waits_for_close_frame``, third corpus). At most
+    :data:`FLAKY_LIMIT`; otherwise none."""
+    from replay.base.outcomes import Outcome as RunOutcome
+
+    if any(r.outcome != RunOutcome.MODEL_FAIL for r in result.idle):
+        return []
+    failed: set[str] = set()
+    for run in result.gold:
+        if run.outcome == RunOutcome.PASS:
+            continue
+        tests = run.grade.tests
+        if run.outcome != RunOutcome.MODEL_FAIL or tests is None:
+            return []
+        if tests.spoofed or tests.stopped or tests.tampered or tests.contradictory:
+            return []
+        if tests.unguarded or any(s != "passed" for s in tests.fail_to_pass.values()):
+            return []
+        bad = {name for name, status in tests.pass_to_pass.items() if status != "passed"}
+        if not bad:
+            return []  # it failed for another reason than its tests (a rule, say)
+        failed |= bad
+    return sorted(failed) if len(failed) <= FLAKY_LIMIT else []
+
+
+def drop_from_pass_to_pass(path: Path, tests: Sequence[str]) -> None:
+    """Leave ``tests`` out of the case's PASS_TO_PASS list (the rest of the file as it was)."""
+    data = yaml.safe_load(path.read_text())
+    listed = data["hidden_tests"]["pass_to_pass"]
+    data["hidden_tests"]["pass_to_pass"] = [t for t in listed if t not in set(tests)]
+    path.write_text(yaml.safe_dump(data, sort_keys=False, width=100))
 
 
 def _first_line(text: str) -> str:
