@@ -418,4 +418,20 @@ def _fetch(dest: Path, source: Path, refspecs: list[str], *, loose: bool = False
     """Fetch ``refspecs`` from ``source``: no tags followed, no FETCH_HEAD; with ``loose``
     every object is unpacked (no pack kept from the other side)."""
     unpack = ["-c", "transfer.unpackLimit=2147483647"] if loose else []
-    run(dest, *unpack, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(source), *refspecs)
+    fetch = ["fetch", "-q", "--no-tags", "--no-write-fetch-head", str(source), *refspecs]
+    try:
+        run(dest, *unpack, *fetch)
+    except ToolError as exc:
+        missing = MISSING_OBJECT.search(str(exc))
+        if missing is None:
+            raise
+        raise ToolError(
+            f"the repository {source} lacks object {missing[1]}, which the history to copy "
+            "holds (an incomplete clone or mirror; `git fsck --connectivity-only` there names "
+            "every object missing): the history cannot be copied whole. Fetch the repository "
+            f"again from its origin and create the case again (git said: {exc})"
+        ) from exc
+
+
+MISSING_OBJECT = re.compile(r"(?:unable to read|missing (?:blob|tree|commit)) ([0-9a-f]{40})")
+"""How git names an object a repository should hold and does not."""

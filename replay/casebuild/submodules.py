@@ -78,7 +78,7 @@ def submodules_of(repo: Path, base: str, blobs: Path, repo_name: str) -> list[Su
     return found
 
 
-_MISSING_OBJECT = re.compile(r"(?:unable to read|missing (?:blob|tree|commit)) ([0-9a-f]{40})")
+_MISSING_OBJECT = gitrepo.MISSING_OBJECT
 
 
 def _holder(repo: Path, name: str, path: str, commit: str, store: Path) -> Path | None:
