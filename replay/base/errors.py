@@ -29,6 +29,13 @@ class InputError(ReplayError):
         super().__init__(where + self.problem)
 
 
+class UsageError(ReplayError):
+    """A name the user gave on the command line or in a candidate is not one the project knows
+    (a harness, a stub trajectory, an attack): the message names it, the closest known one
+    ("did you mean") and the known ones. The CLI exits with status 2, as for any usage error.
+    """
+
+
 class SnapshotError(InputError):
     """A snapshot directory is missing a part, or a part does not match its recorded hash."""
 

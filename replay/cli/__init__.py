@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from replay import __version__
-from replay.base.errors import InputError, ReplayError
+from replay.base.errors import InputError, ReplayError, UsageError
 from replay.cli import (
     batch,
     case,
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         # Standalone mode: click reports its own usage errors (status 2) and exits.
         app(args=argv, prog_name="replay")
-    except InputError as exc:
+    except (InputError, UsageError) as exc:
         err.print(f"error: {exc}", markup=False, soft_wrap=True)
         sys.exit(2)
     except ReplayError as exc:

@@ -62,13 +62,19 @@ def run(
 ) -> None:
     """Replay cases end to end: world, sandbox, harness, hidden tests, side effects, verdict."""
     from replay.cases.retired import active_case_files
+    from replay.harness.spec import check_harness
     from replay.run.runner import RunOptions, RunResult, run_case
     from replay.run.summary import case_summary, summary_table
+    from replay.run.trajectories import check_trajectory
     from replay.world.warm import keep_warm
 
     pairs = [item.partition("=") for item in harness_env or []]
     if any(not sep for _, sep, _ in pairs):
         raise typer.BadParameter("expected NAME=VALUE", param_hint="--harness-env")
+    # A typo'd name stops here, before any world, image or run is made.
+    check_harness(harness)
+    for name in stub or []:
+        check_trajectory(name)
     wanted = _expectations(expect or [])
     cases = active_case_files(cases, include_retired=include_retired, notice=_say)
     results: list[RunResult] = []

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import AwareDatetime, Field, field_validator
 
-from replay.base.errors import InputError
+from replay.base.errors import InputError, UsageError
 from replay.base.formats import Strict, load_model, validate_data
 from replay.run.runner import RunOptions
 
@@ -58,6 +58,29 @@ class Candidate(Strict):
     case's fix date: a case fixed after it is ``after-cutoff`` (clean), one fixed before it
     ``before-cutoff`` (the public fix may be in the model's training data). Part of the
     candidate's settings, like everything but its name."""
+
+    @field_validator("harness")
+    @classmethod
+    def _known_harness(cls, value: str) -> str:
+        from replay.harness.spec import check_harness
+
+        try:
+            check_harness(value)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("stub")
+    @classmethod
+    def _known_stub(cls, value: str | None) -> str | None:
+        from replay.run.trajectories import check_trajectory
+
+        if value is not None:
+            try:
+                check_trajectory(value)
+            except UsageError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("training_cutoff", mode="before")
     @classmethod

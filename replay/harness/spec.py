@@ -7,6 +7,7 @@ name among the built-in ones (``replay/harness/builtin/*.yaml``) or by path.
 
 from __future__ import annotations
 
+import difflib
 import re
 import shlex
 from enum import StrEnum
@@ -15,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from replay.base.errors import InputError, ReplayError
+from replay.base.errors import InputError, UsageError
 from replay.base.formats import Strict, load_model
 from replay.harness.stub.script import Script, Step, ToolCall, one_line
 
@@ -291,12 +292,30 @@ class HarnessSpec(Strict):
         return {k: v.replace("{model}", model) for k, v in self.env.items()}
 
 
-class UnknownHarness(ReplayError):
+class UnknownHarness(UsageError):
     pass
 
 
 def builtin_names() -> list[str]:
     return sorted(p.stem for p in BUILTIN.glob("*.yaml"))
+
+
+def unknown_harness(name: str) -> str:
+    """Why ``name`` names no built-in harness, with the closest one and all of them."""
+    names = builtin_names()
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"no harness named {name!r}{hint}; built in: {', '.join(names)}"
+
+
+def check_harness(name_or_path: str) -> None:
+    """Raise :class:`UnknownHarness` when ``name_or_path`` is a name (not a spec file's path)
+    that no built-in harness has; a path is checked when the harness is loaded."""
+    if "/" in name_or_path or name_or_path.endswith((".yaml", ".yml")):
+        return
+    if Path(name_or_path).is_file() or (BUILTIN / f"{name_or_path}.yaml").is_file():
+        return
+    raise UnknownHarness(unknown_harness(name_or_path))
 
 
 def load_harness(name_or_path: str) -> tuple[HarnessSpec, Path]:
@@ -307,8 +326,7 @@ def load_harness(name_or_path: str) -> tuple[HarnessSpec, Path]:
             raise InputError(path, "file not found")
         path = BUILTIN / f"{name_or_path}.yaml"
         if not path.is_file():
-            known = ", ".join(builtin_names())
-            raise UnknownHarness(f"no harness named {name_or_path!r}; built in: {known}")
+            raise UnknownHarness(unknown_harness(name_or_path))
     spec = load_model(path, HarnessSpec)
     base = path.resolve().parent
     for dest, src in spec.install.files.items():

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay.base.case import read_case
-from replay.base.errors import ReplayError
+from replay.base.errors import UsageError
 from replay.base.outcomes import Outcome
 from replay.gateway.config import CREDENTIALS
 from replay.run.attacks import ATTACKS, Attack
@@ -32,7 +32,7 @@ from replay.run.runner import RunOptions, run_case
 from replay.world.warm import keep_warm
 
 
-class UnknownAttackError(ReplayError):
+class UnknownAttackError(UsageError):
     """An attack or family named that the corpus does not have."""
 
 

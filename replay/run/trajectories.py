@@ -18,6 +18,7 @@ import difflib
 from typing import Literal, get_args
 
 from replay.base.case import Case
+from replay.base.errors import UsageError
 from replay.base.snapshot import Snapshot
 from replay.harness.stub.script import Script, Step
 from replay.run.attacks import ATTACKS
@@ -29,17 +30,34 @@ BEHAVIOURS: tuple[str, ...] = get_args(Trajectory)
 TRAJECTORIES: tuple[str, ...] = (*BEHAVIOURS, *ATTACKS)
 """Every trajectory the stub can play: the five behaviours, then the corpus's attacks."""
 
-__all__ = ["TRAJECTORIES", "Builder", "TrajectoryError", "build_script"]
+__all__ = [
+    "TRAJECTORIES",
+    "Builder",
+    "TrajectoryError",
+    "UnknownTrajectory",
+    "build_script",
+    "check_trajectory",
+]
+
+
+class UnknownTrajectory(TrajectoryError, UsageError):
+    """A stub trajectory no behaviour or attack has (a usage error: exit 2)."""
+
+
+def check_trajectory(trajectory: str) -> None:
+    """Raise :class:`UnknownTrajectory`, with the closest name, unless ``trajectory`` is one of
+    :data:`TRAJECTORIES`."""
+    if trajectory not in TRAJECTORIES:
+        close = difflib.get_close_matches(trajectory, TRAJECTORIES, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UnknownTrajectory(
+            f"no trajectory {trajectory!r}{hint}; known: {', '.join(TRAJECTORIES)}"
+        )
 
 
 def build_script(case: Case, snapshot: Snapshot, trajectory: str) -> Script:
     """The stub script for one of :data:`TRAJECTORIES` on ``case``."""
-    if trajectory not in TRAJECTORIES:
-        close = difflib.get_close_matches(trajectory, TRAJECTORIES, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        raise TrajectoryError(
-            f"no trajectory {trajectory!r}{hint}; known: {', '.join(TRAJECTORIES)}"
-        )
+    check_trajectory(trajectory)
     b = Builder(case, snapshot)
     steps: list[Step]
     if trajectory in ATTACKS:
