@@ -80,6 +80,13 @@ _TWO_PLACES = re.compile(
 )
 
 
+def against_the_checkout(output: str) -> bool:
+    """Whether pip's conflict is between the checkout's own version and a test requirement
+    (``The user requested pyflakes 2.2.0 (from /workspace/repo)``, ``flake8 3.6.0 depends on
+    pyflakes<2.1.0``)."""
+    return any(m["src"].startswith(("/", ".")) for m in _REQUESTED.finditer(output))
+
+
 def read_conflict(output: str) -> str | None:
     """pip's ``ResolutionImpossible`` in the project's terms, or None when pip said none.
 

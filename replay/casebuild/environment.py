@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import io
 import re
+import shlex
 import subprocess
 import tarfile
 import tempfile
@@ -57,7 +58,13 @@ from replay.base.blobs import BlobStore
 from replay.base.case import load_case
 from replay.base.errors import InputError, ReplayError
 from replay.base.manifest import PythonFile, RegistryIndex
-from replay.casebuild.conflicts import dependent_in_registry, read_conflict, refused, step_back
+from replay.casebuild.conflicts import (
+    against_the_checkout,
+    dependent_in_registry,
+    read_conflict,
+    refused,
+    step_back,
+)
 from replay.casebuild.extensions import (
     BUILD_TOOLCHAIN,
     REBUILD,
@@ -562,6 +569,15 @@ def settle(
                     )
                     added.append(found[0])
                     continue
+                split = conflict is not None and against_the_checkout(output)
+                if split and install_project_last(case_path):
+                    say(
+                        "pip at T cannot install the project with a test requirement that "
+                        "asks for another version of it; the test requirements are installed "
+                        "first and the project over them, in two commands, as tox installs a "
+                        "test environment's deps before the package, and rebuilding"
+                    )
+                    continue
                 if conflict is not None:
                     raise SettleError(conflict) from exc
                 unbuilt = sdist_build_failure(output)
@@ -651,6 +667,51 @@ def sdist_build_failure(output: str) -> str | None:
 
 def _because(f: PythonFile, why: str) -> PythonFile:
     return f.model_copy(update={"chosen_because": f"{why}; {f.chosen_because or 'at T'}"})
+
+
+def install_project_last(case_path: Path) -> bool:
+    """Split the case's setup command that installs the project and test requirements
+    together into two: the requirements, then the project (its extras with it). False when no
+    command installs both (already split, or nothing to split).
+
+    pyflakes 2021 (fourth corpus) tests with ``flake8==3.6.0`` (tox's deps), which asks for
+    ``pyflakes<2.1.0``, while the checkout is 2.2.0: one pip command cannot install both, and
+    tox never asked it to: it installs the deps, then the package, in two pip commands, and
+    pip only warns that flake8's requirement is no longer met. The tests then run against the
+    checkout, as the project's own test environment did."""
+    data = yaml.safe_load(case_path.read_text())
+    setup: list[str] = data.get("environment", {}).get("setup", [])
+    for i, command in enumerate(setup):
+        words = shlex.split(command)
+        if "install" not in words:
+            continue
+        start = words.index("install") + 1
+        options = [w for w in words[start:] if w.startswith("--") and w != "--editable"]
+        rest = [w for w in words[start:] if w not in options]
+        target: list[str] = []
+        for j, word in enumerate(rest):
+            if word in ("-e", "--editable") and j + 1 < len(rest) and _OWN.match(rest[j + 1]):
+                target = rest[j : j + 2]
+                break
+            if _OWN.match(word):
+                target = [word]
+                break
+        others = [w for w in rest if w not in target]
+        if not target or not others:
+            continue
+        head = words[:start]
+        env = [w for w in head if "=" in w and not w.startswith("-")]
+        pip = [w for w in head if w not in env]
+        first = shlex.join([*pip, *options, *others])
+        second = shlex.join([*env, *pip, *options, *target])
+        data["environment"]["setup"] = [*setup[:i], first, second, *setup[i + 1 :]]
+        case_path.write_text(yaml.safe_dump(data, sort_keys=False, width=100))
+        return True
+    return False
+
+
+_OWN = re.compile(r"^\.(?:\[[^\]]*\])?$")
+"""The project's own directory as the setup names it: ``.`` or ``.[extras]``."""
 
 
 def add_toolchain(case_path: Path, toolchain: str) -> bool:

@@ -10,6 +10,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+import yaml
 
 from replay.base import gitrepo
 from replay.base.blobs import BlobStore
@@ -31,7 +32,7 @@ from replay.images.base import release_named
 from replay.registry.record import Target
 from replay.runtime.base import SandboxError
 from tests.casebuild.repos import commit
-from tests.registry.helpers import PythonUpstream, T, after, before
+from tests.registry.helpers import PythonUpstream, T, after, before, make_wheel
 from tests.serving import serving
 
 PIP_20 = """\
@@ -414,9 +415,19 @@ def test_pips_resolution_impossible_is_told_in_the_projects_terms(tmp_path: Path
         raise SandboxError("environment setup 'python -m pip install -e .' exited 1: "
                            + PIP_CONFLICT)  # fmt: skip
 
+    case = tmp_path / "case.yaml"
+    case.write_text("environment:\n  setup: [python -m pip install -e . mylib-plugin]\n")
+    said: list[str] = []
     with pytest.raises(SettleError) as exc:
-        settle(tmp_path / "case.yaml", build, T, release_named("bookworm"),
-               BlobStore(tmp_path), "http://x")  # fmt: skip
+        settle(case, build, T, release_named("bookworm"), BlobStore(tmp_path), "http://x",
+               say=said.append)  # fmt: skip
+    # First the project is installed after its test requirements (as tox does); when pip
+    # still cannot, the stop says why.
+    assert "installed first and the project over them" in said[0]
+    assert yaml.safe_load(case.read_text())["environment"]["setup"] == [
+        "python -m pip install mylib-plugin",
+        "python -m pip install -e .",
+    ]
     assert str(exc.value) == (
         "pip at T cannot install the project and its test requirements together: the checkout "
         "builds as mylib 0.1.dev3, and mylib-plugin 0.2 requires mylib>=1.4. Give the build the "
@@ -699,3 +710,67 @@ def test_a_conflict_pip_names_no_dependent_for_is_stepped_back_from_the_registry
     assert "pip could not fit the newest versions at T together" in (
         stepped[0].chosen_because or ""
     )
+
+
+def test_a_test_requirement_pinning_another_version_of_the_project_is_installed_first(
+    tmp_path: Path,
+) -> None:
+    """Found by the fourth held-out corpus (pyflakes 2019 and 2021): tox's deps are
+    ``flake8==3.6.0``, which asks for ``pyflakes<2.1.0``, while the checkout is pyflakes 2.2.0;
+    one pip command refuses both ("ResolutionImpossible"), and the fixes stopped at
+    ``create: environment``. tox installs the deps, then the package: the setup does the same,
+    and real pip, from a loopback index, accepts it (it warns about flake8's range) where the
+    one command fails."""
+    from replay.casebuild.environment import install_project_last
+
+    case = tmp_path / "case.yaml"
+    setup = "SETUPTOOLS_USE_DISTUTILS=stdlib python -m pip install --ignore-installed -e .[t] "
+    case.write_text(
+        yaml.safe_dump({"environment": {"setup": ["echo first", setup + "-r req.txt 'lint==1.0'"]}})
+    )
+    assert install_project_last(case)
+    assert yaml.safe_load(case.read_text())["environment"]["setup"] == [
+        "echo first",
+        "python -m pip install --ignore-installed -r req.txt lint==1.0",
+        "SETUPTOOLS_USE_DISTUTILS=stdlib python -m pip install --ignore-installed -e '.[t]'",
+    ]
+    assert not install_project_last(case)  # nothing left to split
+
+    up = PythonUpstream()
+    up.add("mylib", "2.0", before(days=300))  # the project's own release, on the index
+    up.add("lint", "1.0", before(days=100), requires=("mylib<2.1",))
+    # The checkout: version 2.2.0, built by an in-tree backend (no build requirement to fetch).
+    project = tmp_path / "mylib"
+    (project / "dist").mkdir(parents=True)
+    wheel, data, _ = make_wheel("mylib", "2.2.0")
+    (project / "dist" / wheel).write_bytes(data)
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+    )
+    (project / "backend.py").write_text(
+        "import os, shutil\n"
+        "def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):\n"
+        f"    shutil.copy(os.path.join('dist', {wheel!r}), wheel_directory)\n"
+        f"    return {wheel!r}\n"
+    )
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    with serving(up.app()) as url:
+        index = ["--index-url", url + "/simple/", "-q"]
+        together = subprocess.run(
+            [python, "-m", "pip", "install", *index, ".", "lint==1.0"],
+            cwd=project, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert together.returncode != 0 and "ResolutionImpossible" in together.stderr
+        for words in (["lint==1.0"], ["."]):
+            done = subprocess.run(
+                [python, "-m", "pip", "install", *index, *words],
+                cwd=project, capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+    version = subprocess.run(
+        [python, "-c", "import mylib, lint; print(mylib.VERSION)"],
+        cwd=tmp_path, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert version.stdout.strip() == "2.2.0"  # the checkout, over the release lint brought
