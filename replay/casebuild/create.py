@@ -49,7 +49,7 @@ from replay.casebuild.environment import (
     write_registry_source,
 )
 from replay.casebuild.extensions import DROP_EXTENSIONS, fallback_command
-from replay.casebuild.patches import split_fix, test_targets
+from replay.casebuild.patches import holds_test_modules, split_fix, test_targets
 from replay.casebuild.scmversion import pretend
 from replay.casebuild.testlists import (
     MIN_REPEATS,
@@ -121,7 +121,13 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         raise InputError(repo, f"{src.fix}: the fix changes only tests; there is no gold patch")
     created, at, moved = pick_at(repo, base, fix, src.ticket_created, src.at)
     pretended = pretend(repo, base, at)
-    command = src.command or f"{DEFAULT_COMMAND} {' '.join(test_targets(tests))}".strip()
+
+    def holds_tests(directory: str) -> bool:
+        names = gitrepo.run(repo, "ls-tree", "-r", "--name-only", fix, "--", directory)
+        return holds_test_modules(names.splitlines())
+
+    targets = test_targets(tests, holds_tests)
+    command = src.command or f"{DEFAULT_COMMAND} {' '.join(targets)}".strip()
     subject = gitrepo.run(repo, "log", "-1", "--format=%s", fix)
     if _MERGE_PR.match(subject):  # GitHub's merge button: the PR's title is the body's first line
         subject = gitrepo.run(repo, "log", "-1", "--format=%b", fix).partition("\n")[0] or subject

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 _TEST_PATH = re.compile(
@@ -58,24 +59,42 @@ def test_files(patch: str) -> list[str]:
 
 
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
+_PYTEST_MODULE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+"""A module pytest collects by its default ``python_files`` (or a ``conftest.py``)."""
 
 
-def test_targets(patch: str) -> list[str]:
+def test_targets(patch: str, holds_tests: Callable[[str], bool] = lambda _: True) -> list[str]:
     """What the hidden tests' command runs: the test modules a patch adds or changes, and,
-    when it changes data under a test directory (``tests/fixtures/table.txt``), that whole
-    directory: data-driven tests read such files from modules the patch need not touch
-    (mistune 2019: the fix's new cases are lines of a fixture file, read by an unchanged
-    ``tests/test_syntax.py``)."""
+    when it changes data under a test directory, that whole directory: data-driven tests
+    read such files from modules the patch need not touch (mistune 2019: the fix's new cases
+    are lines of ``tests/fixtures/*.txt``, read by an unchanged ``tests/test_syntax.py``).
+
+    Data includes a ``.py`` file pytest does not collect (pycodestyle's
+    ``testing/data/python36.py``, a sample the checker reads: run as a test module it fails
+    to import). When such a directory holds no test module itself (``holds_tests``, asked of
+    the tree; pycodestyle's tests are in ``tests/``), the command names no path and pytest
+    runs the project's whole suite, as its configuration says."""
     dirs: list[str] = []
     for d in file_diffs(patch):
-        if d.path.endswith(".py") or not is_test_path(d.path):
+        if not is_test_path(d.path) or _PYTEST_MODULE.search(d.path):
             continue
         parts = d.path.split("/")
         top = next((i for i, part in enumerate(parts[:-1]) if part in _TEST_DIRS), None)
         if top is not None and "/".join(parts[: top + 1]) not in dirs:
             dirs.append("/".join(parts[: top + 1]))
-    files = [f for f in test_files(patch) if not any(f.startswith(f"{d}/") for d in dirs)]
+    if not all(holds_tests(d) for d in dirs):
+        return []
+    files = [
+        f
+        for f in test_files(patch)
+        if _PYTEST_MODULE.search(f) and not any(f.startswith(f"{d}/") for d in dirs)
+    ]
     return [*files, *dirs]
+
+
+def holds_test_modules(paths: Iterable[str]) -> bool:
+    """Whether any of ``paths`` is a module pytest collects by default."""
+    return any(_PYTEST_MODULE.search(p) and not p.endswith("conftest.py") for p in paths)
 
 
 def added_test_names(patch: str) -> list[str]:

@@ -62,3 +62,35 @@ def test_a_fixture_change_runs_its_whole_test_directory() -> None:
     assert test_targets(mistune) == ["tests"]
     nested = _diff("src/pkg/tests/data/x.json", "test/test_a.py")
     assert test_targets(nested) == ["test/test_a.py", "src/pkg/tests"]
+
+
+def test_a_python_sample_under_a_data_directory_is_data_and_runs_the_suite(
+    tmp_path: Path,
+) -> None:
+    """Found by the fourth held-out corpus (pycodestyle 2023-2025): the fix adds a line to
+    ``testing/data/python36.py``, a sample the checker reads from ``tests/test_data.py``;
+    the command ran that sample as a test module, which does not import (``NameError``), and
+    case create stopped at measure. A ``.py`` file pytest does not collect is data; its
+    directory holds no test module, so the command runs the whole suite."""
+    from replay.casebuild.casedir import DEFAULT_COMMAND
+    from replay.casebuild.create import FixSource, spec_from_fix
+    from replay.casebuild.patches import test_targets
+
+    pycodestyle = _diff("testing/data/python36.py", "pycodestyle.py")
+    assert test_targets(pycodestyle, lambda d: d != "testing") == []
+    assert test_targets(pycodestyle) == ["testing"]  # a directory that holds tests: run it
+    both = _diff("tests/test_api.py", "tests/conftest.py", "tests/samples/bad.py", "x.py")
+    assert test_targets(both) == ["tests"]
+
+    repo = gitrepo.init(tmp_path / "repo")
+    commit(repo, "2026-03-01T10:00:00Z", "base", {
+        "checker.py": "def check(line):\n    return []\n",
+        "testing/data/python36.py": "#: E999\nf'{hello}'\n",
+        "tests/test_data.py": "def test_samples():\n    assert True\n",
+    })  # fmt: skip
+    commit(repo, "2026-03-02T10:00:00Z", "fix a false positive", {
+        "checker.py": "def check(line):\n    return list(line)\n",
+        "testing/data/python36.py": "#: E999\nf'{hello}'\n#: Okay\nf'{x}'\n",
+    })  # fmt: skip
+    source = FixSource(repo, "HEAD", "o/sample", "A false positive", "It flags f'{x}'.")
+    assert spec_from_fix("sample", source).command == DEFAULT_COMMAND
