@@ -123,6 +123,19 @@ class Measurement:
                 "refactor, a typo or lint fix, a fix for another interpreter or platform, or a "
                 "bug these tests do not reach); only a test that shows the bug would make a case"
             )
+        failing = [
+            {name for one in _statuses(run.reports) for name, s in one.items() if s in _FAILED}
+            for run in (self.before, self.after)
+        ]
+        if failing[0] == failing[1]:
+            named = ", ".join(sorted(failing[0])[:3]) + (", ..." if len(failing[0]) > 3 else "")
+            return (
+                f"no test's result changes with the fix: the same {len(failing[0])} test(s) "
+                f"fail on both sides ({named}) and the others pass on both: it changes no "
+                "behaviour these tests reach here (a fix for another interpreter or platform, "
+                "a refactor, or a bug they do not reach); only a test that shows the bug would "
+                "make a case"
+            )
         return (
             "the tests that fail before the fix still fail after it, here: the fix needs "
             "something the environment lacks (the last lines say what)"

@@ -67,7 +67,20 @@ def _side(reports: list[bytes | None], codes: list[int]) -> object:
         ([_junit(test_a="passed")], [_junit(test_a="passed")], [0], "pass before it too"),
         ([None], [None], [5], "pytest collected no test from the fix's test files"),
         ([None], [None], [1], "ran no test on either side"),
-        ([_junit(test_a="failed")], [_junit(test_a="failed")], [1], "still fail after it"),
+        (
+            [_junit(test_a="failed", test_b="failed")],
+            [_junit(test_a="failed", test_b="passed")],
+            [1],
+            "still fail after it",
+        ),
+        # six 2020 (fourth corpus): a Python 2 fix; an unrelated test fails on both sides.
+        (
+            [_junit(test_a="failed", test_b="passed")],
+            [_junit(test_a="failed", test_b="passed")],
+            [1],
+            "no test's result changes with the fix: the same 1 test(s) fail on both sides "
+            "(tests/test_x.py::test_a)",
+        ),
     ],
 )
 def test_an_empty_measurement_says_what_it_means_for_the_fix(
