@@ -41,6 +41,7 @@ ROWS: list[tuple[str, str, str, bool]] = [
         False,
     ),
     ("snapshot", "load_snapshot vs reading the same files", "<= 3x", True),
+    ("cli", "replay --help vs python -c pass (new processes)", "<= 0.5s", True),
 ]
 
 

@@ -47,7 +47,7 @@ app = typer.Typer(
 
 # The contract group drives the services' real clients, an extra that an environment such
 # as the gateway's cannot have (see pyproject): there it is a stand-in that says so.
-if (missing := clients_missing("replay.contract")) is not None:
+if (missing := clients_missing()) is not None:
     app.command("contract", context_settings=LOOSE)(needs_clients(missing))
 app.command("run")(run.run)
 app.command("compare")(compare.compare)

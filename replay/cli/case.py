@@ -301,7 +301,7 @@ def import_swebench(
 
 # Building cases drives the services' real clients, an extra that an environment such as the
 # gateway's cannot have (see pyproject): there these are stand-ins that say so.
-if (_missing := clients_missing("replay.casebuild")) is None:
+if (_missing := clients_missing()) is None:
     from replay.cli.case_mine import mine
 
     app.command("create")(create)

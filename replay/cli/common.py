@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 from typing import Any
 
@@ -23,17 +24,22 @@ class Settings:
         self.db = db
 
 
-def clients_missing(module: str) -> str | None:
-    """The missing module if ``module`` cannot be imported for want of the clients extra.
+CLIENTS = ("httpx", "githubkit", "hishel", "slack_sdk", "gql")
+"""The modules of the ``clients`` extra (pyproject's ``[project.optional-dependencies]``)."""
+
+
+def clients_missing() -> str | None:
+    """The first module of the clients extra that is not installed, or None.
 
     Commands that drive the services' real clients (httpx, githubkit, slack_sdk, gql) need an
     extra that an environment such as the gateway's cannot have (see pyproject); there they
-    are mounted as :func:`needs_clients` stand-ins.
+    are mounted as :func:`needs_clients` stand-ins. Asked of the installed modules, not by
+    importing the feature's package: that would load the fakes, FastAPI and the clients
+    whenever the command line is assembled, seconds before ``--help`` could print.
     """
-    try:
-        importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        return exc.name or module
+    for name in CLIENTS:
+        if importlib.util.find_spec(name) is None:
+            return name
     return None
 
 

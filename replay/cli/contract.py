@@ -6,30 +6,22 @@ import os
 import runpy
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from replay.contract.coverage import COVERAGE_FILE, load_recordings, render
-from replay.contract.evidence.families import collect
-from replay.contract.recording import Gap
-from replay.contract.runner import RECORDINGS
-from replay.contract.scenarios import all_scenarios
-from replay.contract.suite import check
-from replay.contract.summary import service_lines
-from replay.contract.targets import (
-    DEFAULT_SNAPSHOT,
-    SERVICES,
-    ContractSetupError,
-    Target,
-    fake_target,
-    live_requested,
-    live_target,
-    serve_world,
-    stand_in_env,
-)
+if TYPE_CHECKING:
+    from replay.contract.recording import Gap
+    from replay.contract.targets import ContractSetupError, Target
 
 app = typer.Typer(help="Contract tests: the fakes held to the real APIs.", no_args_is_help=True)
+# The defaults the options show, without importing the contract package (it loads the fakes,
+# FastAPI and the clients: seconds, which ``replay --help`` must not pay). The same paths as
+# replay.contract's RECORDINGS, COVERAGE_FILE and DEFAULT_SNAPSHOT (tests/contract checks it).
+ROOT = Path(__file__).resolve().parents[2]
+RECORDINGS = ROOT / "contract_tests" / "recordings"
+COVERAGE_FILE = ROOT / "contract_tests" / "COVERAGE.md"
+DEFAULT_SNAPSHOT = ROOT / "snapshots" / "demo"
 TESTS = RECORDINGS.parent
 GAPS_FILE = TESTS / "gaps.py"
 
@@ -43,6 +35,8 @@ def known_gaps(path: Path = GAPS_FILE) -> list[Gap]:
     That file is data (it imports only :class:`Gap`) and is run by path, not imported: the
     ``contract_tests`` directory is not an installed package, so an import would need it on
     ``sys.path`` (``PYTHONPATH=.``), and the test modules beside it need pytest."""
+    from replay.contract.recording import Gap
+
     if not path.exists():
         return []
     gaps: Any = runpy.run_path(str(path)).get("GAPS", [])
@@ -50,6 +44,8 @@ def known_gaps(path: Path = GAPS_FILE) -> list[Gap]:
 
 
 def _services(service: str) -> list[str]:
+    from replay.contract.targets import SERVICES, ContractSetupError
+
     if service == "all":
         return list(SERVICES)
     if service not in SERVICES:
@@ -62,6 +58,11 @@ def _services(service: str) -> list[str]:
 def _run(targets: dict[str, Target], recordings: Path, record: bool, every: bool = False) -> bool:
     """Run every scenario of the targets' services; unless recording, also every family of
     evidence checks, and print the block of each service. True when all held."""
+    from replay.contract.evidence.families import collect
+    from replay.contract.scenarios import all_scenarios
+    from replay.contract.suite import check
+    from replay.contract.summary import service_lines
+
     gaps = known_gaps()
     outcomes = [
         check(target, scenario, gaps, recordings, record=record)
@@ -98,6 +99,14 @@ def run_cmd(
     """Hold the fakes to the vendors' evidence (recorded real traffic, published schemas and
     SDK documents), run the scenarios and compare each with its recording; exit 1 on a
     failure or a difference."""
+    from replay.contract.targets import (
+        ContractSetupError,
+        fake_target,
+        live_requested,
+        live_target,
+        serve_world,
+    )
+
     try:
         names = _services(service)
         if target not in ("fake", "live"):
@@ -133,6 +142,14 @@ def record_cmd(
     snapshot: Annotated[Path, typer.Option(help="Snapshot of the stand-in.")] = DEFAULT_SNAPSHOT,
 ) -> None:
     """Record the scenarios against the live services named by the environment."""
+    from replay.contract.targets import (
+        ContractSetupError,
+        live_requested,
+        live_target,
+        serve_world,
+        stand_in_env,
+    )
+
     try:
         names = _services(service)
         with ExitStack() as stack:
@@ -162,6 +179,8 @@ def coverage_cmd(
     ] = None,
 ) -> None:
     """Write the coverage table of every fake (implemented, called, expected, missing)."""
+    from replay.contract.coverage import load_recordings, render
+
     text = render(load_recordings(recordings), events or [])
     if check_only:
         if not out.exists() or out.read_text() != text:

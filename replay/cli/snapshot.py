@@ -155,7 +155,7 @@ def capture(
 
 # Capturing drives the services' real clients, an extra that an environment such as the
 # gateway's cannot have (see pyproject): there it is a stand-in that says so.
-if (_missing := clients_missing("replay.capture")) is None:
+if (_missing := clients_missing()) is None:
     app.command("capture")(capture)
 else:
     app.command("capture", context_settings=LOOSE)(needs_clients(_missing))

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 
 from replay.base.errors import InputError
 from replay.cli.common import out
@@ -48,6 +47,7 @@ def serve(
 ) -> None:
     """Serve /v1/chat/completions, /v1/responses, /v1/messages and /v1/models."""
     import uvicorn
+    from pydantic import ValidationError
 
     from replay.harness.stub import Fault, StubConfig, load_script, make_stub_app
 

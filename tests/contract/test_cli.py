@@ -78,3 +78,37 @@ def _holds_the_evidence_report(out: str) -> None:
                 continue
             for field in kind.fields:
                 assert f"{name}.{field}" in checked, (service, f"{name}.{field}")
+
+
+def test_the_command_lines_defaults_are_the_contract_packages_paths() -> None:
+    """``replay contract`` names its defaults without importing the contract package (which
+    loads the fakes, FastAPI and the clients), so that ``replay --help`` stays fast: they
+    must be the package's own."""
+    from replay.cli import contract as cli
+    from replay.contract.coverage import COVERAGE_FILE
+    from replay.contract.runner import RECORDINGS
+    from replay.contract.targets import DEFAULT_SNAPSHOT
+
+    assert (cli.RECORDINGS, cli.COVERAGE_FILE, cli.DEFAULT_SNAPSHOT) == (
+        RECORDINGS,
+        COVERAGE_FILE,
+        DEFAULT_SNAPSHOT,
+    )
+
+
+def test_help_does_not_load_what_the_commands_drive() -> None:
+    """Issue 35: ``replay --help`` took 2 s (8 s under load): assembling the command line
+    imported the contract package, case building and the formats' models. It now imports
+    none of them (``make bench`` times it: the ``cli`` row)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from replay.cli import app\n"
+        "heavy = ['fastapi', 'sqlalchemy', 'githubkit', 'replay.contract', 'replay.casebuild',\n"
+        "         'replay.base.case', 'pydantic', 'docker', 'fakes']\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
