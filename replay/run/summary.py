@@ -20,7 +20,8 @@ def case_summary(case_id: str, label: str, outcomes: Sequence[str]) -> list[str]
     low, high = stats.interval
     return [
         f"{stats.case_id} [{label}]: {stats.passes}/{stats.healthy} healthy runs "
-        f"passed (rate {rate}, 95% CI {low:.2f}-{high:.2f}); outcomes {stats.outcomes}",
+        f"passed (rate {rate}, 95% CI {low:.2f}-{high:.2f}); outcomes: "
+        + ", ".join(f"{n} {outcome}" for outcome, n in sorted(stats.outcomes.items())),
         f"  pass@k | pass^k: {format_pass_k(stats)}",
     ]
 

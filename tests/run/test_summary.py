@@ -46,7 +46,10 @@ def test_case_summary_prints_every_k_over_healthy_runs() -> None:
     # --runs 3 with one retried transport failure: 4 runs, 3 healthy; pass^3 still prints
     # (k once ran to the 4 runs done and only pass@1 printed).
     head, ks = case_summary("demo", "stub:gold", ["pass", "transport_fail", "pass", "pass"])
-    assert "demo [stub:gold]: 3/3 healthy runs passed (rate 1.00, 95% CI 0.44-1.00)" in head
+    assert head == (
+        "demo [stub:gold]: 3/3 healthy runs passed (rate 1.00, 95% CI 0.44-1.00); "
+        "outcomes: 3 pass, 1 transport_fail"  # words, not a Python dict (issue 35)
+    )
     assert ks == "  pass@k | pass^k: @1 1.00 @2 1.00 @3 1.00 | ^1 1.00 ^2 1.00 ^3 1.00"
     _, some = case_summary("demo", "m", ["pass", "model_fail", "pass"])
     assert some.endswith("@1 0.67 @2 1.00 @3 1.00 | ^1 0.67 ^2 0.33 ^3 0.00")
