@@ -8,6 +8,7 @@ base commit; the hidden tests apply on top of it and contain every listed test.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ class Validated:
     case: Case
     snapshot: Snapshot
     checks: list[str]
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    """What is allowed but most likely not meant (a value cut by a comment, a ticket with no
+    text): the case still validates; ``case validate`` prints each."""
 
 
 def validate_case(path: Path) -> Validated:
@@ -103,7 +107,49 @@ def validate_case(path: Path) -> Validated:
             f"hidden tests hold all {len(case.hidden_tests.fail_to_pass)} FAIL_TO_PASS and "
             f"{len(case.hidden_tests.pass_to_pass)} PASS_TO_PASS tests"
         )
-    return Validated(case, snapshot, checks)
+    return Validated(
+        case, snapshot, checks, [*cut_by_comments(path), *_empty_ticket(case, snapshot)]
+    )
+
+
+_CUT = re.compile(
+    r"^(?P<lead>\s*(?:- )?(?P<key>[\w.-]+):\s+)(?P<value>[^'\"\s#|>][^#]*?)\s+#(?=\w)"
+)
+
+
+def cut_by_comments(path: Path) -> list[str]:
+    """Plain YAML values that a ``#`` right before a word cuts short: YAML reads `` #7`` as
+    the start of a comment, so ``description: ... whose body references #7 (e.g. "Fixes #7").``
+    is the text up to ``references`` (issue 35: a demo case's rule read so). A comment meant
+    as one has a space after its ``#``."""
+    found = []
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        cut = _CUT.match(line)
+        if cut is not None:
+            value = cut["value"] if len(cut["value"]) <= 60 else "..." + cut["value"][-50:]
+            found.append(
+                f"{path}:{number}: {cut['key']}: the text from ' #' on is a YAML comment, so "
+                f"the value ends at {value!r}: quote the whole value"
+            )
+    return found
+
+
+def _empty_ticket(case: Case, snapshot: Snapshot) -> list[str]:
+    """A ticket whose text is empty: the agent is given "(no description)"."""
+    ref = case.ticket.ref
+    body: str | None = "?"
+    if case.ticket.service == "github":
+        repo, _, number = ref.partition("#")
+        items = [*snapshot.github.issues, *snapshot.github.pulls]
+        body = next((i.body for i in items if i.repo == repo and i.number == int(number)), "?")
+    elif case.ticket.service == "linear":
+        body = next((i.description for i in snapshot.linear.issues if i.identifier == ref), "?")
+    if body is None or not body.strip():
+        return [
+            f"ticket {ref} has no description: the agent is given its title alone and "
+            '"(no description)" (case create takes the text from --body, or the fix\'s message)'
+        ]
+    return []
 
 
 def _apply(case_file: Path, work: Path, patch: Path, field: str) -> None:

@@ -325,6 +325,8 @@ def case_validate(
         out.print(f"[bold]{result.case.id}[/] ({path})")
         for check in result.checks:
             out.print(f"  ok  {check}")
+        for warning in result.warnings:
+            out.print(f"  warn  {warning}", markup=False)
 
 
 @app.command("calibrate")
