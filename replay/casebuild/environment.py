@@ -235,12 +235,17 @@ def setup_commands(
     checkout: Path, release: Release, wanted: Wanted, *, pep660: bool = False
 ) -> list[str]:
     """:func:`setup_command`, split in two when a requirements file the test requirements
-    name installs the project itself (``file:.#egg=referencing``, ``-e .``, ``.``, as
-    pip-compile writes a project's own line): pip cannot take the project from two places in
-    one command ("Cannot install referencing 0.26.2.dev1 (from .) and referencing 0.26.2.dev1
-    (from /workspace/repo)", referencing 2023). That file is installed first, as the
-    project's own tooling installs it, then the project editable with the rest."""
-    own = [spec for spec in wanted.requires if _installs_itself(checkout, spec)]
+    name pins hashes (:func:`_pins_hashes`) or installs the project itself
+    (``file:.#egg=referencing``, ``-e .``, ``.``, as pip-compile writes a project's own
+    line): pip cannot take the project from two places in one command ("Cannot install
+    referencing 0.26.2.dev1 (from .) and referencing 0.26.2.dev1 (from /workspace/repo)",
+    referencing 2023). That file is installed first, as the project's own tooling installs
+    it, then the project editable with the rest."""
+    own = [
+        spec
+        for spec in wanted.requires
+        if _installs_itself(checkout, spec) or _pins_hashes(checkout, spec)
+    ]
     if not own:
         return [setup_command(checkout, release, wanted, pep660=pep660)]
     rest = replace(wanted, requires=tuple(r for r in wanted.requires if r not in own))
@@ -251,6 +256,29 @@ def setup_commands(
 _ITSELF = re.compile(
     r"^(?:(?:-e|--editable)[=\s]+)?(?:file:)?\.(?:/)?(?:\[[^\]]*\])?(?:#egg=\S*)?$"
 )
+
+
+def _pins_hashes(checkout: Path, spec: str, seen: tuple[Path, ...] = ()) -> bool:
+    """Whether the ``-r FILE`` that ``spec`` names (or one it includes) pins hashes
+    (``--hash=sha256:...``, as ``uv export`` and ``pip-compile --generate-hashes`` write):
+    pip then requires a hash of everything in the same command, which the project's own
+    directory has none of ("The editable requirement file:///workspace/repo cannot be
+    installed when requiring hashes", charset-normalizer 2026, fourth corpus). Such a file is
+    installed in a command of its own, before the project."""
+    found = re.match(r"^(?:-r|--requirement)[=\s]*(\S+)$", spec.strip())
+    if found is None:
+        return False
+    path = (checkout / found.group(1)).resolve()
+    if path in seen or not path.is_file():
+        return False
+    for raw in path.read_text(errors="replace").splitlines():
+        line = re.sub(r"(^|\s+)#.*$", "", raw).strip()
+        if "--hash=" in line or "--require-hashes" in line:
+            return True
+        inner = re.match(r"^(?:-r|--requirement)[=\s]*(\S+)$", line)
+        if inner and _pins_hashes(path.parent, f"-r {inner.group(1)}", (*seen, path)):
+            return True
+    return False
 
 
 def _installs_itself(checkout: Path, spec: str) -> bool:

@@ -127,6 +127,13 @@ class Measurement:
             {name for one in _statuses(run.reports) for name, s in one.items() if s in _FAILED}
             for run in (self.before, self.after)
         ]
+        if "failed" not in {*before, *after}:
+            return (
+                "pytest cannot run the fix's tests here: on both sides they only error, in "
+                "collection or setup (a fixture pytest does not have, syntax of another Python: "
+                "the last lines say which); the project runs them another way (its tox.ini, "
+                "Makefile or CI says how): give that command (--command)"
+            )
         if failing[0] == failing[1]:
             named = ", ".join(sorted(failing[0])[:3]) + (", ..." if len(failing[0]) > 3 else "")
             return (
