@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -12,8 +13,13 @@ from replay.cli.common import out
 
 
 def events(
+    ctx: typer.Context,
     run: Annotated[
-        Path, typer.Argument(help="A run directory (its events.db) or an event-log SQLite file.")
+        str,
+        typer.Argument(
+            help="A run directory (its events.db), an event-log SQLite file, or a run's id "
+            "or its first characters (as results list shows it)."
+        ),
     ],
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per line.")] = False,
     kind: Annotated[str | None, typer.Option(help="Only events of this kind (wildcards).")] = None,
@@ -27,7 +33,19 @@ def events(
 
     from fakes.core.events import EventLog
 
-    db = run / "events.db" if run.is_dir() else run
+    path = Path(run)
+    if not path.exists() and re.fullmatch(r"[0-9a-f-]{4,36}", run):
+        from replay.results import Store
+
+        store = Store.open(ctx.obj.db)
+        try:
+            row = store.find_run(run)
+        finally:
+            store.close()
+        if not row.run_dir:
+            raise InputError(run, "the run has no directory recorded (it did not start)")
+        path = Path(row.run_dir)
+    db = path / "events.db" if path.is_dir() else path
     if not db.is_file():
         raise InputError(db, "no event log here (expected a run directory or a SQLite file)")
     engine = create_engine(f"sqlite:///{db.resolve()}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -15,6 +15,7 @@ from replay.cli.common import out
 
 if TYPE_CHECKING:
     from replay.base.case import LoadedCase
+    from replay.results.models import RunRow
     from replay.results.report import Report
 
 app = typer.Typer(help="The results store.", no_args_is_help=True)
@@ -194,18 +195,122 @@ def _print_breakdown(
 def results_list(
     ctx: typer.Context,
     case: Annotated[str | None, typer.Option(help="Only runs of this case.")] = None,
+    outcome: Annotated[
+        str | None, typer.Option(help="Only runs with this outcome (pass, model_fail, ...).")
+    ] = None,
+    harness: Annotated[str | None, typer.Option(help="Only runs of this harness.")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Only runs of this model (stub:gold for a stub).")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Only runs started on or after this date (YYYY-MM-DD).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per run.")] = False,
 ) -> None:
-    """List the runs in the results store."""
+    """List the runs in the results store: when, what, how it ended and why, cost, time and
+    where its files are; ``results show RUN`` takes the short id."""
+    import json
+
+    from replay.base.outcomes import Outcome
+    from replay.results import Store
+
+    if outcome is not None and outcome not in {o.value for o in Outcome}:
+        raise typer.BadParameter(
+            f"one of {', '.join(o.value for o in Outcome)}", param_hint="--outcome"
+        )
+    start = _date(since, "--since")
+    store = Store.open(ctx.obj.db)
+    try:
+        runs = [
+            r
+            for r in store.runs(case)
+            if (outcome is None or r.outcome == outcome)
+            and (harness is None or r.harness == harness)
+            and (model is None or r.model == model)
+            and (start is None or r.started_at.replace(tzinfo=UTC) >= start)
+        ]
+        rows = [_listed(r) for r in runs]
+    finally:
+        store.close()
+    if as_json:
+        for row in rows:
+            out.print(json.dumps(row), markup=False, highlight=False, soft_wrap=True)
+        return
+    if not rows:
+        out.print("no runs" + (" match" if (case or outcome or harness or model or since) else ""))
+        return
+    table = Table(
+        "run", "started", "case", "harness", "model", "outcome", "why", "cost", "time", "dir",
+        box=None,
+    )  # fmt: skip
+    for row in rows:
+        cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}"
+        took = "-" if row["seconds"] is None else f"{row['seconds']:.0f}s"
+        why = row["reason"] or "-"
+        why = why if len(why) <= 60 else why[:57] + "..."
+        table.add_row(
+            row["run"], row["started"][:16].replace("T", " "), row["case"], row["harness"],
+            row["model"], row["outcome"] or row["status"], why, cost, took, row["dir"] or "-",
+        )  # fmt: skip
+    Console(highlight=False, width=max(out.width, 200)).print(table)
+
+
+def _listed(run: RunRow) -> dict[str, Any]:
+    """One run as ``results list`` shows it (and ``--json`` writes it)."""
+    detail = run.grade.detail if run.grade is not None else {}
+    return {
+        "run": run.id[:8],
+        "id": run.id,
+        "started": run.started_at.replace(tzinfo=UTC).isoformat(),
+        "case": run.case_id,
+        "harness": run.harness,
+        "model": run.model,
+        "attempt": run.attempt,
+        "status": run.status,
+        "outcome": run.outcome,
+        "reason": detail.get("reason") or run.stop_reason,
+        "cost_usd": run.cost_usd,
+        "seconds": run.wall_time_s,
+        "dir": run.run_dir,
+    }
+
+
+@app.command("show")
+def results_show(
+    ctx: typer.Context,
+    run: Annotated[str, typer.Argument(help="A run's id, or its first characters (8 will do).")],
+) -> None:
+    """One run: its verdict and why, its hidden tests and side-effect rules, cost and time,
+    and its files."""
     from replay.results import Store
 
     store = Store.open(ctx.obj.db)
     try:
-        runs = store.runs(case)
+        found = store.find_run(run)
+        row = _listed(found)
+        detail = found.grade.detail if found.grade is not None else {}
     finally:
         store.close()
-    table = Table("run", "case", "harness", "model", "attempt", "outcome", box=None)
-    for run in runs:
-        table.add_row(
-            run.id[:8], run.case_id, run.harness, run.model, str(run.attempt), run.outcome or "-"
+    out.print(f"run {row['id']}  {row['case']}  {row['harness']} / {row['model']}", markup=False)
+    out.print(f"  {row['outcome'] or row['status']}: {row['reason'] or '-'}", markup=False)
+    tests = detail.get("tests") or {}
+    for label, key in (("FAIL_TO_PASS", "fail_to_pass"), ("PASS_TO_PASS", "pass_to_pass")):
+        statuses: dict[str, str] = tests.get(key) or {}
+        bad = sorted(name for name, status in statuses.items() if status != "passed")
+        passed = len(statuses) - len(bad)
+        out.print(f"  {label}: {passed}/{len(statuses)} passed", markup=False)
+        for name in bad:
+            out.print(f"    {statuses[name]:<8} {name}", markup=False)
+    for rule in (detail.get("side_effects") or {}).get("rules", []):
+        mark = "ok" if rule.get("ok") else "BROKEN"
+        said = f"  rule {rule.get('rule')}: {mark}, {rule.get('count', '?')} matched"
+        what = str(rule.get("description") or "")
+        out.print(said + (f": {what}" if what else ""), markup=False)
+    cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}"
+    took = "-" if row["seconds"] is None else f"{row['seconds']:.0f} s"
+    out.print(f"  started {row['started']}, took {took}, cost {cost}", markup=False)
+    if row["dir"]:
+        out.print(
+            f"  files: {row['dir']} (transcript.jsonl, diff.patch, grade.json, events.db)",
+            markup=False,
         )
-    out.print(table if runs else "no runs")

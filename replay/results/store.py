@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -13,7 +14,7 @@ from sqlalchemy import Engine, create_engine, event, inspect, select, text
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-from replay.base.errors import ReplayError
+from replay.base.errors import InputError, ReplayError
 from replay.base.outcomes import Outcome
 from replay.results.models import Base, CalibrationRow, ComparisonRow, GradeRow, RunRow
 
@@ -165,6 +166,25 @@ class Store:
             query = query.where(RunRow.candidate == candidate)
         with self.session() as s:
             return s.scalars(query).all()
+
+    def find_run(self, prefix: str) -> RunRow:
+        """The run whose id starts with ``prefix`` (the 8 characters ``results list`` shows);
+        :class:`InputError` when none does or several do."""
+        if not re.fullmatch(r"[0-9a-f-]{4,36}", prefix):
+            raise InputError(prefix, "a run id is 4 to 36 hexadecimal characters (results list)")
+        query = (
+            select(RunRow)
+            .options(selectinload(RunRow.grade))
+            .where(RunRow.id.startswith(prefix, autoescape=True))
+            .limit(2)
+        )
+        with self.session() as s:
+            found = s.scalars(query).all()
+        if not found:
+            raise InputError(prefix, "no run of the results store has this id (results list)")
+        if len(found) > 1:
+            raise InputError(prefix, "several runs have ids that start so: give more of it")
+        return found[0]
 
     def close(self) -> None:
         self.engine.dispose()

@@ -110,3 +110,45 @@ def test_a_typed_grade_round_trips_through_the_store(tmp_path: Path) -> None:
     assert a.outcome == Outcome.MODEL_FAIL and type(a.outcome) is str
     assert a.grade is not None and a.grade.to_grade() == g
     assert (a.grade.fail_to_pass_passed, a.grade.pass_to_pass_passed) == (0, 1)
+
+
+def test_runs_are_listed_with_why_and_shown_by_short_id(capsys, tmp_path: Path) -> None:
+    """Issue 35: ``results list`` had no date, reason, cost, duration or directory and one
+    filter, and its short ids were refused elsewhere. Now it has them (and ``--json``);
+    ``results show`` and ``replay events`` take the short id; an unknown one is a usage error."""
+    import json
+
+    from replay.base.outcomes import Outcome
+    from tests.cli_helpers import assert_one_line_error
+    from tests.grade.samples import grade
+
+    db = tmp_path / "cli.db"
+    store = Store.open(str(db))
+    store.add_run(run_row("aaaa1111bbbb", case="demo-x"))
+    store.add_run(run_row("cccc2222dddd", case="demo-y"))
+    g = grade(run_id="aaaa1111bbbb")
+    store.record_grade(
+        GradeRow.from_grade(g, fail_to_pass_total=2, pass_to_pass_total=1), outcome=g.outcome
+    )
+    store.close()
+    listed = run_cli(capsys, "--db", str(db), "results", "list", "--json")
+    rows = [json.loads(line) for line in listed.out.splitlines()]
+    assert [r["run"] for r in rows] == ["aaaa1111", "cccc2222"]
+    assert rows[0]["outcome"] == Outcome.MODEL_FAIL and rows[0]["reason"] == g.reason
+    assert rows[0]["started"].startswith("2026-03-12T00:00:00")
+    failed = run_cli(capsys, "--db", str(db), "results", "list", "--outcome", "model_fail")
+    assert "aaaa1111" in failed.out and "cccc2222" not in failed.out
+    assert g.reason[:20] in failed.out
+    none = run_cli(capsys, "--db", str(db), "results", "list", "--since", "2026-04-01")
+    assert none.out.strip() == "no runs match"
+    shown = run_cli(capsys, "--db", str(db), "results", "show", "aaaa1111")
+    assert shown.code == 0, shown.err
+    assert shown.out.startswith("run aaaa1111bbbb  demo-x  reference / stub")
+    assert f"model_fail: {g.reason}" in shown.out
+    assert "FAIL_TO_PASS: 0/2 passed" in shown.out and "failed   a" in shown.out
+    assert_one_line_error(
+        run_cli(capsys, "--db", str(db), "results", "show", "ffff"), "ffff", "no run"
+    )
+    assert_one_line_error(
+        run_cli(capsys, "--db", str(db), "events", "cccc2222"), "no directory recorded"
+    )
