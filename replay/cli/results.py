@@ -314,3 +314,55 @@ def results_show(
             f"  files: {row['dir']} (transcript.jsonl, diff.patch, grade.json, events.db)",
             markup=False,
         )
+
+
+@app.command("comparisons")
+def results_comparisons(ctx: typer.Context) -> None:
+    """The comparisons fixed in the store: name, arms, when its rule was fixed."""
+    from replay.results import Store
+
+    store = Store.open(ctx.obj.db)
+    try:
+        rows = store.comparisons()
+    finally:
+        store.close()
+    if not rows:
+        out.print("no comparisons (replay compare fixes one with its first run)")
+        return
+    table = Table("comparison", "arm A", "arm B", "fixed", box=None)
+    for row in rows:
+        table.add_row(row.name, row.arm_a, row.arm_b, f"{row.fixed_at:%Y-%m-%d %H:%M} UTC")
+    out.print(table)
+
+
+@app.command("drop-comparison")
+def results_drop_comparison(
+    ctx: typer.Context, name: Annotated[str, typer.Argument(help="The comparison's name.")]
+) -> None:
+    """Forget a comparison (its arms and rule), so that the name can be fixed anew. The runs
+    stay: a comparison of the same candidates uses them again."""
+    from replay.results import Store
+
+    store = Store.open(ctx.obj.db)
+    try:
+        store.drop_comparison(name)
+    finally:
+        store.close()
+    out.print(f"dropped comparison {name}; its runs stay under their candidates", markup=False)
+
+
+@app.command("rename-comparison")
+def results_rename_comparison(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The comparison's name.")],
+    new: Annotated[str, typer.Argument(help="Its new name.")],
+) -> None:
+    """Rename a comparison (its arms, rule and when it was fixed stay)."""
+    from replay.results import Store
+
+    store = Store.open(ctx.obj.db)
+    try:
+        store.rename_comparison(name, new)
+    finally:
+        store.close()
+    out.print(f"renamed comparison {name} to {new}", markup=False)

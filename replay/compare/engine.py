@@ -77,13 +77,15 @@ def fix_comparison(
     if (row.arm_a, row.arm_b) != (a.key, b.key):
         raise CompareError(
             f"comparison {name!r} was fixed with arms {row.arm_a} and {row.arm_b}, not "
-            f"{a.key} and {b.key}; name a new comparison"
+            f"{a.key} and {b.key}; name a new comparison (--name), or drop this one first "
+            f"(replay results drop-comparison {name})"
         )
     if row.rule_digest != digest:
         raise CompareError(
             f"comparison {name!r} was fixed at {row.fixed_at:%Y-%m-%d %H:%M} UTC with another "
             "decision rule; a rule changed after the runs decides nothing: keep the rule, or "
-            "name a new comparison"
+            f"name a new comparison (--name), or drop this one first (replay results "
+            f"drop-comparison {name})"
         )
     return row
 

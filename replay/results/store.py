@@ -158,6 +158,38 @@ class Store:
             s.add(row)
         return row
 
+    def comparisons(self) -> Sequence[ComparisonRow]:
+        with self.session() as s:
+            return s.scalars(select(ComparisonRow).order_by(ComparisonRow.fixed_at)).all()
+
+    def drop_comparison(self, name: str) -> None:
+        """Forget the comparison ``name`` (its arms and rule); the runs stay, under their
+        candidates, for any comparison of the same candidates to use."""
+        with self.session() as s:
+            row = s.get(ComparisonRow, name)
+            if row is None:
+                raise InputError(name, "no comparison of this name (results comparisons)")
+            s.delete(row)
+
+    def rename_comparison(self, name: str, new: str) -> None:
+        with self.session() as s:
+            row = s.get(ComparisonRow, name)
+            if row is None:
+                raise InputError(name, "no comparison of this name (results comparisons)")
+            if s.get(ComparisonRow, new) is not None:
+                raise InputError(new, "a comparison of this name exists already")
+            s.add(
+                ComparisonRow(
+                    name=new,
+                    arm_a=row.arm_a,
+                    arm_b=row.arm_b,
+                    rule=row.rule,
+                    rule_digest=row.rule_digest,
+                    fixed_at=row.fixed_at,
+                )
+            )
+            s.delete(row)
+
     def runs(self, case_id: str | None = None, *, candidate: str | None = None) -> Sequence[RunRow]:
         query = select(RunRow).options(selectinload(RunRow.grade)).order_by(RunRow.started_at)
         if case_id is not None:
