@@ -23,6 +23,7 @@ from replay.cli import (
     case,
     compare,
     docs,
+    doctor,
     events,
     fakes,
     gc,
@@ -52,6 +53,7 @@ if (missing := clients_missing()) is not None:
 app.command("run")(run.run)
 app.command("compare")(compare.compare)
 app.command("events")(events.events)
+app.command("doctor")(doctor.doctor)
 app.add_typer(case.app, name="case")
 app.add_typer(batch.app, name="batch")
 app.add_typer(redteam.app, name="redteam")

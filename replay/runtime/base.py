@@ -380,6 +380,11 @@ class Runtime(ABC):
         replaced, and harness images built on an environment image that is no longer current.
         """
 
+    def data_root(self) -> Path | None:
+        """Where the engine keeps images and containers, when that is a directory of this
+        machine (``replay doctor`` checks its free space); None when unknown or elsewhere."""
+        return None
+
     def close(self) -> None:  # noqa: B027 (optional hook)
         """Release the provider's client connection."""
 

@@ -280,6 +280,14 @@ class DockerRuntime(Runtime):
         report.kept_runs.extend(sorted(r for r, d in dead.items() if not d))
         return report
 
+    def data_root(self) -> Path | None:
+        try:
+            root = self.client.info().get("DockerRootDir")
+        except DockerException:
+            return None
+        local = Path(root) if root else None
+        return local if local is not None and local.is_dir() else None
+
     def close(self) -> None:
         self.client.close()
 
