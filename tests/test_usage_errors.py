@@ -73,3 +73,31 @@ def test_redteam_refuses_an_unknown_attack_as_a_usage_error(
 ) -> None:
     result = run_cli(capsys, "redteam", "run", CASE, "--attack", "spoof-conftes")
     assert_one_line_error(result, "'spoof-conftes'", "did you mean spoof-conftest")
+
+
+KEYS = ("REPLAY_OPENAI_API_KEY", "OPENAI_API_KEY", "REPLAY_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
+
+
+def test_a_real_model_without_its_key_stops_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``replay run --model gpt-4.1`` without a key ran 28 s, exited 0 and showed three
+    transport_fail runs (the wire retries); compare and batch the same. Now each stops at
+    once, naming the variable; with --model-upstream or a stub no key is asked for."""
+    for name in KEYS:
+        monkeypatch.delenv(name, raising=False)
+    db = tmp_path / "results.db"
+    runs = tmp_path / "runs"
+    result = run_cli(capsys, "--db", str(db), "run", CASE, "--model", "gpt-4.1", "--out", str(runs))
+    assert_one_line_error(result, "model key for gpt-4.1", "export OPENAI_API_KEY=")
+    arm = "name=b,model=claude-sonnet-4"
+    args = ["--db", str(db), "compare", "--a", "name=a,stub=gold", "--b", arm, CASE]
+    assert_one_line_error(run_cli(capsys, *args), "export ANTHROPIC_API_KEY=")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"schema: 1\nname: demo\ncases: [{CASE}]\n"
+        "candidates: [{name: gold, stub: gold}, {name: real, model: gpt-4.1}]\nruns: 1\n"
+    )
+    batch = run_cli(capsys, "--db", str(db), "batch", "run", str(plan), "--out", str(runs))
+    assert_one_line_error(batch, "model key for gpt-4.1")
+    assert not db.exists() and not runs.exists()

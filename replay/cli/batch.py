@@ -51,10 +51,14 @@ def batch_run(
     runs are taken over, infrastructure failures are retried up to the plan's limit."""
     from replay.batch.engine import BatchProgress, execute, progress, quarantined
     from replay.batch.plan import load_plan
+    from replay.doctor import require_key
     from replay.results import Store
     from replay.run.runner import RunOptions
 
     plan = load_plan(plan_file)
+    for candidate in plan.spec.candidates:
+        if candidate.stub is None and candidate.model_upstream is None:
+            require_key(candidate.model)  # before anything is stored: one line, exit 2
     for line in plan.skipped:  # retired cases (the plan's include_retired runs them)
         out.print(line, markup=False)
     store = Store.open(ctx.obj.db)

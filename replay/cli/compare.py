@@ -95,6 +95,12 @@ def compare(
     if expect is not None and expect not in DECISIONS:
         raise typer.BadParameter(f"one of {', '.join(DECISIONS)}", param_hint="--expect")
     arms = {"A": parse_candidate(a), "B": parse_candidate(b)}
+    if run_missing:
+        from replay.doctor import require_key
+
+        for arm in arms.values():
+            if arm.stub is None and arm.model_upstream is None:
+                require_key(arm.model)
     rule, rule_text = load_rule(rule_file)
     loaded = [read_case(path) for path in cases]
     retired: list[dict[str, str]] = []

@@ -75,6 +75,10 @@ def run(
     check_harness(harness)
     for name in stub or []:
         check_trajectory(name)
+    if not stub and model_upstream is None:
+        from replay.doctor import require_key
+
+        require_key(model)
     wanted = _expectations(expect or [])
     cases = active_case_files(cases, include_retired=include_retired, notice=_say)
     results: list[RunResult] = []

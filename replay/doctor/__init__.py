@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from replay.base.case import load_case
+from replay.base.errors import UsageError
 from replay.gateway.config import CREDENTIALS
 from replay.images.base import RELEASES, base_tag
 from replay.images.env import env_reference
@@ -117,6 +118,16 @@ def check_key(model: str, env: Mapping[str, str]) -> tuple[Finding, str | None]:
         "sees it), or use --stub for a run without a model",
     )
     return finding, have
+
+
+def require_key(model: str, env: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`UsageError` when a run of ``model`` against its provider would have no
+    key: every call would fail, each run end as ``transport_fail`` and be retried, minutes
+    spent on nothing (issue 35). Called before anything is stored or run, for a real model
+    without ``--model-upstream``."""
+    finding, have = check_key(model, os.environ if env is None else env)
+    if have is None:
+        raise UsageError(f"{finding.what}: {finding.detail}: {finding.fix}")
 
 
 def check_reach(model: str, upstream: str | None, timeout: float = CONNECT_TIMEOUT) -> Finding:
