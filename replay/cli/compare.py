@@ -71,8 +71,11 @@ def compare(
 ) -> None:
     """Compare two candidates on the same calibrated cases, against the noise floor, under a
     decision rule fixed before the runs: ship, don't ship, or inconclusive."""
+    from dataclasses import replace
+
     from replay.base.case import read_case
     from replay.cases.retired import partition_retired, skip_line
+    from replay.cli.progress import PhaseDisplay
     from replay.compare.candidate import parse_candidate
     from replay.compare.engine import build_document, fix_comparison, plan_missing
     from replay.compare.engine import run_missing as run_plan
@@ -117,17 +120,21 @@ def compare(
             store, name or f"{arms['A'].name}-vs-{arms['B'].name}", arms["A"], arms["B"], rule_text
         )
         # The runs of one case share its world, reset between them (replay.world.warm).
-        with keep_warm():
+        with keep_warm(), PhaseDisplay(out) as display:
+            base = replace(base, progress=display)
             if calibrate_runs:
                 _calibrate_missing(store, loaded, base, calibrate_runs)
             if run_missing:
                 plan = plan_missing(store, loaded, arms, runs)
+                needed = sum(item.runs for item in plan)
+                out.print(f"{needed} run(s) to make, in {len(plan)} group(s)", markup=False)
                 for item in plan:
+                    display.label = f" [arm {item.arm}: {arms[item.arm].name}]"
                     out.print(
                         f"running {item.runs} more run(s) of {item.case_id} for arm {item.arm}",
                         markup=False,
                     )
-                run_plan(plan, loaded, arms, base)
+                    run_plan([item], loaded, arms, base)
         doc = build_document(store, loaded, arms, rule, comparison)
         # Retired cases are left out of both arms alike, and said so in every report.
         doc["left_out"] = sorted([*doc["left_out"], *retired], key=lambda x: x["case_id"])

@@ -62,6 +62,7 @@ def run(
 ) -> None:
     """Replay cases end to end: world, sandbox, harness, hidden tests, side effects, verdict."""
     from replay.cases.retired import active_case_files
+    from replay.cli.progress import PhaseDisplay
     from replay.harness.spec import check_harness
     from replay.run.runner import RunOptions, RunResult, run_case
     from replay.run.summary import case_summary, summary_table
@@ -84,9 +85,10 @@ def run(
     results: list[RunResult] = []
     trajectories: list[str | None] = list(stub) if stub else [None]
     # The trajectories of one case share its world, reset between runs (replay.world.warm).
-    with keep_warm():
+    with keep_warm(), PhaseDisplay(out) as display:
         for case in cases:
             for trajectory in trajectories:
+                display.label = f" [stub:{trajectory}]" if trajectory else f" [{model}]"
                 options = RunOptions(
                     harness=harness,
                     model=model,
@@ -101,6 +103,7 @@ def run(
                     clock=clock,
                     wire_retries=wire_retries,
                     prices=prices,
+                    progress=display,
                 )
                 done = run_case(case, options)
                 results += done
@@ -110,7 +113,7 @@ def run(
     # A wide table: give it room even when the output is not a terminal.
     Console(highlight=False, width=max(out.width, 220)).print(summary_table(results))
     for r in results:
-        out.print(f"  {r.case_id} run {r.attempt}: {r.run_dir}", markup=False)
+        out.print(f"  {r.case_id} [{r.grade.model}] run {r.attempt}: {r.run_dir}", markup=False)
     trajectory_of = {id(r): r.grade.model.removeprefix("stub:") for r in results}
     failed = [
         r

@@ -19,7 +19,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -98,6 +98,14 @@ class RunOptions:
     caps: Caps = field(default_factory=Caps.from_env)
     """How much of what the sandbox sends back is kept (the harness's output, its transcript,
     the diff); ``REPLAY_CAP_*`` in the environment by default."""
+    progress: Callable[[str, int | None, str], None] | None = field(default=None, compare=False)
+    """Told each phase as it starts: (case id, attempt or None before the runs, phase):
+    ``images``, ``world``, then per run ``world reset``, ``sandbox``, ``agent``, ``grading``
+    (the live display of ``replay run`` and ``compare``)."""
+
+    def phase(self, case_id: str, attempt: int | None, name: str) -> None:
+        if self.progress is not None:
+            self.progress(case_id, attempt, name)
 
     @property
     def model_label(self) -> str:
@@ -138,6 +146,7 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
     store = Store.open(options.db)
     results: list[RunResult] = []
     try:
+        options.phase(case.id, None, "images")
         ensure_case_base_image(runtime, case.environment)
         with ExitStack() as stack:
             env = _env_image(case, runtime, stack)
@@ -160,6 +169,7 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
             # One world for the batch, reset between its runs (see replay.world.warm); within
             # keep_warm(), the batches of one case share it too.
             args = _world_args(loaded, options, upstream)
+            options.phase(case.id, None, "world")
             pool = warm_pool()
             if pool is not None:
                 world = pool.world(case.snapshot, *args)
@@ -633,7 +643,9 @@ def _run_and_grade(
                 warm = own.enter_context(
                     WarmWorld(case.snapshot, world_dir, *_world_args(ctx.case, options, upstream))
                 )
+            options.phase(case.id, attempt, "world reset")
             world = own.enter_context(warm.run(gateway_dir, run_dir / "events.db"))
+            options.phase(case.id, attempt, "sandbox")
             box = None if ahead is None else ahead.take(world.state)
             if box is None:
                 first = attempt == options.first_attempt
@@ -646,6 +658,7 @@ def _run_and_grade(
                     model=options.model,
                 )
                 box.agent_turn()
+                options.phase(case.id, attempt, "agent")
                 started_harness = time.monotonic()
                 caps = options.caps
                 # Its output goes straight to the run's files, each within its cap.
@@ -680,6 +693,7 @@ def _run_and_grade(
     if more and gateway is not None:
         # This run's sandbox is cut off; the next run's is started while this one is graded.
         following.append(_Ahead(ctx, gateway))
+    options.phase(case.id, attempt, "grading")
     events = _events(run_dir)
     return _grade(
         RunToGrade(
