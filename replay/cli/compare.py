@@ -141,6 +141,11 @@ def compare(
     finally:
         store.close()
     wide = Console(highlight=False, width=max(out.width, 220))
+    # The verdict first (what the person came for), then the figures it rests on; it is said
+    # again last, after the runs' files, where a log's tail shows it.
+    out.print(verdict_line(doc), markup=False)
+    for reason in doc["verdict"]["reasons"]:
+        out.print(f"  because {reason}", markup=False)
     for line in lines(doc):
         out.print(line, markup=False)
     wide.print(arms_table(doc))
@@ -158,8 +163,6 @@ def compare(
         out.print(line, markup=False)
     for item in doc["left_out"]:
         out.print(f"left out: {item['case_id']}: {item['why']}", markup=False)
-    for reason in doc["verdict"]["reasons"]:
-        out.print(f"  because {reason}", markup=False)
     out.print(verdict_line(doc), markup=False)
     _write_reports(doc, json_path, junit_path, html_path)
     if expect is not None and doc["verdict"]["decision"] != expect:

@@ -129,7 +129,12 @@ def results_report(
         # A wide table: give it room even when the output is not a terminal.
         Console(highlight=False, width=max(out.width, 220)).print(table)
     else:
-        out.print("no runs of calibrated cases with a real model yet")
+        out.print(
+            "no runs of calibrated cases with a real model yet: calibrate the cases "
+            "(replay case calibrate CASE...), then run them with a model (replay run CASE... "
+            "--model M, or replay compare)",
+            markup=False,
+        )
     for (harness, model), est in report.overall.items():
         se = (
             "SE n/a (one case)"

@@ -135,10 +135,17 @@ def lines(doc: dict[str, Any]) -> Iterator[str]:
             if floor["estimate"] is not None
             else ""
         )
+        power = doc["rule"].get("power")
+        often = f", the difference a study of them detects {power:.0%} of the time" if power else ""
         yield (
             f"A/A floor ({floor['method']}): {aa}minimum detectable effect "
-            f"{floor['mde']:.2f} over {floor['cases']} cases"
-            + (" (beyond any possible difference: too few cases)" if floor["mde"] > 1 else "")
+            f"{floor['mde']:.2f} over {floor['cases']} cases{often}"
+            + (
+                " (more than any difference can be: so few cases tell only a large observed "
+                "difference from noise, and the verdict says whether this one is)"
+                if floor["mde"] > 1
+                else ""
+            )
         )
     else:
         yield f"A/A floor: {floor['method']}"

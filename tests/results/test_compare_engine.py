@@ -333,6 +333,7 @@ def test_cli_reports_without_running_and_checks_the_verdict(
     result = run_cli(capsys, *args)
     assert result.code == 0, result.out
     assert "verdict: ship B" in result.out
+    assert result.out.startswith("verdict: ship B")  # the verdict first (issue 35)
     assert "B - A (pass@1): +1.00, 95% CI +0.33..+1.00" in result.out
     assert "minimum detectable effect 0.84 over 3 cases" in result.out
     doc = json.loads((tmp_path / "c.json").read_text())

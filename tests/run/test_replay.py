@@ -214,6 +214,7 @@ def test_calibrate_marks_the_case_and_the_report_counts_only_calibrated_cases(
     assert report.rows == [] and report.left_out == {}, "stub calibration runs are not quality"
     listed = run_cli(capsys, "--db", db, "results", "report")
     assert "no runs of calibrated cases" in listed.out
+    assert "replay run CASE... --model M" in listed.out  # the next command (issue 35)
 
 
 def test_summary_table_and_expectations(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
