@@ -33,7 +33,7 @@ from replay.grade.model import (
     Tokens,
     WorldError,
 )
-from replay.grade.outcome import Evidence, classify
+from replay.grade.outcome import Evidence, classify, tests_in_words
 from replay.grade.sideeffects import judge_side_effects
 from replay.grade.wire import summarize_wire
 from replay.harness.spec import ExitCodes, HarnessExit, OwnRequest
@@ -184,6 +184,11 @@ def _grade_run(run: RunToGrade, box: GradingBox, prices: Pricing) -> Grade:
             side_effects_ok=side.ok,
             violated=side.violated,
             stopped_by=stopped_by,
+            tests=(
+                tests_in_words(grading.verdict.fail_to_pass, grading.verdict.pass_to_pass)
+                if grading
+                else None
+            ),
         )
     )
     if grading:

@@ -102,3 +102,15 @@ def test_a_semantic_event_is_not_counted_again_as_a_mutation() -> None:
         event(4, "github", "github.branch.moved", branch="fix", via="contents"),
     ]
     assert judge_side_effects([], log).mutations == 2
+
+
+def test_an_unresolved_verdict_says_what_the_tests_did() -> None:
+    """Issue 35: the cheat trajectory's reason was only "hidden tests not resolved"; that it
+    skip-marked the tests showed only in its diff. The reason now counts each list."""
+    from replay.grade.outcome import tests_in_words
+
+    words = tests_in_words({f"t{i}": "skipped" for i in range(8)}, {"p": "passed"})
+    assert words == "FAIL_TO_PASS 0/8 passed: 8 skipped; PASS_TO_PASS 1/1 passed"
+    outcome, why = classify(Evidence(tests_resolved=False, side_effects_ok=True, tests=words))
+    assert (outcome, why) == ("model_fail", f"hidden tests not resolved ({words})")
+    assert tests_in_words({"t": "missing"}, {}) == ""  # nothing ran: the grader says why
