@@ -4,6 +4,7 @@ dropped (SWE-bench ran once and let flaky tests in; later datasets repeat the go
 
 from __future__ import annotations
 
+import re
 import tempfile
 import uuid
 from collections import Counter
@@ -30,6 +31,7 @@ class MeasureError(ReplayError):
 
 
 _FAILED = frozenset({"failed", "error"})
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,15 @@ class Measurement:
     def diagnosis(self) -> str:
         """What the two sides' results say about the fix, in the project's terms, and what
         would change the outcome."""
+        missing = _NO_MODULE.findall("\n".join(self.after.outputs[:1]))
+        if missing:
+            names = ", ".join(dict.fromkeys(m.split(".")[0] for m in missing))
+            return (
+                f"the tests cannot import {names} (ModuleNotFoundError), which the test "
+                "requirements named do not install: name the requirement, requirements file "
+                "or extra that does (--requires, --extra); the project's CI or tox.ini says "
+                "which"
+            )
         before = [s for one in _statuses(self.before.reports) for s in one.values()]
         after = [s for one in _statuses(self.after.reports) for s in one.values()]
         codes = {*self.before.verdict.exit_codes, *self.after.verdict.exit_codes}

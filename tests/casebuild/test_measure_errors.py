@@ -209,3 +209,25 @@ def test_an_image_audit_stop_is_made_again_on_the_clean_base_image(monkeypatch, 
     with pytest.raises(create.LeakError):
         create.create_case("shapes-area", named, tmp_path / "case", None, say=said.append)
     assert made == ["3.9"]  # made once, on the interpreter the user named
+
+
+def test_a_module_the_tests_cannot_import_is_named() -> None:
+    """Found by the fourth held-out corpus (starlette 2019-2025: httpx; anyio 2019: curio):
+    the declared test requirements did not install a module the tests import, and the stop
+    said only that the environment lacked something. It now names the module and what to
+    give."""
+    from types import SimpleNamespace
+
+    from replay.casebuild.testlists import Measurement, TestLists
+
+    out = (
+        "ImportError while loading conftest '/workspace/repo/tests/conftest.py'.\n"
+        "    import httpx\nE   ModuleNotFoundError: No module named 'httpx'\n"
+    )
+    side = SimpleNamespace(
+        reports=[None], verdict=SimpleNamespace(exit_codes=[4]), outputs=[out], stopped=None
+    )
+    lists = TestLists(fail_to_pass=[], pass_to_pass=[], flaky=[])
+    said = Measurement(lists, side, side).diagnosis()  # type: ignore[arg-type]
+    assert said.startswith("the tests cannot import httpx (ModuleNotFoundError)")
+    assert "--requires, --extra" in said
