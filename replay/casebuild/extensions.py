@@ -42,6 +42,7 @@ from replay.registry.requirements import (
 _NO_COMPILER = re.compile(
     r"command '[\w./-]*(?:gcc|g\+\+|cc|c\+\+|clang)' failed|"
     r"unable to execute '[\w./-]*(?:gcc|g\+\+|cc|clang)'|"
+    r"No such file or directory: '[\w./-]*(?:gcc|g\+\+|cc|c\+\+|clang)'|"
     r"(?:gcc|g\+\+|cc): (?:command )?not found|"
     r"Python\.h: No such file or directory|"
     r"error: Microsoft Visual C\+\+|"  # never here, but the same cause

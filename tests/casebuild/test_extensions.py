@@ -127,6 +127,8 @@ def test_extension_sources_are_found_only_where_the_build_compiles_them(tmp_path
 def test_a_missing_compiler_is_told_in_each_tools_words() -> None:
     assert lacks_compiler("error: command 'x86_64-linux-gnu-gcc' failed: No such file or dir")
     assert lacks_compiler("unable to execute 'gcc': No such file or directory")
+    # setuptools on trixie's Python 3.13 (gunicorn 2026's gunicorn_h1c, fourth corpus):
+    assert lacks_compiler("error: [Errno 2] No such file or directory: 'x86_64-linux-gnu-gcc'")
     assert lacks_compiler("fastsum/_speed.c:2:10: fatal error: Python.h: No such file or directory")
     assert lacks_compiler("configure: error: no acceptable C compiler found in $PATH")
     assert not lacks_compiler("ERROR: No matching distribution found for cffi>=1.0")
