@@ -418,17 +418,20 @@ def pytest_runtest_logreport(report: Any) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collectreport(report: Any) -> None:
     # A file that could not be collected is a failed test in the JUnit report (under the
-    # file's own address); without a record of it the report would seem to invent a test.
-    # It can only add a failure, so it needs no check beyond being recorded.
-    if report.failed:
+    # file's own address), and one skipped whole as it loaded (a module-level
+    # ``pytest.importorskip``: gunicorn's tests/test_gtornado.py) a skipped one; without a
+    # record of either the report would seem to invent a test, and the gold patch was judged
+    # spoofed (fourth corpus). Either can only leave the file's tests unpassed, so it needs no
+    # check beyond being recorded.
+    if report.failed or report.skipped:
         _emit(
             {
                 "k": "report",
                 "id": report.nodeid,
                 "address": _address(report.nodeid),
                 "when": "collect",
-                "outcome": "failed",
-                "raised": True,
+                "outcome": "failed" if report.failed else "skipped",
+                "raised": bool(report.failed),
                 "xfail": False,
             }
         )
