@@ -73,6 +73,7 @@ def run(
     if any(not sep for _, sep, _ in pairs):
         raise typer.BadParameter("expected NAME=VALUE", param_hint="--harness-env")
     # A typo'd name stops here, before any world, image or run is made.
+    wanted = _expectations(expect or [])
     check_harness(harness)
     for name in stub or []:
         check_trajectory(name)
@@ -80,7 +81,6 @@ def run(
         from replay.doctor import require_key
 
         require_key(model)
-    wanted = _expectations(expect or [])
     cases = active_case_files(cases, include_retired=include_retired, notice=_say)
     results: list[RunResult] = []
     trajectories: list[str | None] = list(stub) if stub else [None]
