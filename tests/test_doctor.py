@@ -45,7 +45,7 @@ def test_doctor_reports_a_missing_image_and_a_missing_key(
         for line in lines
     ), lines
     assert any(
-        line.startswith("FIX  model key for gpt-4.1: none of $REPLAY_OPENAI_API_KEY")
+        line.startswith("FIX  model key for reference (api.openai.com): none of $REPLAY_OPENAI")
         and "export OPENAI_API_KEY=" in line
         for line in lines
     ), lines
@@ -61,9 +61,9 @@ def test_with_a_key_the_endpoint_is_probed_here_on_loopback(
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
-        args = ["doctor", "--model", "claude-sonnet-4", "--out", str(tmp_path / "runs")]
+        args = ["doctor", "--harness", "claude-code", "--out", str(tmp_path / "runs")]
         up = run_cli(capsys, *args, "--model-upstream", f"http://127.0.0.1:{port}")
-    assert "ok   model key for claude-sonnet-4: $ANTHROPIC_API_KEY is set" in up.out
+    assert "ok   model key for claude-code (api.anthropic.com): $ANTHROPIC_API_KEY is set" in up.out
     assert f"ok   model endpoint 127.0.0.1:{port}: accepts connections" in up.out
     down = run_cli(capsys, *args, "--model-upstream", f"http://127.0.0.1:{port}")
     assert f"FIX  model endpoint 127.0.0.1:{port}: no connection" in down.out

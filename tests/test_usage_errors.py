@@ -89,8 +89,8 @@ def test_a_real_model_without_its_key_stops_before_anything_runs(
     db = tmp_path / "results.db"
     runs = tmp_path / "runs"
     result = run_cli(capsys, "--db", str(db), "run", CASE, "--model", "gpt-4.1", "--out", str(runs))
-    assert_one_line_error(result, "model key for gpt-4.1", "export OPENAI_API_KEY=")
-    arm = "name=b,model=claude-sonnet-4"
+    assert_one_line_error(result, "model key for reference", "export OPENAI_API_KEY=")
+    arm = "name=b,harness=claude-code,model=sonnet"  # the harness names the provider
     args = ["--db", str(db), "compare", "--a", "name=a,stub=gold", "--b", arm, CASE]
     assert_one_line_error(run_cli(capsys, *args), "export ANTHROPIC_API_KEY=")
     plan = tmp_path / "plan.yaml"
@@ -99,5 +99,5 @@ def test_a_real_model_without_its_key_stops_before_anything_runs(
         "candidates: [{name: gold, stub: gold}, {name: real, model: gpt-4.1}]\nruns: 1\n"
     )
     batch = run_cli(capsys, "--db", str(db), "batch", "run", str(plan), "--out", str(runs))
-    assert_one_line_error(batch, "model key for gpt-4.1")
+    assert_one_line_error(batch, "model key for reference")
     assert not db.exists() and not runs.exists()

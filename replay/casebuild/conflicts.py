@@ -43,7 +43,7 @@ def step_back(output: str) -> str | None:
     12.2.3 for cryptography<=48.1, and the pyOpenSSL before it is not in the registry).
     Recording an older version of that dependent lets pip take it, as it would have from the
     index at T."""
-    if any(m["src"].startswith(("/", ".")) for m in _REQUESTED.finditer(output)):
+    if against_the_checkout(output):
         return None  # the checkout's own version is in the conflict: read_conflict says why
     requested = {canonicalize_name(m) for m in _USER_REQUESTED.findall(output)}
     for listed in _CANNOT_INSTALL.findall(output):
@@ -201,7 +201,7 @@ def dependent_in_registry(
     corpus). The registry recorded pytest-cov's metadata, so it says so itself."""
     if "ResolutionImpossible" not in output and "conflicting dependencies" not in output:
         return None
-    if any(m["src"].startswith(("/", ".")) for m in _REQUESTED.finditer(output)):
+    if against_the_checkout(output):
         return None  # the checkout's own version is in the conflict: read_conflict says why
     user = _user_specs(output)
     if not user:

@@ -44,7 +44,7 @@ import subprocess
 import tarfile
 import tempfile
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -258,27 +258,17 @@ _ITSELF = re.compile(
 )
 
 
-def _pins_hashes(checkout: Path, spec: str, seen: tuple[Path, ...] = ()) -> bool:
+def _pins_hashes(checkout: Path, spec: str) -> bool:
     """Whether the ``-r FILE`` that ``spec`` names (or one it includes) pins hashes
     (``--hash=sha256:...``, as ``uv export`` and ``pip-compile --generate-hashes`` write):
     pip then requires a hash of everything in the same command, which the project's own
     directory has none of ("The editable requirement file:///workspace/repo cannot be
     installed when requiring hashes", charset-normalizer 2026, fourth corpus). Such a file is
     installed in a command of its own, before the project."""
-    found = re.match(r"^(?:-r|--requirement)[=\s]*(\S+)$", spec.strip())
-    if found is None:
-        return False
-    path = (checkout / found.group(1)).resolve()
-    if path in seen or not path.is_file():
-        return False
-    for raw in path.read_text(errors="replace").splitlines():
-        line = re.sub(r"(^|\s+)#.*$", "", raw).strip()
-        if "--hash=" in line or "--require-hashes" in line:
-            return True
-        inner = re.match(r"^(?:-r|--requirement)[=\s]*(\S+)$", line)
-        if inner and _pins_hashes(path.parent, f"-r {inner.group(1)}", (*seen, path)):
-            return True
-    return False
+    return any(
+        "--hash=" in line or "--require-hashes" in line
+        for line in _requirement_lines(checkout, spec)
+    )
 
 
 def _installs_itself(checkout: Path, spec: str) -> bool:
@@ -301,24 +291,30 @@ def own_extras(checkout: Path, requires: Sequence[str]) -> list[str]:
     return extras
 
 
-def _own_lines(checkout: Path, spec: str, seen: tuple[Path, ...] = ()) -> list[str]:
+def _own_lines(checkout: Path, spec: str) -> list[str]:
     """The lines naming the project's own directory in the ``-r FILE`` that ``spec`` names
     and the files it includes."""
-    found = re.match(r"^(?:-r|--requirement)[=\s]*(\S+)$", spec.strip())
+    return [line for line in _requirement_lines(checkout, spec) if _ITSELF.match(line)]
+
+
+_INCLUDE = re.compile(r"^(?:-r|--requirement)[=\s]*(\S+)$")
+
+
+def _requirement_lines(checkout: Path, spec: str, seen: tuple[Path, ...] = ()) -> Iterator[str]:
+    """The lines (pip's comments taken out) of the ``-r FILE`` that ``spec`` names, then of
+    each file it includes, where it includes it; nothing when ``spec`` names no file here."""
+    found = _INCLUDE.match(spec.strip())
     if found is None:
-        return []
+        return
     path = (checkout / found.group(1)).resolve()
     if path in seen or not path.is_file():
-        return []
-    lines: list[str] = []
+        return
     for raw in path.read_text(errors="replace").splitlines():
         line = re.sub(r"(^|\s+)#.*$", "", raw).strip()  # pip's comments: "#" after a space
-        if _ITSELF.match(line):
-            lines.append(line)
-        inner = re.match(r"^(?:-r|--requirement)[=\s]*(\S+)$", line)
+        yield line
+        inner = _INCLUDE.match(line)
         if inner:
-            lines += _own_lines(path.parent, f"-r {inner.group(1)}", (*seen, path))
-    return lines
+            yield from _requirement_lines(path.parent, f"-r {inner.group(1)}", (*seen, path))
 
 
 def _builds_isolated(checkout: Path) -> bool:
@@ -716,16 +712,14 @@ def install_project_last(case_path: Path) -> bool:
         start = words.index("install") + 1
         options = [w for w in words[start:] if w.startswith("--") and w != "--editable"]
         rest = [w for w in words[start:] if w not in options]
-        target: list[str] = []
-        for j, word in enumerate(rest):
-            if word in ("-e", "--editable") and j + 1 < len(rest) and _OWN.match(rest[j + 1]):
-                target = rest[j : j + 2]
-                break
-            if _OWN.match(word):
-                target = [word]
-                break
-        others = [w for w in rest if w not in target]
-        if not target or not others:
+        where = next((j for j, word in enumerate(rest) if _OWN.match(word)), None)
+        if where is None:
+            continue
+        if where > 0 and rest[where - 1] in ("-e", "--editable"):
+            where -= 1
+        size = 1 if _OWN.match(rest[where]) else 2
+        target, others = rest[where : where + size], rest[:where] + rest[where + size :]
+        if not others:
             continue
         head = words[:start]
         env = [w for w in head if "=" in w and not w.startswith("-")]

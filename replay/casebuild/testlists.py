@@ -104,15 +104,6 @@ class Measurement:
     def diagnosis(self) -> str:
         """What the two sides' results say about the fix, in the project's terms, and what
         would change the outcome."""
-        missing = _NO_MODULE.findall("\n".join(self.after.outputs[:1]))
-        if missing:
-            names = ", ".join(dict.fromkeys(m.split(".")[0] for m in missing))
-            return (
-                f"the tests cannot import {names} (ModuleNotFoundError), which the test "
-                "requirements named do not install: name the requirement, requirements file "
-                "or extra that does (--requires, --extra); the project's CI or tox.ini says "
-                "which"
-            )
         before = [s for one in _statuses(self.before.reports) for s in one.values()]
         after = [s for one in _statuses(self.after.reports) for s in one.values()]
         codes = {*self.before.verdict.exit_codes, *self.after.verdict.exit_codes}
@@ -123,7 +114,7 @@ class Measurement:
                     "5): they hold no test it runs (a file for a type checker, a module the "
                     "tests import); there is nothing to grade with"
                 )
-            return (
+            return self._missing_module() or (
                 "the test command ran no test on either side: the environment cannot run the "
                 "tests (the last lines say why; an interpreter or test runner the project at T "
                 "does not work with, or a setup that missed a requirement)"
@@ -134,6 +125,9 @@ class Measurement:
                 "refactor, a typo or lint fix, a fix for another interpreter or platform, or a "
                 "bug these tests do not reach); only a test that shows the bug would make a case"
             )
+        missing = self._missing_module()
+        if missing:
+            return missing
         failing = [
             {name for one in _statuses(run.reports) for name, s in one.items() if s in _FAILED}
             for run in (self.before, self.after)
@@ -157,6 +151,20 @@ class Measurement:
         return (
             "the tests that fail before the fix still fail after it, here: the fix needs "
             "something the environment lacks (the last lines say what)"
+        )
+
+    def _missing_module(self) -> str | None:
+        """A module the tests could not import with the gold patch (the first run's output),
+        told with what to give; None when none. Asked only once the fix's tests are known not
+        to pass before it too: a missing module of an unrelated test file says nothing then."""
+        missing = _NO_MODULE.findall("\n".join(self.after.outputs[:1]))
+        if not missing:
+            return None
+        names = ", ".join(dict.fromkeys(m.split(".")[0] for m in missing))
+        return (
+            f"the tests cannot import {names} (ModuleNotFoundError), which the test "
+            "requirements named do not install: name the requirement, requirements file or "
+            "extra that does (--requires, --extra); the project's CI or tox.ini says which"
         )
 
     def write_logs(self, directory: Path) -> Path:

@@ -58,7 +58,7 @@ def batch_run(
     plan = load_plan(plan_file)
     for candidate in plan.spec.candidates:
         if candidate.stub is None and candidate.model_upstream is None:
-            require_key(candidate.model)  # before anything is stored: one line, exit 2
+            require_key(candidate.harness)  # before anything is stored: one line, exit 2
     for line in plan.skipped:  # retired cases (the plan's include_retired runs them)
         out.print(line, markup=False)
     store = Store.open(ctx.obj.db)

@@ -103,7 +103,7 @@ def compare(
 
         for arm in arms.values():
             if arm.stub is None and arm.model_upstream is None:
-                require_key(arm.model)
+                require_key(arm.harness)
     rule, rule_text = load_rule(rule_file)
     loaded = [read_case(path) for path in cases]
     retired: list[dict[str, str]] = []

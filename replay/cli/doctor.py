@@ -14,7 +14,9 @@ def doctor(
     cases: Annotated[
         list[Path] | None, typer.Argument(help="Case files whose images to check too.")
     ] = None,
-    model: Annotated[str, typer.Option(help="The model whose key to check.")] = "gpt-4.1",
+    harness: Annotated[
+        str, typer.Option(help="The harness whose provider's key to check.")
+    ] = "reference",
     model_upstream: Annotated[
         str | None, typer.Option(help="The endpoint the model calls go to instead.")
     ] = None,
@@ -37,7 +39,7 @@ def doctor(
         if runtime is not None and (root := runtime.data_root()) is not None:
             disks["docker"] = root
         found = diagnose(
-            runtime, error, cases=cases or [], model=model, upstream=model_upstream, disks=disks
+            runtime, error, cases=cases or [], harness=harness, upstream=model_upstream, disks=disks
         )
     finally:
         if runtime is not None:

@@ -249,8 +249,7 @@ def results_list(
         box=None,
     )  # fmt: skip
     for row in rows:
-        cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}"
-        took = "-" if row["seconds"] is None else f"{row['seconds']:.0f}s"
+        cost, took = _cost_and_time(row)
         why = row["reason"] or "-"
         why = why if len(why) <= 60 else why[:57] + "..."
         table.add_row(
@@ -258,6 +257,11 @@ def results_list(
             row["model"], row["outcome"] or row["status"], why, cost, took, row["dir"] or "-",
         )  # fmt: skip
     Console(highlight=False, width=max(out.width, 200)).print(table)
+
+
+def _cost_and_time(row: dict[str, Any]) -> tuple[str, str]:
+    cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}"
+    return cost, "-" if row["seconds"] is None else f"{row['seconds']:.0f}s"
 
 
 def _listed(run: RunRow) -> dict[str, Any]:
@@ -311,8 +315,7 @@ def results_show(
         said = f"  rule {rule.get('rule')}: {mark}, {rule.get('count', '?')} matched"
         what = str(rule.get("description") or "")
         out.print(said + (f": {what}" if what else ""), markup=False)
-    cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}"
-    took = "-" if row["seconds"] is None else f"{row['seconds']:.0f} s"
+    cost, took = _cost_and_time(row)
     out.print(f"  started {row['started']}, took {took}, cost {cost}", markup=False)
     if row["dir"]:
         out.print(

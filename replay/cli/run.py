@@ -80,7 +80,7 @@ def run(
     if not stub and model_upstream is None:
         from replay.doctor import require_key
 
-        require_key(model)
+        require_key(harness)
     cases = active_case_files(cases, include_retired=include_retired, notice=_say)
     results: list[RunResult] = []
     trajectories: list[str | None] = list(stub) if stub else [None]

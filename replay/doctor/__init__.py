@@ -100,19 +100,23 @@ def check_disk(paths: Mapping[str, Path]) -> list[Finding]:
     return found
 
 
-def provider_host(model: str) -> str:
-    """The provider a model name belongs to (Claude models to Anthropic, the rest OpenAI)."""
-    return "api.anthropic.com" if model.startswith("claude") else "api.openai.com"
+def provider_host(harness: str) -> str:
+    """The model host the harness's spec calls (its ``provider``)."""
+    from replay.harness.spec import load_harness
+
+    spec, _ = load_harness(harness)
+    return f"api.{spec.provider}.com"
 
 
-def check_key(model: str, env: Mapping[str, str]) -> tuple[Finding, str | None]:
-    """Whether the runner has the model's key (the variable it reads first that is set)."""
-    host = provider_host(model)
+def check_key(harness: str, env: Mapping[str, str]) -> tuple[Finding, str | None]:
+    """Whether the runner has the key of the provider the harness calls (the variable it
+    reads first that is set)."""
+    host = provider_host(harness)
     names = CREDENTIALS[host][2]
     have = next((n for n in names if env.get(n)), None)
     finding = Finding(
         have is not None,
-        f"model key for {model}",
+        f"model key for {harness} ({host})",
         f"${have} is set" if have else f"none of ${', $'.join(names)} is set",
         f"export {names[-1]}=... (the gateway adds it to {host}'s calls; the agent never "
         "sees it), or use --stub for a run without a model",
@@ -120,19 +124,19 @@ def check_key(model: str, env: Mapping[str, str]) -> tuple[Finding, str | None]:
     return finding, have
 
 
-def require_key(model: str, env: Mapping[str, str] | None = None) -> None:
-    """Raise :class:`UsageError` when a run of ``model`` against its provider would have no
+def require_key(harness: str, env: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`UsageError` when a run of the harness against its provider would have no
     key: every call would fail, each run end as ``transport_fail`` and be retried, minutes
     spent on nothing (issue 35). Called before anything is stored or run, for a real model
     without ``--model-upstream``."""
-    finding, have = check_key(model, os.environ if env is None else env)
+    finding, have = check_key(harness, os.environ if env is None else env)
     if have is None:
         raise UsageError(f"{finding.what}: {finding.detail}: {finding.fix}")
 
 
-def check_reach(model: str, upstream: str | None, timeout: float = CONNECT_TIMEOUT) -> Finding:
+def check_reach(harness: str, upstream: str | None, timeout: float = CONNECT_TIMEOUT) -> Finding:
     """A TCP connection to the provider (or the upstream given): made only when asked."""
-    url = urlsplit(upstream or f"https://{provider_host(model)}")
+    url = urlsplit(upstream or f"https://{provider_host(harness)}")
     host = url.hostname or ""
     port = url.port or (443 if url.scheme == "https" else 80)
     try:
@@ -154,7 +158,7 @@ def diagnose(
     runtime_error: str | None,
     *,
     cases: Sequence[Path] = (),
-    model: str = "gpt-4.1",
+    harness: str = "reference",
     upstream: str | None = None,
     disks: Mapping[str, Path] | None = None,
     env: Mapping[str, str] | None = None,
@@ -164,8 +168,8 @@ def diagnose(
     if runtime is not None:
         found += check_images(runtime, cases)
     found += check_disk(disks or {"runs": Path(".replay")})
-    key, have = check_key(model, env)
+    key, have = check_key(harness, env)
     found.append(key)
     if have is not None:
-        found.append(check_reach(model, upstream))
+        found.append(check_reach(harness, upstream))
     return found

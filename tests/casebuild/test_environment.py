@@ -747,6 +747,12 @@ def test_a_test_requirement_pinning_another_version_of_the_project_is_installed_
         "SETUPTOOLS_USE_DISTUTILS=stdlib python -m pip install --ignore-installed -e '.[t]'",
     ]
     assert not install_project_last(case)  # nothing left to split
+    case.write_text(yaml.safe_dump({"environment": {"setup": ["pip install -e . -e ./vendor x"]}}))
+    assert install_project_last(case)  # another editable requirement stays with the others
+    assert yaml.safe_load(case.read_text())["environment"]["setup"] == [
+        "pip install -e ./vendor x",
+        "pip install -e .",
+    ]
 
     up = PythonUpstream()
     up.add("mylib", "2.0", before(days=300))  # the project's own release, on the index

@@ -231,3 +231,12 @@ def test_a_module_the_tests_cannot_import_is_named() -> None:
     said = Measurement(lists, side, side).diagnosis()  # type: ignore[arg-type]
     assert said.startswith("the tests cannot import httpx (ModuleNotFoundError)")
     assert "--requires, --extra" in said
+    # A missing module of another test file says nothing when the fix's tests pass before it.
+    passing = SimpleNamespace(
+        reports=[_junit(test_a="passed")],
+        verdict=SimpleNamespace(exit_codes=[1]),
+        outputs=[out],
+        stopped=None,
+    )
+    said = Measurement(lists, passing, passing).diagnosis()  # type: ignore[arg-type]
+    assert said.startswith("the fix's tests pass before it too")
