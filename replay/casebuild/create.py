@@ -41,9 +41,11 @@ from replay.casebuild.casedir import (
     license_text,
     write_case_dir,
 )
+from replay.casebuild.declared import Addition, declared_for
 from replay.casebuild.environment import (
     Wanted,
     env_builder,
+    export_tree,
     plan_environment,
     settle,
     write_registry_source,
@@ -275,10 +277,16 @@ def create_case(
     runtime: Runtime,
     repeats: int = MIN_REPEATS,
     say: Callable[[str], None] = log.warning,
+    added: int = 0,
 ) -> tuple[Path, TestLists]:
     """Write the case under ``out`` and measure its test lists in the environment image; an
     error says which of :data:`STEPS` it stopped (:func:`step_of`). What creating it decided
-    on its own (:attr:`CaseSpec.notes`) is stated through ``say``."""
+    on its own (:attr:`CaseSpec.notes`) is stated through ``say``.
+
+    When the environment was derived from test requirements (``src.wanted``) and the tests
+    cannot import a module that one of the project's own declarations installs
+    (:func:`replay.casebuild.declared.declared_for`), the case is made again with that
+    declaration added, at most :data:`MAX_ADDED` times (``added`` counts them)."""
     with step("history"):
         spec = spec_from_fix(case_id, src)
     for note in spec.notes:
@@ -302,9 +310,31 @@ def create_case(
         if not lists.fail_to_pass:
             lists = _on_the_fallback(path, runtime, repeats, say) or lists
         if not lists.fail_to_pass:
+            missing = measured.missing_modules()
+            addition = _declared_addition(spec, src, missing, added)
+            if addition is not None:
+                say(
+                    f"the tests cannot import {addition.module}, which {addition.where} "
+                    f"installs: making the case again with "
+                    f"{' '.join(addition.requires) or 'the extra ' + addition.extras[0]} "
+                    "added to the test requirements, as the project's developers install it"
+                )
+                wanted = dataclasses.replace(
+                    src.wanted,
+                    requires=(*src.wanted.requires, *addition.requires),
+                    extras=(*src.wanted.extras, *addition.extras),
+                )
+                again = dataclasses.replace(src, wanted=wanted)
+                return create_case(case_id, again, out, runtime, repeats, say, added + 1)
             logs = measured.write_logs(path.parent / "logs")
             measured = dataclasses.replace(measured, lists=lists)
-            raise MeasureError(f"{path}: {measured.explain(spec.command, logs)}")
+            told = measured.explain(spec.command, logs)
+            if missing and src.wanted and added < MAX_ADDED:
+                told += (
+                    f"\n  the project's extras and requirements files name no distribution "
+                    f"that installs {', '.join(missing)}"
+                )
+            raise MeasureError(f"{path}: {told}")
     write_lists(path, lists)
     with step("image-audit"):
         try:
@@ -320,8 +350,26 @@ def create_case(
             )
             wanted = dataclasses.replace(src.wanted, python=clean.python_version)
             again = dataclasses.replace(src, wanted=wanted)
-            return create_case(case_id, again, out, runtime, repeats, say)
+            return create_case(case_id, again, out, runtime, repeats, say, added)
     return path, lists
+
+
+MAX_ADDED = 3
+"""How many of the project's declarations ``case create`` adds, one per new build, for modules
+the tests cannot import (starlette's tests import from several)."""
+
+
+def _declared_addition(
+    spec: CaseSpec, src: FixSource, missing: list[str], added: int
+) -> Addition | None:
+    """The project's declaration that installs one of the ``missing`` modules, when the case
+    may still take one: its environment was derived from test requirements (not a setup the
+    user wrote) and fewer than :data:`MAX_ADDED` were added."""
+    if not missing or not src.wanted or src.setup or added >= MAX_ADDED:
+        return None
+    with tempfile.TemporaryDirectory(prefix="replay-declared-") as tmp:
+        checkout = export_tree(spec.repo, spec.base, Path(tmp) / "tree")
+        return declared_for(checkout, missing, src.wanted.requires, src.wanted.extras)
 
 
 def _clean_release(exc: LeakError, src: FixSource) -> Release | None:

@@ -153,14 +153,24 @@ class Measurement:
             "something the environment lacks (the last lines say what)"
         )
 
-    def _missing_module(self) -> str | None:
-        """A module the tests could not import with the gold patch (the first run's output),
-        told with what to give; None when none. Asked only once the fix's tests are known not
-        to pass before it too: a missing module of an unrelated test file says nothing then."""
+    def missing_modules(self) -> list[str]:
+        """The modules (top-level names) the tests could not import with the gold patch (the
+        first run's output), when that may be why no test shows the fix: no test ran on
+        either side, or some failed before it. Empty when the fix's tests pass before it too:
+        a missing module of an unrelated test file says nothing then."""
+        before = [s for one in _statuses(self.before.reports) for s in one.values()]
+        after = [s for one in _statuses(self.after.reports) for s in one.values()]
+        if (before or after) and not any(s in _FAILED for s in before):
+            return []
         missing = _NO_MODULE.findall("\n".join(self.after.outputs[:1]))
+        return list(dict.fromkeys(m.split(".")[0] for m in missing))
+
+    def _missing_module(self) -> str | None:
+        """:meth:`missing_modules` told with what to give; None when none."""
+        missing = self.missing_modules()
         if not missing:
             return None
-        names = ", ".join(dict.fromkeys(m.split(".")[0] for m in missing))
+        names = ", ".join(missing)
         return (
             f"the tests cannot import {names} (ModuleNotFoundError), which the test "
             "requirements named do not install: name the requirement, requirements file or "

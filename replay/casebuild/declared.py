@@ -1,0 +1,141 @@
+"""What the project declares that installs a module its tests cannot import.
+
+The test requirements ``case create`` is given (or that the corpus draw reads from one place:
+an extra, tox's deps, a requirements file) are sometimes not all the tests need: starlette
+keeps its test requirements in a top-level ``requirements.txt`` no metadata names (its tests
+import ``requests``, later ``httpx``); anyio 2019's tests import ``curio``, which its ``curio``
+extra installs and its ``test`` extra does not (the fourth held-out corpus). When the tests
+stop on ``ModuleNotFoundError``, the project's own declarations are searched for the module:
+its extras first, then its requirements files, and what names it is added as a whole (the
+extra, or ``-r FILE``), as the project's developers install it. Nothing is added from outside
+the project: a module no declaration names still stops the case, saying so.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from replay.base.errors import ReplayError
+from replay.registry.requirements import read_project, read_requirements_file
+
+log = logging.getLogger(__name__)
+
+_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+@dataclass(frozen=True)
+class Addition:
+    """A declaration of the project's that installs a missing module."""
+
+    module: str
+    """The module the tests could not import (its top-level name)."""
+    requires: tuple[str, ...] = ()
+    """``-r FILE`` to add to the test requirements."""
+    extras: tuple[str, ...] = ()
+    """An extra of the project's to add."""
+    where: str = ""
+    """What names it, as said to the user (``requirements.txt (line: requests)``)."""
+
+
+def provides(distribution: str, module: str) -> bool:
+    """Whether a distribution's name is one the module ``module`` is commonly installed by:
+    the same name (``python-multipart`` is ``multipart`` without its ``python-`` prefix,
+    ``PyYAML`` is ``yaml`` without ``py``, ``msgpack-python`` is ``msgpack``). A name alone, as
+    pip's own ``ModuleNotFoundError`` hints read it; a distribution whose import name is
+    unrelated to its own (``beautifulsoup4``'s ``bs4``) is not found by it."""
+    name = canonicalize_name(distribution).replace("-", "_")
+    wanted = module.lower()
+    forms = {
+        name,
+        name.removeprefix("python_"),
+        name.removesuffix("_python"),
+        name.removeprefix("py"),
+        name.removeprefix("py_"),
+    }
+    return wanted in forms
+
+
+def _requirement_files(checkout: Path) -> list[Path]:
+    """The project's pip requirements files, those named for tests first: top-level
+    ``*requirements*.txt`` and ``requirements/*.txt`` (``test-requirements.txt``,
+    ``requirements-dev.txt``, ``requirements/testing.txt``)."""
+    found = {
+        p
+        for pattern in ("*requirements*.txt", "requirements/*.txt", "requirements*/*.txt")
+        for p in checkout.glob(pattern)
+        if p.is_file()
+    }
+
+    def rank(path: Path) -> tuple[int, str]:
+        name = path.relative_to(checkout).as_posix().lower()
+        order = 0 if "test" in name else 1 if name == "requirements.txt" else 2
+        return order, name
+
+    return sorted(found, key=rank)
+
+
+def _names(requirements: Iterable[str]) -> list[str]:
+    out = []
+    for spec in requirements:
+        try:
+            out.append(Requirement(spec).name)
+        except InvalidRequirement:
+            continue
+    return out
+
+
+def declared_for(
+    checkout: Path,
+    modules: Sequence[str],
+    requires: Sequence[str] = (),
+    extras: Sequence[str] = (),
+) -> Addition | None:
+    """The first declaration of the project (``checkout``, the base's files) that installs one
+    of ``modules`` and is not already in ``requires`` or ``extras``: an extra naming a
+    distribution that provides it (:func:`provides`), else a requirements file naming one.
+    None when the project declares none of them."""
+    try:
+        meta = read_project(checkout)
+    except (ReplayError, OSError, ValueError) as exc:
+        log.info("the project's metadata could not be read (%s): its extras are not searched", exc)
+        meta = None
+    by_extra: dict[str, list[str]] = {}
+    for spec in (meta.requires if meta is not None else None) or []:
+        found = _EXTRA.search(spec)
+        if found:
+            by_extra.setdefault(found.group(1), []).append(spec)
+    given = {r.strip() for r in requires}
+    for module in modules:
+        for extra, specs in by_extra.items():
+            if extra in extras:
+                continue
+            named = [n for n in _names(specs) if provides(n, module)]
+            if named:
+                return Addition(
+                    module, extras=(extra,), where=f"the project's extra '{extra}' ({named[0]})"
+                )
+        for path in _requirement_files(checkout):
+            relative = path.relative_to(checkout).as_posix()
+            if f"-r {relative}" in given:
+                continue
+            try:
+                listed = read_requirements_file(path)
+            except ReplayError as exc:
+                log.info("%s", exc)
+                continue
+            named = [n for n in _names(listed) if provides(n, module)]
+            if named:
+                return Addition(
+                    module, requires=(f"-r {relative}",), where=f"{relative} ({named[0]})"
+                )
+    return None
+
+
+__all__ = ["Addition", "declared_for", "provides"]

@@ -1,0 +1,137 @@
+"""A module the tests import that the given test requirements do not install is looked up in
+the project's own declarations (its extras, its requirements files) and added: found by the
+fourth held-out corpus (starlette 2019-2025 keep their test requirements in a requirements.txt
+nothing else names; anyio 2019's tests import curio, which its ``curio`` extra installs)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from replay.base.case import load_case
+from replay.casebuild.create import create_case
+from replay.casebuild.declared import declared_for, provides
+from replay.casebuild.environment import Wanted
+from replay.casebuild.testlists import MeasureError
+from replay.registry.serve import Registry, registry_app
+from replay.runtime import get_runtime
+from replay.snapshot import load_snapshot
+from tests.casebuild.repos import shapes_repo, shapes_source
+from tests.serving import serving
+
+ROOT = Path(__file__).resolve().parents[2]
+
+ANYIO_2019_SETUP_CFG = """\
+[metadata]
+name = anyio
+
+[options]
+packages = find:
+install_requires =
+    idna >= 2.8
+
+[options.extras_require]
+curio = curio >= 0.10
+trio = trio >= 0.12
+test =
+    anyio[curio,trio]; python_version < '3.8'
+    hypothesis >= 4.0
+    pytest >= 3.7.2
+"""
+
+
+def test_a_distribution_is_matched_to_its_module_by_name() -> None:
+    assert provides("requests", "requests")
+    assert provides("python-multipart", "multipart")
+    assert provides("PyYAML", "yaml")
+    assert provides("msgpack-python", "msgpack")
+    assert provides("typing_extensions", "typing_extensions")
+    assert provides("Typing-Extensions", "typing_extensions")
+    assert not provides("beautifulsoup4", "bs4")  # a name alone cannot tell
+    assert not provides("attr", "attrs") and not provides("requests", "httpx")
+
+
+def test_the_projects_extras_come_first_then_its_requirements_files(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text(ANYIO_2019_SETUP_CFG)
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    (tmp_path / "requirements.txt").write_text("-e .\ncurio==0.9\nrequests\n")
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "testing.txt").write_text("pytest\nPyYAML>=5  # fixtures\n")
+    found = declared_for(tmp_path, ["curio"], extras=("test",))
+    assert found is not None
+    assert (found.module, found.extras, found.requires) == ("curio", ("curio",), ())
+    assert found.where == "the project's extra 'curio' (curio)"
+    # An extra already given is not offered again: the requirements file naming it is next.
+    found = declared_for(tmp_path, ["curio"], extras=("test", "curio"))
+    assert found is not None and found.requires == ("-r requirements.txt",)
+    assert found.where == "requirements.txt (curio)"
+    # A file named for tests comes before requirements.txt.
+    found = declared_for(tmp_path, ["yaml", "requests"])
+    assert found is not None and found.requires == ("-r requirements/testing.txt",)
+    assert (found.module, found.where) == ("yaml", "requirements/testing.txt (PyYAML)")
+    given = ("pytest", "-r requirements/testing.txt")
+    found = declared_for(tmp_path, ["yaml", "requests"], requires=given)
+    assert found is not None and found.requires == ("-r requirements.txt",)
+    assert found.module == "requests"
+    # Nothing the project declares installs it.
+    assert declared_for(tmp_path, ["httpx"]) is None
+
+
+def _source(tmp_path: Path, url: str, requirements: str) -> object:
+    files = {
+        "setup.py": "from setuptools import setup\nsetup(name='shapes', version='0.1', "
+        "py_modules=['shapes'])\n",
+        "LICENSE": "MIT License\n",
+        "requirements-test.txt": requirements,
+        # As starlette's conftest imports httpx: every test file stops on it.
+        "tests/conftest.py": "import pygments  # the tests print what they compare with it\n",
+    }
+    repo, _, fix = shapes_repo(tmp_path / "shapes", files=files)
+    return dataclasses.replace(
+        shapes_source(repo, fix),
+        setup=[],
+        registry_index=None,
+        wanted=Wanted(requires=("pytest==8.3.5",), index_url=f"{url}/simple"),
+    )
+
+
+def test_case_create_adds_the_requirements_file_that_installs_a_missing_module(
+    tmp_path: Path,
+) -> None:
+    """End to end, on the demo's frozen registry: the tests' conftest imports pygments, which
+    only requirements-test.txt names; case create is given ``pytest==8.3.5``. The first
+    measurement stops on ModuleNotFoundError; the case is made again with
+    ``-r requirements-test.txt`` and calibrates. Without the file, the stop says that nothing
+    the project declares installs it."""
+    registry = Registry.from_snapshot(load_snapshot(ROOT / "snapshots" / "demo"))
+    said: list[str] = []
+    runtime = get_runtime("docker")
+    try:
+        with serving(registry_app(registry)) as url:
+            src = _source(tmp_path / "declared", url, "pygments\n")
+            path, lists = create_case(
+                "shapes-area", src, tmp_path / "case", runtime, say=said.append
+            )
+            assert lists.fail_to_pass == ["tests/test_shapes.py::test_area_multiplies"]
+            assert lists.pass_to_pass == ["tests/test_shapes.py::test_perimeter"]
+            assert any(
+                line.startswith(
+                    "the tests cannot import pygments, which requirements-test.txt (pygments) "
+                    "installs: making the case again with -r requirements-test.txt added"
+                )
+                for line in said
+            ), said
+            setup = " ".join(load_case(path).environment.setup)
+            assert "-r requirements-test.txt" in setup
+            undeclared = _source(tmp_path / "undeclared", url, "iniconfig\n")
+            with pytest.raises(MeasureError) as exc:
+                create_case("shapes-bare", undeclared, tmp_path / "bare", runtime)
+    finally:
+        runtime.close()
+    text = str(exc.value)
+    assert "the tests cannot import pygments (ModuleNotFoundError)" in text
+    assert "the project's extras and requirements files name no distribution that installs " in (
+        text
+    )
