@@ -32,6 +32,9 @@ class MeasureError(ReplayError):
 
 _FAILED = frozenset({"failed", "error"})
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+_PIP_HINT = re.compile(r"^E\s+\$?\s*pip install ([A-Za-z0-9][\w.-]*)\s*$", re.MULTILINE)
+"""An error the project raises in place of an ImportError, telling what to install, as pytest
+shows it (starlette 2025's testclient: ``E       $ pip install httpx``)."""
 
 
 @dataclass(frozen=True)
@@ -162,8 +165,9 @@ class Measurement:
         after = [s for one in _statuses(self.after.reports) for s in one.values()]
         if (before or after) and not any(s in _FAILED for s in before):
             return []
-        missing = _NO_MODULE.findall("\n".join(self.after.outputs[:1]))
-        return list(dict.fromkeys(m.split(".")[0] for m in missing))
+        output = "\n".join(self.after.outputs[:1])
+        missing = [m.split(".")[0] for m in _NO_MODULE.findall(output)]
+        return list(dict.fromkeys([*missing, *_PIP_HINT.findall(output)]))
 
     def _missing_module(self) -> str | None:
         """:meth:`missing_modules` told with what to give; None when none."""
@@ -172,7 +176,8 @@ class Measurement:
             return None
         names = ", ".join(missing)
         return (
-            f"the tests cannot import {names} (ModuleNotFoundError), which the test "
+            f"the tests cannot import {names} (ModuleNotFoundError, or an error saying to "
+            "pip install it), which the test "
             "requirements named do not install: name the requirement, requirements file or "
             "extra that does (--requires, --extra); the project's CI or tox.ini says which"
         )

@@ -229,7 +229,7 @@ def test_a_module_the_tests_cannot_import_is_named() -> None:
     )
     lists = TestLists(fail_to_pass=[], pass_to_pass=[], flaky=[])
     said = Measurement(lists, side, side).diagnosis()  # type: ignore[arg-type]
-    assert said.startswith("the tests cannot import httpx (ModuleNotFoundError)")
+    assert said.startswith("the tests cannot import httpx (ModuleNotFoundError, or an error")
     assert "--requires, --extra" in said
     # A missing module of another test file says nothing when the fix's tests pass before it.
     passing = SimpleNamespace(
@@ -240,3 +240,29 @@ def test_a_module_the_tests_cannot_import_is_named() -> None:
     )
     said = Measurement(lists, passing, passing).diagnosis()  # type: ignore[arg-type]
     assert said.startswith("the fix's tests pass before it too")
+
+
+def test_an_error_saying_what_to_pip_install_names_the_module() -> None:
+    """Found by rebuilding the fourth corpus (starlette 2025): the project raises its own
+    error in place of the ImportError, saying what to install; the module is read from it."""
+    from types import SimpleNamespace
+
+    from replay.casebuild.testlists import Measurement, TestLists
+
+    out = (
+        "ImportError while loading conftest '/workspace/repo/tests/conftest.py'.\n"
+        "tests/conftest.py:8: in <module>\n"
+        "    from starlette.testclient import TestClient\n"
+        "E   RuntimeError: The starlette.testclient module requires the httpx package to be "
+        "installed.\nE   You can install this with:\nE       $ pip install httpx\n"
+    )
+    side = SimpleNamespace(
+        reports=[None], verdict=SimpleNamespace(exit_codes=[4]), outputs=[out], stopped=None
+    )
+    lists = TestLists(fail_to_pass=[], pass_to_pass=[], flaky=[])
+    measured = Measurement(lists, side, side)  # type: ignore[arg-type]
+    assert measured.missing_modules() == ["httpx"]
+    # Prose that names pip install in passing is not read as a hint.
+    said = out.replace("E       $ pip install httpx", "E   run pip install httpx first, then")
+    side.outputs = [said]
+    assert measured.missing_modules() == []
