@@ -86,3 +86,57 @@ def test_compare_shows_its_phases_before_its_verdict(tmp_path: Path) -> None:
     seen = _phases_before_the_end(chunks, b"verdict:")
     assert {"agent", "grading"} <= {phase for phase, _ in seen}, seen
     assert b"[arm B: idle]" in everything
+
+
+def test_case_calibrate_shows_each_runs_phases_on_a_terminal(tmp_path: Path) -> None:
+    """``case calibrate`` ran gold and idle K times each before printing a line."""
+    argv = [
+        sys.executable, "-m", "replay", "--db", str(tmp_path / "r.db"), "case", "calibrate",
+        CASE, "--runs", "1",
+    ]  # fmt: skip
+    chunks, code = _on_a_terminal(argv, timeout=900)
+    everything = b"".join(data for _, data in chunks)
+    assert code == 0 and b"calibrated" in everything, everything[-3000:]
+    seen = _phases_before_the_end(chunks, b"gold passed")
+    assert {"agent", "grading"} <= {phase for phase, _ in seen}, seen
+
+
+def test_case_create_tells_each_step_as_it_starts(monkeypatch, tmp_path: Path) -> None:
+    """``case create`` was silent for minutes (104 s on a small repository): each step is
+    told as it starts, and a case made again (a declaration added) tells its steps again."""
+    import dataclasses
+
+    from replay.casebuild import create
+    from replay.casebuild.declared import Addition
+    from replay.casebuild.environment import Wanted
+    from replay.casebuild.testlists import TestLists
+    from tests.casebuild.repos import shapes_repo, shapes_source
+
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    src = dataclasses.replace(shapes_source(repo, fix), wanted=Wanted(requires=("pytest",)))
+    found = TestLists(fail_to_pass=["tests/test_shapes.py::test_area"], pass_to_pass=[], flaky=[])
+    none = TestLists(fail_to_pass=[], pass_to_pass=[], flaky=[])
+    made: list[tuple[str, ...]] = []
+
+    def environment(spec, given, out, runtime):
+        made.append(given.wanted.requires)
+        return out / "case.yaml"
+
+    def measure(path, runtime, repeats):
+        lists = found if len(made) > 1 else none
+        return type("M", (), {"lists": lists, "missing_modules": lambda self: ["pygments"]})()
+
+    addition = Addition("pygments", requires=("-r requirements-test.txt",), where="x")
+    monkeypatch.setattr(create, "_create_with_environment", environment)
+    monkeypatch.setattr(create, "measure", measure)
+    monkeypatch.setattr(create, "named_tests", lambda path, lists: (lists, []))
+    monkeypatch.setattr(create, "_on_the_fallback", lambda *a: None)
+    monkeypatch.setattr(create, "_declared_addition", lambda *a: addition)
+    monkeypatch.setattr(create, "write_lists", lambda path, lists: None)
+    monkeypatch.setattr(create, "_check_images", lambda path, runtime: None)
+    told: list[str] = []
+    create.create_case("shapes-area", src, tmp_path / "case", None, say=lambda _: None,
+                       progress=told.append)  # fmt: skip
+    steps = [line.split(":")[0] for line in told]
+    assert steps == ["history", "environment", "measure"] * 2 + ["image audit"]
+    assert made == [("pytest",), ("pytest", "-r requirements-test.txt")]

@@ -252,6 +252,15 @@ shared git store) with its environment derived as of T and built; the test lists
 it; the image audit over it."""
 
 
+STEP_SAYS = {
+    "history": "history: the base, the gold patch and the hidden tests from the fix",
+    "environment": "environment: the interpreter and requirements as of T, the image built",
+    "measure": "measure: the hidden tests without and with the gold patch",
+    "image-audit": "image audit: the environment image searched for the answer",
+}
+"""What each of :data:`STEPS` does, as the live display says it."""
+
+
 @contextlib.contextmanager
 def step(name: str) -> Iterator[None]:
     """Mark a :class:`ReplayError` raised inside with the step it stopped (``exc.step``), so a
@@ -278,6 +287,7 @@ def create_case(
     repeats: int = MIN_REPEATS,
     say: Callable[[str], None] = log.warning,
     added: int = 0,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[Path, TestLists]:
     """Write the case under ``out`` and measure its test lists in the environment image; an
     error says which of :data:`STEPS` it stopped (:func:`step_of`). What creating it decided
@@ -286,16 +296,26 @@ def create_case(
     When the environment was derived from test requirements (``src.wanted``) and the tests
     cannot import a module that one of the project's own declarations installs
     (:func:`replay.casebuild.declared.declared_for`), the case is made again with that
-    declaration added, at most :data:`MAX_ADDED` times (``added`` counts them)."""
+    declaration added, at most :data:`MAX_ADDED` times (``added`` counts them).
+
+    ``progress`` is told each step as it starts, in words (:data:`STEP_SAYS`)."""
+
+    def phase(name: str) -> None:
+        if progress is not None:
+            progress(STEP_SAYS[name])
+
+    phase("history")
     with step("history"):
         spec = spec_from_fix(case_id, src)
     for note in spec.notes:
         say(note)
+    phase("environment")
     with step("environment"):
         if not (src.wanted or src.wanted.python):
             path, _ = write_case_dir(spec, out)
         else:
             path = _create_with_environment(spec, src, out, runtime)
+    phase("measure")
     with step("measure"):
         measured = measure(path, runtime, repeats)
         lists, left_out = named_tests(path, measured.lists)
@@ -325,7 +345,7 @@ def create_case(
                     extras=(*src.wanted.extras, *addition.extras),
                 )
                 again = dataclasses.replace(src, wanted=wanted)
-                return create_case(case_id, again, out, runtime, repeats, say, added + 1)
+                return create_case(case_id, again, out, runtime, repeats, say, added + 1, progress)
             logs = measured.write_logs(path.parent / "logs")
             measured = dataclasses.replace(measured, lists=lists)
             told = measured.explain(spec.command, logs)
@@ -336,6 +356,7 @@ def create_case(
                 )
             raise MeasureError(f"{path}: {told}")
     write_lists(path, lists)
+    phase("image-audit")
     with step("image-audit"):
         try:
             _check_images(path, runtime)
@@ -350,7 +371,7 @@ def create_case(
             )
             wanted = dataclasses.replace(src.wanted, python=clean.python_version)
             again = dataclasses.replace(src, wanted=wanted)
-            return create_case(case_id, again, out, runtime, repeats, say, added)
+            return create_case(case_id, again, out, runtime, repeats, say, added, progress)
     return path, lists
 
 

@@ -161,6 +161,7 @@ def create(
     from replay.casebuild.create import FixSource, create_case
     from replay.casebuild.environment import Wanted
     from replay.casebuild.frompr import LinearTicket, SlackThread, fix_source_from_pr
+    from replay.cli.progress import PhaseDisplay
     from replay.runtime import get_runtime
 
     if from_file is not None:
@@ -233,7 +234,16 @@ def create(
                     license=src.license,
                     ticket_source=src.ticket_source,
                 )
-            path, lists = create_case(case_id, src, output / case_id, rt, repeats, say=_note)
+            with PhaseDisplay(out) as display:
+                path, lists = create_case(
+                    case_id,
+                    src,
+                    output / case_id,
+                    rt,
+                    repeats,
+                    say=_note,
+                    progress=lambda what: display(case_id, None, what),
+                )
         finally:
             rt.close()
     out.print(
@@ -339,6 +349,7 @@ def case_calibrate(
     import time
 
     from replay.base.case import load_case
+    from replay.cli.progress import PhaseDisplay
     from replay.run.calibrate import calibrate
     from replay.run.runner import RunOptions
 
@@ -346,7 +357,9 @@ def case_calibrate(
     rows = []
     for n, case in enumerate(cases, 1):
         started = time.monotonic()
-        result = calibrate(case, RunOptions(db=ctx.obj.db), runs=runs)
+        with PhaseDisplay(out) as display:
+            options = RunOptions(db=ctx.obj.db, progress=display)
+            result = calibrate(case, options, runs=runs)
         seconds = time.monotonic() - started
         gold = sum(r.outcome == Outcome.PASS for r in result.gold)
         idle = sum(r.outcome == Outcome.MODEL_FAIL for r in result.idle)
