@@ -83,6 +83,7 @@ from replay.images.base import (
     read_requires_python,
 )
 from replay.images.env import cause_line
+from replay.registry.errors import NothingAtT
 from replay.registry.record import (
     TEST_RUNNER,
     Target,
@@ -95,6 +96,7 @@ from replay.registry.requirements import (
     RequirementsError,
     expand_specs,
     read_project,
+    read_requirements_file,
     requirement_name,
 )
 from replay.registry.slot import dump_index, read_index, write_index
@@ -451,15 +453,26 @@ def plan_environment(
                 "another backend, and the pip of T installs it editable (PEP 660), so the "
                 "tests import the tree under test"
             )
-        files = record_for_project(
-            checkout,
-            [*wanted.requires, *installer],
-            at,
-            target,
-            blobs,
-            wanted.index_url or default_index_url(),
-            extras=[*wanted.extras, *own_extras(checkout, wanted.requires)],
-        )
+        left_out = 0
+        while True:
+            try:
+                files = record_for_project(
+                    checkout,
+                    [*wanted.requires, *installer],
+                    at,
+                    target,
+                    blobs,
+                    wanted.index_url or default_index_url(),
+                    extras=[*wanted.extras, *own_extras(checkout, wanted.requires)],
+                )
+                break
+            except NothingAtT as exc:
+                left = leave_out(checkout, wanted, exc) if left_out < MAX_LEFT_OUT else None
+                if left is None:
+                    raise
+                wanted, note = left
+                notes.append(note)
+                left_out += 1
         if notes:
             files = [_runner_added(f) for f in files]
         setup = setup_commands(checkout, release, wanted, pep660=pep660)
@@ -507,6 +520,59 @@ def plan_environment(
         toolchains,
         rebuild,
     )
+
+
+MAX_LEFT_OUT = 3
+"""How many requirements of the project's requirements files :func:`plan_environment` leaves
+out (:func:`leave_out`), one per recording."""
+
+
+def leave_out(checkout: Path, wanted: Wanted, exc: NothingAtT) -> tuple[Wanted, str] | None:
+    """``wanted`` without the requirement ``exc`` found nothing at T for, and the note that
+    says so; None when it may not be left out.
+
+    It is left out only when the index holds no file of that project from at or before T
+    at all (the project was deleted and uploaded again later: codecov, in cloudpickle's
+    ``dev-requirements.txt``, has only 2023 files), it was asked for, not wanted by a
+    dependency, and only a requirements file names it (not a requirement given by name).
+    Each ``-r FILE`` naming it is replaced by that file's requirements without it (the
+    extras its line for the project names kept as extras). The tests of such a case do not
+    import it, or the measure stops naming the module they cannot import."""
+    name = exc.project
+    if name is None or not exc.absent or not exc.asked:
+        return None
+    if any(requirement_name(spec) == name for spec in wanted.requires):
+        return None
+    requires: list[str] = []
+    extras = list(wanted.extras)
+    files: list[str] = []
+    for spec in wanted.requires:
+        found = _INCLUDE.match(spec.strip())
+        if found is None:
+            requires.append(spec)
+            continue
+        try:
+            listed = read_requirements_file(checkout / found.group(1))
+        except RequirementsError:
+            requires.append(spec)
+            continue
+        if not any(requirement_name(r) == name for r in listed):
+            requires.append(spec)
+            continue
+        files.append(found.group(1))
+        extras += [e for e in own_extras(checkout, [spec]) if e not in extras]
+        requires += [r for r in listed if requirement_name(r) != name]
+    if not files:
+        return None
+    note = (
+        f"{name} left out of the test requirements ({', '.join(files)} "
+        f"{'names' if len(files) == 1 else 'name'} it; the rest of "
+        f"{'it' if len(files) == 1 else 'them'} is installed): the index holds no file of it "
+        "from at or before T, all of them were uploaded later (the project deleted and "
+        "uploaded again), so nothing of it can be installed as of T; tests that import it "
+        "stop the measure, naming it"
+    )
+    return replace(wanted, requires=tuple(requires), extras=tuple(extras)), note
 
 
 def _runner_added(f: PythonFile) -> PythonFile:

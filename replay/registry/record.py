@@ -322,7 +322,12 @@ class PythonRecorder:
             wanted = f"{req} ({origin})" if origin else str(req)
             why = refusal(history, req, chooser, outcome, by, direct=origin is None)
             if why is not None:
-                raise NothingAtT(f"{wanted}: {why}")
+                raise NothingAtT(
+                    f"{wanted}: {why}",
+                    project=canonicalize_name(req.name),
+                    absent=not history.at_t,
+                    asked=origin is None,
+                )
             raise RecordError(
                 f"{wanted}: no version uploaded at or before {history.at.isoformat()} that pip "
                 f"would install on Python {self.target.full_version}"

@@ -792,3 +792,49 @@ def test_a_test_requirement_pinning_another_version_of_the_project_is_installed_
         cwd=tmp_path, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert version.stdout.strip() == "2.2.0"  # the checkout, over the release lint brought
+
+
+def test_a_requirement_the_index_lost_is_left_out_of_a_requirements_file(tmp_path: Path) -> None:
+    """Found by the fifth held-out corpus (cloudpickle 2019 and 2022): dev-requirements.txt
+    names codecov, whose every file on the index was uploaded in 2023 (the project was deleted
+    and uploaded again), so nothing installs as of T and case create stopped. A requirement
+    only a requirements file names, of a project with no file at T at all, is now left out
+    (the rest of the file installed, the extras of its line for the project kept), saying so;
+    one named directly, or one the index had other versions of at T, still stops the case."""
+    from replay.registry.errors import NothingAtT
+
+    repo, base = _unittest_project(tmp_path / "mylib", extra_test='"attrs"')
+    files = {
+        "dev-requirements.txt": "# tests\n-e .[test]\npytest\ncoverage\n# the uploader\ncodecov\n",
+        "other.txt": "-r dev-requirements.txt\n",
+    }
+    commit(repo, "2026-03-01T11:00:00Z", "dev requirements", files)
+    base = gitrepo.run(repo, "rev-parse", "HEAD").strip()
+    up = _runner_upstream()
+    up.add("attrs", "23.1", before(days=5))
+    up.add("codecov", "2.1.13", after(days=400))  # the only file: uploaded long after T
+    blobs = BlobStore(tmp_path / "blobs")
+    with serving(up.app()) as url:
+        index = url + "/simple/"
+        wanted = Wanted(requires=("-r other.txt",), index_url=index)
+        planned = plan_environment(repo, base, T, wanted, blobs)
+        assert planned.notes[0].startswith(
+            "codecov left out of the test requirements (other.txt names it; the rest of it is "
+            "installed): the index holds no file of it from at or before T"
+        )
+        assert planned.setup == [
+            "python -m pip install --ignore-installed -e .[test] pytest coverage"
+        ]
+        chosen = {f.project for f in planned.files}
+        assert {"attrs", "pytest", "coverage"} <= chosen and "codecov" not in chosen
+        # Named directly, it is not left out.
+        named = Wanted(requires=("pytest", "codecov"), index_url=index)
+        with pytest.raises(NothingAtT, match="codecov had no file on the index at T"):
+            plan_environment(repo, base, T, named, blobs)
+        # A project the index had at T, in no version that fits: not left out either.
+        up.add("coverage", "1.0", before(days=900))
+        commit(repo, "2026-03-01T12:00:00Z", "pin", {"other.txt": "coverage>=7.5\n"})
+        base = gitrepo.run(repo, "rev-parse", "HEAD").strip()
+        up.add("coverage", "7.5", after(days=3))
+        with pytest.raises(NothingAtT, match=r"coverage>=7\.5"):
+            plan_environment(repo, base, T, wanted, blobs)
