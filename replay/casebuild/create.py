@@ -129,7 +129,8 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         return holds_test_modules(names.splitlines())
 
     targets = test_targets(tests, holds_tests)
-    command = src.command or f"{DEFAULT_COMMAND} {' '.join(targets)}".strip()
+    rootdir = " --rootdir=." if _rootdir_below(repo, fix, targets) else ""
+    command = src.command or f"{DEFAULT_COMMAND}{rootdir} {' '.join(targets)}".strip()
     subject = gitrepo.run(repo, "log", "-1", "--format=%s", fix)
     if _MERGE_PR.match(subject):  # GitHub's merge button: the PR's title is the body's first line
         subject = gitrepo.run(repo, "log", "-1", "--format=%b", fix).partition("\n")[0] or subject
@@ -165,6 +166,33 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
 
 
 _SPDX = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+()-]*(?: (?:AND|OR|WITH) [A-Za-z0-9.+()-]+)*")
+
+
+_ROOT_MARKERS = frozenset({"pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", "setup.py"})
+
+
+def _rootdir_below(repo: Path, rev: str, targets: list[str]) -> bool:
+    """Whether pytest, given ``targets``, could take a directory below the repository's as its
+    rootdir: one between the targets' common directory and the top holds a file pytest reads
+    for it (asn1crypto's ``tests/setup.py``, fifth corpus). The test ids would then be
+    relative to that directory (``test_core.py::CoreTests::...``), naming no file of the
+    tree, and every measured test was left out of the lists; ``--rootdir=.`` keeps them
+    relative to the top."""
+    if not targets:
+        return False
+    paths = [t.split("::")[0].rstrip("/") for t in targets]
+    parts = [p.split("/")[:-1] if p.endswith(".py") else p.split("/") for p in paths]
+    common: list[str] = []
+    for names in zip(*parts, strict=False):
+        if len(set(names)) != 1:
+            break
+        common.append(names[0])
+    while common:
+        listed = gitrepo.run(repo, "ls-tree", "--name-only", rev, "--", "/".join(common) + "/")
+        if any(line.rsplit("/", 1)[-1] in _ROOT_MARKERS for line in listed.splitlines()):
+            return True
+        common.pop()
+    return False
 
 
 def _origin(repo: Path, fix: str, src: FixSource) -> Origin | None:

@@ -245,3 +245,25 @@ def test_a_lower_case_test_class_is_found_in_its_file(tmp_path: Path) -> None:
     assert test_id_problem(tmp_path, "tests/test_gone/Thing.py::test_x") == (
         "no file tests/test_gone/Thing.py after the hidden tests"
     )
+
+
+def test_a_setup_py_among_the_tests_keeps_the_ids_relative_to_the_top(tmp_path: Path) -> None:
+    """Found by the fifth held-out corpus (asn1crypto 2022): ``tests/setup.py`` made pytest
+    take ``tests/`` as its rootdir, so the ids read ``test_core.py::CoreTests::...``, naming
+    no file of the tree, and every measured test was left out. The command now gives
+    ``--rootdir=.`` when a directory between the tests and the top holds a file pytest reads
+    for its rootdir, and only then."""
+    from replay.casebuild.create import _rootdir_below
+
+    repo, _, fix = shapes_repo(tmp_path / "plain")
+    spec = spec_from_fix("shapes-area", shapes_source(repo, fix))
+    assert "--rootdir" not in spec.command
+    assert not _rootdir_below(repo, fix, [])
+    nested, _, fix = shapes_repo(
+        tmp_path / "nested", files={"tests/setup.py": "from setuptools import setup\n"}
+    )
+    spec = spec_from_fix("shapes-area", shapes_source(nested, fix))
+    assert spec.command.endswith("--rootdir=. tests/test_shapes.py")
+    assert _rootdir_below(nested, fix, ["tests"])
+    assert _rootdir_below(nested, fix, ["tests/test_shapes.py::test_area_multiplies"])
+    assert not _rootdir_below(nested, fix, ["docs/index.md", "tests/test_shapes.py"])
