@@ -375,6 +375,14 @@ def create_case(
                 again = dataclasses.replace(src, wanted=wanted)
                 return create_case(case_id, again, out, runtime, repeats, say, added + 1, progress)
             logs = measured.write_logs(path.parent / "logs")
+            if measured.lists.fail_to_pass:
+                raise MeasureError(
+                    f"{path}: the tests that fail before the gold patch and pass after it "
+                    f"({', '.join(measured.lists.fail_to_pass[:3])}...) name no test function "
+                    "of the tree and were left out: the test runner named them relative to "
+                    "another directory, or a plugin made them; give the command that runs them "
+                    f"from the top (--command); full logs: {logs}"
+                )
             measured = dataclasses.replace(measured, lists=lists)
             told = measured.explain(spec.command, logs)
             if missing and src.wanted and added < MAX_ADDED:

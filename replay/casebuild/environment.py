@@ -453,6 +453,10 @@ def plan_environment(
                 "another backend, and the pip of T installs it editable (PEP 660), so the "
                 "tests import the tree under test"
             )
+        dropped = without_urls(checkout, wanted)
+        if dropped is not None:
+            wanted, note = dropped
+            notes.append(note)
         left_out = 0
         while True:
             try:
@@ -535,35 +539,23 @@ def leave_out(checkout: Path, wanted: Wanted, exc: NothingAtT) -> tuple[Wanted, 
     at all (the project was deleted and uploaded again later: codecov, in cloudpickle's
     ``dev-requirements.txt``, has only 2023 files), it was asked for, not wanted by a
     dependency, and only a requirements file names it (not a requirement given by name).
-    Each ``-r FILE`` naming it is replaced by that file's requirements without it (the
-    extras its line for the project names kept as extras). The tests of such a case do not
-    import it, or the measure stops naming the module they cannot import."""
+    Each ``-r FILE`` naming it is replaced by that file's requirements without it
+    (:func:`_expanded`). The tests of such a case do not import it, or the measure stops
+    naming the module they cannot import."""
     name = exc.project
     if name is None or not exc.absent or not exc.asked:
         return None
     if any(requirement_name(spec) == name for spec in wanted.requires):
         return None
-    requires: list[str] = []
-    extras = list(wanted.extras)
-    files: list[str] = []
-    for spec in wanted.requires:
-        found = _INCLUDE.match(spec.strip())
-        if found is None:
-            requires.append(spec)
-            continue
-        try:
-            listed = read_requirements_file(checkout / found.group(1))
-        except RequirementsError:
-            requires.append(spec)
-            continue
-        if not any(requirement_name(r) == name for r in listed):
-            requires.append(spec)
-            continue
-        files.append(found.group(1))
-        extras += [e for e in own_extras(checkout, [spec]) if e not in extras]
-        requires += [r for r in listed if requirement_name(r) != name]
-    if not files:
+    found = _expanded(
+        checkout,
+        wanted,
+        lambda path: any(requirement_name(r) == name for r in read_requirements_file(path)),
+        lambda req: requirement_name(req) != name,
+    )
+    if found is None:
         return None
+    wanted, files = found
     note = (
         f"{name} left out of the test requirements ({', '.join(files)} "
         f"{'names' if len(files) == 1 else 'name'} it; the rest of "
@@ -572,7 +564,73 @@ def leave_out(checkout: Path, wanted: Wanted, exc: NothingAtT) -> tuple[Wanted, 
         "uploaded again), so nothing of it can be installed as of T; tests that import it "
         "stop the measure, naming it"
     )
-    return replace(wanted, requires=tuple(requires), extras=tuple(extras)), note
+    return wanted, note
+
+
+_BY_URL = re.compile(r"^(?:-e\s+|--editable[=\s]+)?(?:[\w.+-]+\s*@\s*)?(?:[a-z][\w+.-]*://|git\+)")
+"""A requirements-file line that installs from a URL (``https://.../master.zip``,
+``git+https://...``, ``name @ https://...``)."""
+
+
+def without_urls(checkout: Path, wanted: Wanted) -> tuple[Wanted, str] | None:
+    """``wanted`` with each ``-r FILE`` that installs something from a URL replaced by the
+    file's other requirements, and the note that says so; None when no file does. pip would
+    fetch the URL from the internet, which the world does not reach (asn1crypto 2026's
+    ``requires/ci`` names ``https://github.com/wbond/asn1crypto/archive/master.zip``, the
+    project itself; the checkout is installed anyway)."""
+    urls: list[str] = []
+
+    def has_urls(path: Path) -> bool:
+        relative = path.relative_to(checkout).as_posix()
+        found = [
+            line for line in _requirement_lines(checkout, f"-r {relative}") if _BY_URL.match(line)
+        ]
+        urls.extend(u for u in found if u not in urls)
+        return bool(found)
+
+    found = _expanded(checkout, wanted, has_urls, lambda req: True)
+    if found is None:
+        return None
+    wanted, files = found
+    shown = ", ".join(urls[:2]) + (f" and {len(urls) - 2} more" if urls[2:] else "")
+    note = (
+        f"{shown} left out of the test requirements ({', '.join(files)}; the rest is "
+        "installed): a requirement by URL is fetched from the internet, which the world does "
+        "not reach, and is no version on the index as of T; tests that import what it "
+        "installs stop the measure, naming it"
+    )
+    return wanted, note
+
+
+def _expanded(
+    checkout: Path,
+    wanted: Wanted,
+    replace_file: Callable[[Path], bool],
+    keep: Callable[[str], bool],
+) -> tuple[Wanted, list[str]] | None:
+    """``wanted`` with each ``-r FILE`` for which ``replace_file`` holds replaced by the
+    file's requirements (its includes read, URL and path lines dropped) that ``keep``, the
+    extras of its line for the project kept as extras; and those files. None when no file
+    was replaced."""
+    requires: list[str] = []
+    extras = list(wanted.extras)
+    files: list[str] = []
+    for spec in wanted.requires:
+        found = _INCLUDE.match(spec.strip())
+        path = checkout / found.group(1) if found else None
+        try:
+            listed = read_requirements_file(path) if path and replace_file(path) else None
+        except (RequirementsError, ValueError):
+            listed = None
+        if found is None or listed is None:
+            requires.append(spec)
+            continue
+        files.append(found.group(1))
+        extras += [e for e in own_extras(checkout, [spec]) if e not in extras]
+        requires += [r for r in listed if keep(r)]
+    if not files:
+        return None
+    return replace(wanted, requires=tuple(requires), extras=tuple(extras)), files
 
 
 def _runner_added(f: PythonFile) -> PythonFile:

@@ -838,3 +838,34 @@ def test_a_requirement_the_index_lost_is_left_out_of_a_requirements_file(tmp_pat
         up.add("coverage", "7.5", after(days=3))
         with pytest.raises(NothingAtT, match=r"coverage>=7\.5"):
             plan_environment(repo, base, T, wanted, blobs)
+
+
+def test_a_requirement_by_url_is_left_out_of_a_requirements_file(tmp_path: Path) -> None:
+    """Found by the fifth held-out corpus (asn1crypto 2026): ``requires/ci`` names
+    ``https://github.com/wbond/asn1crypto/archive/master.zip`` (the project itself), and
+    pip, fetching it from the internet the world does not reach, stopped the setup. A file
+    that installs anything by URL is replaced by its other requirements, saying so."""
+    from replay.casebuild.environment import without_urls
+
+    repo, base = _unittest_project(tmp_path / "mylib")
+    files = {
+        "requires/ci": "-r ./lint\nhttps://github.com/acme/mylib/archive/master.zip\n",
+        "requires/lint": "coverage\n# git+https://example.invalid/x.git in a comment is none\n"
+        "tool @ git+https://example.invalid/tool.git\n",
+    }
+    commit(repo, "2026-03-01T11:00:00Z", "ci requirements", files)
+    base = gitrepo.run(repo, "rev-parse", "HEAD").strip()
+    checkout = export_tree(repo, base, tmp_path / "checkout")
+    assert without_urls(checkout, Wanted(requires=("-r requirements-test.txt",))) is None
+    with serving(_runner_upstream().app()) as url:
+        wanted = Wanted(requires=("-r requires/ci", "pytest"), index_url=url + "/simple/")
+        planned = plan_environment(repo, base, T, wanted, BlobStore(tmp_path / "blobs"))
+    assert planned.notes[0] == (
+        "tool @ git+https://example.invalid/tool.git, "
+        "https://github.com/acme/mylib/archive/master.zip left out of the test requirements "
+        "(requires/ci; "
+        "the rest is installed): a requirement by URL is fetched from the internet, which the "
+        "world does not reach, and is no version on the index as of T; tests that import what "
+        "it installs stop the measure, naming it"
+    )
+    assert planned.setup == ["python -m pip install --ignore-installed -e . coverage pytest"]

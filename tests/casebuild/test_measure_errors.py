@@ -266,3 +266,41 @@ def test_an_error_saying_what_to_pip_install_names_the_module() -> None:
     said = out.replace("E       $ pip install httpx", "E   run pip install httpx first, then")
     side.outputs = [said]
     assert measured.missing_modules() == []
+
+
+def test_tests_measured_but_all_left_out_are_told_as_such(monkeypatch, tmp_path) -> None:
+    """Found by the fifth held-out corpus (asn1crypto 2022): 3 tests failed before the fix and
+    passed after it, but their ids named no file of the tree and were left out, and the stop
+    said "the tests that fail before the fix still fail after it". It now says which tests
+    were measured and why they were left out."""
+    import dataclasses
+
+    from replay.casebuild import create
+    from replay.casebuild.environment import Wanted
+    from replay.casebuild.testlists import MeasureError, TestLists
+    from tests.casebuild.repos import shapes_repo, shapes_source
+
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    src = dataclasses.replace(shapes_source(repo, fix), wanted=Wanted(requires=("pytest",)))
+    moved = ["test_shapes.py::test_area_multiplies"]
+    measured = TestLists(fail_to_pass=moved, pass_to_pass=[], flaky=[])
+    none = TestLists(fail_to_pass=[], pass_to_pass=[], flaky=[])
+
+    class Measured:
+        lists = measured
+
+        def missing_modules(self) -> list[str]:
+            return []
+
+        def write_logs(self, directory):
+            return directory
+
+    monkeypatch.setattr(create, "_create_with_environment", lambda s, g, out, r: out / "c.yaml")
+    monkeypatch.setattr(create, "measure", lambda path, runtime, repeats: Measured())
+    monkeypatch.setattr(create, "named_tests", lambda path, lists: (none, moved))
+    monkeypatch.setattr(create, "_on_the_fallback", lambda *a: None)
+    with pytest.raises(MeasureError) as exc:
+        create.create_case("shapes-area", src, tmp_path / "case", None, say=lambda _: None)
+    assert "(test_shapes.py::test_area_multiplies...) name no test function of the tree" in str(
+        exc.value
+    )
