@@ -479,6 +479,13 @@ class PythonRecorder:
                 queue.append(_Want(req, origin, own=origin is not None))
             else:
                 log.warning("%s: its marker excludes the target: left out", spec)
+        # A runner asked for where the lift cannot move it is pinned: nothing of it is lifted.
+        pinned = self.lift is not None and any(
+            canonicalize_name(w.req.name) == TEST_RUNNER
+            and w.origin is None
+            and self._lift_moves_nothing(w)
+            for w in queue
+        )
         while queue or deferred:
             if not queue:
                 queue, deferred, lifting = deferred, [], True
@@ -487,7 +494,7 @@ class PythonRecorder:
             name = canonicalize_name(req.name)
             if name in self.provided:
                 continue
-            if self.lift is not None and name == TEST_RUNNER:
+            if self.lift is not None and name == TEST_RUNNER and not pinned:
                 want.own, want.lifted = False, True
             if want.lifted and not lifting:
                 deferred.append(want)
@@ -542,6 +549,27 @@ class PythonRecorder:
                 for r in self.requirements_of(files, extras)
             ]
         return plan
+
+    def _lift_moves_nothing(self, want: _Want) -> bool:
+        """Whether the lift would choose the same runner version as T does for a runner asked
+        for directly (the project pins it: h2 2019's ``pytest==3.4.2``, fifth corpus). Then
+        nothing of the runner is lifted, not even for a plugin's ``pytest>=2.6``: pip
+        installs the pinned one, and its dependencies taken as of the interpreter's release
+        did not fit it (attrs 20.2 has no ``attr.ib(convert=...)``, which pytest 3.4 calls;
+        pytest did not start)."""
+        assert self.lift is not None
+        lifted = self._lifted_history(want.req.name, self.lift)
+        at_t = self.history(want.req.name)
+        chooser = self._chooser
+        try:
+            when = replace(chooser, when=self.lift.day)
+            later = choose_at_t(lifted, want.req, when, self.build_time, want.by)
+            now = choose_at_t(at_t, want.req, chooser, self.build_time, want.by)
+        except RecordError:
+            return False
+        if later.choice is None or now.choice is None:
+            return False
+        return later.choice.version == now.choice.version
 
     def record(
         self, specs: Sequence[str], more: Sequence[tuple[str, str]] = ()

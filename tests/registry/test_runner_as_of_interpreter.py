@@ -59,8 +59,10 @@ def _project(root: Path) -> Path:
     return root
 
 
-def _record(tmp_path: Path, at: datetime, target: Target = BULLSEYE) -> list[PythonFile]:
-    with serving(_upstream().app()) as url:
+def _record(
+    tmp_path: Path, at: datetime, target: Target = BULLSEYE, up: PythonUpstream | None = None
+) -> list[PythonFile]:
+    with serving((up or _upstream()).app()) as url:
         return record_for_project(
             _project(tmp_path / "mylib"),
             ["pytest", "pytest-cov"],
@@ -133,10 +135,38 @@ def test_nothing_is_lifted_when_the_interpreter_is_older_than_t(tmp_path: Path) 
 def test_the_lift_follows_the_interpreter_of_the_release(tmp_path: Path) -> None:
     """On bookworm (Python 3.11, 2022-10-24) a T of 2021 lifts the runner to 3.11's release."""
     at = datetime(2021, 1, 15, tzinfo=UTC)
-    files = _record(tmp_path, at, Target.for_debian("bookworm"))
-    assert ("pluggy", "1.0.0") not in _versions(files)  # pytest 6.2.0 wants pluggy<1.0.0a1
-    assert ("pytest", "6.2.0") in _versions(files)
+    up = _upstream()
+    up.add("pytest", "7.1.3", _day("2022-09-02"), requires=("pluggy<2.0,>=0.12", "iniconfig"))
+    files = _record(tmp_path, at, Target.for_debian("bookworm"), up)
+    assert ("pytest", "7.1.3") in _versions(files)
+    assert ("pluggy", "1.0.0") in _versions(files)  # lifted with it
     assert _why(files)["pytest"].startswith(
         "pytest: taken as of 2022-10-24 (Python 3.11's release), not T 2021-01-15"
     )
     assert ("attrs", "20.2.0") in _versions(files)
+    # Where the lift would choose what T chooses (6.2.0), nothing of the runner is lifted:
+    # its dependencies keep T too.
+    (tmp_path / "same").mkdir()
+    files = _record(tmp_path / "same", at, Target.for_debian("bookworm"))
+    assert ("pytest", "6.2.0") in _versions(files)
+    assert ("pluggy", "1.0.0") not in _versions(files)  # uploaded after T
+    assert not any("taken as of" in why for why in _why(files).values())
+
+
+def test_a_runner_pinned_where_t_has_it_keeps_its_dependencies_at_t(tmp_path: Path) -> None:
+    """Found by the fifth held-out corpus (h2 2019): the project pins ``pytest==3.4.2``; the
+    lift could not move pytest, but it took pytest's dependencies as of Python 3.9's release:
+    attrs 20.2, which has no ``attr.ib(convert=...)``, and pytest 3.4 did not start. When the
+    lift would choose the runner T chooses, nothing of it is lifted."""
+    with serving(_upstream().app()) as url:
+        files = record_for_project(
+            _project(tmp_path / "mylib"),
+            ["pytest==5.1.2", "pytest-cov"],
+            T,
+            BULLSEYE,
+            BlobStore(tmp_path / "blobs"),
+            url + "/simple/",
+        )
+    assert _versions(files) >= {("pytest", "5.1.2"), ("pluggy", "0.12.0"), ("attrs", "19.1.0")}
+    assert not any("taken as of" in why for why in _why(files).values())
+    assert ("pluggy", "0.13.1") not in _versions(files)
