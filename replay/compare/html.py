@@ -113,19 +113,30 @@ def _headline(doc: Doc) -> str:
 <p id="verdict">{_e(DECISION_LABELS.get(decision, decision))}</p>
 <p class="meta">A = <b>{_e(a["name"])}</b> ({_e(a["harness"])}, {_e(a["model"])})
 &nbsp;·&nbsp; B = <b>{_e(b["name"])}</b> ({_e(b["harness"])}, {_e(b["model"])})</p>
-<p id="difference">B &minus; A in {_e(diff["metric"])}: <b>{signed(diff["estimate"])}</b>,
-{level} CI <b>{interval(diff["interval"])}</b>, SE {num(diff["se"], 3)},
-p = {num(diff["p_value"], 3)} ({_e(diff["test"])}; {_e(diff["cases"])} cases);
-bootstrap over cases {interval(diff.get("bootstrap_interval"))}</p>
+{_difference(diff, floor, level)}
 <p id="aa-floor">A/A floor ({_e(floor["method"])}): {signed(floor["estimate"])},
 {level} CI {interval(floor["interval"])} &nbsp;·&nbsp;
 minimum detectable effect <b id="mde">{num(floor["mde"])}</b> at power {num(rule["power"])}
 over {_e(floor["cases"])} cases &nbsp;·&nbsp; margin {signed(rule["margin"])}</p>
 {needed_text}
 <ul id="reasons">{reasons}</ul>
-<figure>{difference_plot(doc)}</figure>
+{f"<figure>{difference_plot(doc)}</figure>" if diff is not None else ""}
 </section>
 """
+
+
+def _difference(diff: dict[str, Any] | None, floor: dict[str, Any], level: str) -> str:
+    """The headline's difference, or why there is none (fewer than two paired cases)."""
+    if diff is None:
+        return (
+            f"<p id='difference'>B &minus; A: <b>not available</b> "
+            f"({_e(floor['method'])}: a difference needs at least two paired cases)</p>"
+        )
+    estimate = signed(diff["estimate"])
+    return f"""<p id="difference">B &minus; A in {_e(diff["metric"])}: <b>{estimate}</b>,
+{level} CI <b>{interval(diff["interval"])}</b>, SE {num(diff["se"], 3)},
+p = {num(diff["p_value"], 3)} ({_e(diff["test"])}; {_e(diff["cases"])} cases);
+bootstrap over cases {interval(diff.get("bootstrap_interval"))}</p>"""
 
 
 def _rule(doc: Doc) -> str:

@@ -73,8 +73,12 @@ def render_junit(doc: Doc) -> str:
             "rule.digest": str(doc["rule"]["digest"]),
             "A": f"{a['name']} ({a['key']})",
             "B": f"{b['name']} ({b['key']})",
-            "difference": f"{signed(diff['estimate'])} {interval(diff['interval'])}",
-            "p_value": num(diff["p_value"], 4),
+            "difference": (
+                f"{signed(diff['estimate'])} {interval(diff['interval'])}"
+                if diff is not None
+                else f"not available ({floor['method']})"
+            ),
+            "p_value": num(diff["p_value"], 4) if diff is not None else "n/a",
             "aa_floor": interval(floor["interval"]),
             "mde": num(floor["mde"]),
         },

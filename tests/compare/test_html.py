@@ -325,3 +325,26 @@ def test_a_comparison_with_no_paired_case_still_renders() -> None:
     assert not root.by_id("case-grid").find_all("tr", "case-row")
     assert not root.by_id("plot-wire-timeline").find_all("g", "run-mark")
     assert root.by_id("left-out").find_all("li")
+
+
+def test_a_comparison_of_fewer_than_two_paired_cases_renders() -> None:
+    """Found while building the viewer: with one paired case the engine has no difference
+    (None), and the report and the JUnit document crashed on it (``'NoneType' object is not
+    subscriptable``), so ``compare --html`` of a one-case comparison failed."""
+    from replay.compare.junit import render_junit
+
+    doc = copy.deepcopy(load("compare-sample"))
+    doc["difference"] = None
+    doc["aa_floor"] = {
+        "method": "not available: 1 paired case(s)",
+        "estimate": None,
+        "interval": None,
+        "se": None,
+        "mde": None,
+        "cases": 1,
+    }
+    root = parse(render_html(doc))
+    said = " ".join(root.by_id("difference").text().split())
+    assert said.startswith("B \u2212 A: not available (not available: 1 paired case(s)")
+    junit = render_junit(doc)
+    assert "not available (not available: 1 paired case(s))" in junit
