@@ -24,6 +24,7 @@ GROUPS = {
         "tests/redteam/",
         "tests/grade/",
         "tests/results/",
+        "tests/view/",
         "tests/registry/",
         "tests/cases_alive/",
         "tests/test_demo.py",

@@ -35,6 +35,7 @@ from replay.cli import (
     run,
     snapshot,
     stub_model,
+    view,
     world,
 )
 from replay.cli.common import LOOSE, Settings, clients_missing, needs_clients, out
@@ -54,6 +55,7 @@ app.command("run")(run.run)
 app.command("compare")(compare.compare)
 app.command("events")(events.events)
 app.command("doctor")(doctor.doctor)
+app.command("view")(view.view)
 app.add_typer(case.app, name="case")
 app.add_typer(batch.app, name="batch")
 app.add_typer(redteam.app, name="redteam")

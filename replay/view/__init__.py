@@ -1,0 +1,10 @@
+"""The run viewer (``replay view``): the results store and the run directories as web pages,
+served live or exported as a folder that needs no server."""
+
+from __future__ import annotations
+
+from replay.view.app import make_app
+from replay.view.export import Exported, export_site
+from replay.view.source import RunFilters, Source
+
+__all__ = ["Exported", "RunFilters", "Source", "export_site", "make_app"]
