@@ -426,7 +426,7 @@ def _on_index_at_t(
     kept: list[tuple[str, str]] = []
     discounted: dict[tuple[str, str], list[str]] = {}
     for path, text in scan.hits:
-        dist = scan.owners.get(path)
+        dist = scan.owners.get(path) or archive_distribution(path)
         if dist is not None and _name(dist[0]) not in names:
             key = (canonicalize_name(dist[0]), canonicalize_version(dist[1]))
             if key in recorded:
@@ -439,6 +439,25 @@ def _on_index_at_t(
         for (name, version), paths in sorted(discounted.items())
     ]
     return Scan(scan.image, kept, scan.notes, scan.owners), notes
+
+
+def archive_distribution(path: str) -> tuple[str, str] | None:
+    """The distribution (name, version) a member of a wheel or sdist belongs to, read from the
+    archive's file name (``face-0.1.0-py3-none-any.whl!face/sinter.py``: ``face``, ``0.1.0``;
+    pip's cache holds wheels it built from the sdists the registry served, glom 2019 in the
+    fifth corpus); None for any other path."""
+    archive, bang, _ = path.partition("!")
+    if not bang:
+        return None
+    base = archive.rsplit("/", 1)[-1]
+    if base.endswith(".whl"):
+        parts = base.split("-")
+        return (parts[0], parts[1]) if len(parts) >= 5 else None
+    for suffix in (".tar.gz", ".tar.bz2", ".zip"):
+        if base.endswith(suffix):
+            name, dash, version = base.removesuffix(suffix).rpartition("-")
+            return (name, version) if dash and version[:1].isdigit() else None
+    return None
 
 
 # ----------------------------------------------------------------------------- scanning

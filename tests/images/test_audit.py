@@ -847,3 +847,25 @@ def test_a_package_the_registry_installed_at_t_is_no_leak_and_an_unrecorded_one_
         assert any(n.startswith(f"{image}: no leak in atlib 1.0 (1 hit(s)") for n in after.notes)
     finally:
         subprocess.run(["docker", "rmi", image], check=False, capture_output=True)
+
+
+def test_a_hit_in_a_cached_wheel_of_a_distribution_recorded_at_t_is_discounted() -> None:
+    """Found by the fifth held-out corpus (glom 2019): pip's cache held the wheel it built from
+    face 0.1.0's sdist, which the registry served as on the index at T, and the fix's lines
+    copied from face were taken for a leak; no RECORD names an archive's members, so the
+    archive's own file name says which distribution it is."""
+    wheel = "/root/.cache/pip/wheels/d8/27/face-0.1.0-py3-none-any.whl!face/sinter.py"
+    sdist = "/root/.cache/pip/face-0.1.0.tar.gz!face-0.1.0/face/sinter.py"
+    assert audit_module.archive_distribution(wheel) == ("face", "0.1.0")
+    assert audit_module.archive_distribution(sdist) == ("face", "0.1.0")
+    assert audit_module.archive_distribution("/usr/lib/python3.9/functools.py") is None
+    assert audit_module.archive_distribution("/x/notes.zip!a.py") is None
+    scan = Scan("env", [(wheel, FIX_LINE), (sdist, FIX_LINE)], owners={})
+    kept, notes = audit_module._on_index_at_t(scan, {("face", "0.1")}, {"glom"})
+    assert kept.hits == [] and notes[0].startswith("env: no leak in face 0.1.0 (2 hit(s)")
+    # The project's own wheel still counts.
+    own = "/root/.cache/pip/wheels/glom-19.1.0-py3-none-any.whl!glom/cli.py"
+    kept, _ = audit_module._on_index_at_t(
+        Scan("env", [(own, FIX_LINE)]), {("glom", "19.1")}, {"glom"}
+    )
+    assert kept.hits == [(own, FIX_LINE)]
