@@ -37,6 +37,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import shlex
@@ -691,6 +692,14 @@ def settle(
                     f"({load_case(case_path).environment.base_image}), and the image built again"
                 )
                 continue
+            if breaks_on_interpreter(output) and (dropped := drop_tool_pin(case_path)):
+                say(
+                    f"setuptools left out of {', '.join(dropped)} (the rest installed): the "
+                    f"version it pins does not run on Python {release.python_version} (its "
+                    "traceback ends in setuptools' own code), the interpreter the case has as "
+                    "the oldest here; the image's setuptools builds the project, and rebuilding"
+                )
+                continue
             missing = missing_requirements(output)
             fresh = [m for m in missing if m not in added]
             if not fresh:
@@ -755,6 +764,72 @@ def settle(
         f"the environment still misses distributions after {MAX_ROUNDS} rounds "
         f"(recorded on the way: {', '.join(added)})"
     )
+
+
+_TOOL_TRACEBACK = re.compile(
+    r'File "[^"]*/(?:site|dist)-packages/setuptools/[^"]*", line \d+.*\n(?:.*\n){0,3}?'
+    r"\s*(?:AttributeError|ImportError|ModuleNotFoundError|SyntaxError|TypeError|NameError)\b"
+)
+"""A traceback that ends in the installed setuptools' own code: a setuptools too old for the
+interpreter (asn1crypto 2019 pins ``setuptools == 39.0.1``, whose ``py33compat`` calls
+``HTMLParser().unescape``, gone in Python 3.9)."""
+
+
+def breaks_on_interpreter(output: str) -> bool:
+    """Whether the setup failed inside the setuptools it installed (:data:`_TOOL_TRACEBACK`)."""
+    return _TOOL_TRACEBACK.search(output) is not None
+
+
+def drop_tool_pin(case_path: Path) -> list[str]:
+    """Replace each ``-r FILE`` of the case's setup commands whose requirements name
+    setuptools by that file's other requirements (:func:`_expanded`); the files replaced,
+    none when no file names it. A project's CI pins setuptools for its own tools; the image's
+    setuptools, of the interpreter's release, is the one that runs there."""
+    data = yaml.safe_load(case_path.read_text())
+    setup: list[str] = data.get("environment", {}).get("setup", [])
+    replaced: list[str] = []
+    with _checkout_of(case_path) as checkout:
+        commands = []
+        for command in setup:
+            words = shlex.split(command)
+            specs, rest, i = [], [], 0
+            while i < len(words):
+                if words[i] in ("-r", "--requirement") and i + 1 < len(words):
+                    specs.append(f"-r {words[i + 1]}")
+                    i += 2
+                    continue
+                rest.append(words[i])
+                i += 1
+            found = _expanded(
+                checkout,
+                Wanted(requires=tuple(specs)),
+                lambda path: any(
+                    requirement_name(r) == "setuptools" for r in read_requirements_file(path)
+                ),
+                lambda req: requirement_name(req) != "setuptools",
+            )
+            if found is None:
+                commands.append(command)
+                continue
+            wanted, files = found
+            replaced += files
+            extras = f"[{','.join(wanted.extras)}]" if wanted.extras else ""
+            words = [w + extras if _OWN.match(w) and extras and "[" not in w else w for w in rest]
+            commands.append(shlex.join([*words, *wanted.requires]))
+    if replaced:
+        data["environment"]["setup"] = commands
+        case_path.write_text(yaml.safe_dump(data, sort_keys=False, width=100))
+    return replaced
+
+
+@contextlib.contextmanager
+def _checkout_of(case_path: Path) -> Iterator[Path]:
+    """The case's repository at its base commit, restored from its snapshot."""
+    from replay.snapshot import load_snapshot
+
+    case = load_case(case_path)
+    with tempfile.TemporaryDirectory(prefix="replay-checkout-") as tmp:
+        yield load_snapshot(case.snapshot).restore(case.repository.name, Path(tmp) / "repo")
 
 
 STEP_BACK_LIMIT = 40
