@@ -226,3 +226,33 @@ def test_setuptools_backends_also_get_wheel_and_dynamic_files_are_read(tmp_path:
     meta = read_project(tmp_path)
     assert meta.build_requires == ["flit_core>=3.2"]  # not setuptools: nothing added
     assert meta.requires_source is None  # dynamic, and nothing says where from
+
+
+def test_a_setup_py_literal_spread_over_names_is_read(tmp_path: Path) -> None:
+    """Found by the fifth held-out corpus (responses 2023 and 2026): ``extras_require =
+    {"tests": tests_require}``, ``tests_require`` a list assigned above, was "computed", so
+    the extra's nine requirements were not recorded and pip asked for them one round at a
+    time until settling gave up. Names assigned at the top level are read through, and a sum
+    of lists is joined; a call stays computed."""
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "install_requires = ['requests>=2.30.0,<3.0']\n"
+        "tests_require = ['pytest>=7.0.0', 'coverage >= 6.0.0']\n"
+        "extras_require = {'tests': tests_require, 'all': tests_require + ['mypy']}\n"
+        "setup(name='responses', install_requires=install_requires,\n"
+        "      extras_require=extras_require)\n"
+    )
+    assert read_project(tmp_path).requires == [
+        "requests<3.0,>=2.30.0",
+        'pytest>=7.0.0; extra == "tests"',
+        'coverage>=6.0.0; extra == "tests"',
+        'pytest>=7.0.0; extra == "all"',
+        'coverage>=6.0.0; extra == "all"',
+        'mypy; extra == "all"',
+    ]
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "extras_require = {'tests': sorted(['pytest'])}\n"
+        "setup(name='x', install_requires=[], extras_require=extras_require)\n"
+    )
+    assert read_project(tmp_path).requires == []
