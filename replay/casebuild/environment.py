@@ -69,11 +69,13 @@ from replay.casebuild.conflicts import (
 from replay.casebuild.extensions import (
     BUILD_TOOLCHAIN,
     REBUILD,
+    built_c_sources,
     cython_outputs,
     cython_requirement,
     extension_sources,
     generate_command,
     lacks_compiler,
+    rebuild_command,
     rebuild_requires,
 )
 from replay.images.base import (
@@ -440,8 +442,11 @@ def plan_environment(
         sources = extension_sources(checkout)
         generated = cython_outputs(checkout) if sources else []
         rebuilds = bool(sources) and (checkout / "setup.py").is_file()
+        made = {c for _, c in generated}  # generated before the rebuild: kept
+        stale = [p for p in built_c_sources(checkout, sources) if p[1] not in made]
+        stale = stale if rebuilds else []
         if rebuilds or generated:
-            more, why = rebuild_requires(checkout, wanted.requires, generated)
+            more, why = rebuild_requires(checkout, wanted.requires, [*generated, *stale])
             if more:
                 wanted = replace(wanted, requires=(*wanted.requires, *more))
                 notes.append(f"{', '.join(more)} added to the test requirements, as of T: {why}")
@@ -487,7 +492,7 @@ def plan_environment(
         rebuild = None
         if sources:
             toolchains = (BUILD_TOOLCHAIN,)
-            rebuild = REBUILD if rebuilds else None
+            rebuild = rebuild_command(stale) if rebuilds else None
             if generated:
                 cythonize = generate_command(generated)
                 generator = replace(

@@ -112,6 +112,36 @@ def cython_outputs(checkout: Path) -> list[tuple[str, str]]:
     return pairs
 
 
+def built_c_sources(checkout: Path, sources: Sequence[str]) -> list[tuple[str, str]]:
+    """``(pyx, c)`` pairs: a Cython source among the extension ``sources`` whose C file the
+    tree lacks, so that the build generates it in place. The hidden tests' rebuild removes
+    such files first: a build that cythonizes only when the C file is missing (httptools:
+    ``if os.path.exists(cfile) and not self.cython_always``) would otherwise compile the one
+    generated at the base commit, and a fix to the ``.pyx`` is never compiled (fifth corpus,
+    httptools 2026)."""
+    pairs = []
+    for name in sources:
+        if not name.endswith(".pyx"):
+            continue
+        stem = name.removesuffix(".pyx")
+        if not any((checkout / f"{stem}{suffix}").exists() for suffix in (".c", ".cpp")):
+            pairs.append((name, f"{stem}.c"))
+    return pairs
+
+
+def rebuild_command(stale: Sequence[tuple[str, str]]) -> str:
+    """:data:`REBUILD`, removing the C files the build generates from ``stale`` first
+    (:func:`built_c_sources`), C++ ones too."""
+    if not stale:
+        return REBUILD
+    files = " ".join(
+        shlex.quote(f"{c.removesuffix('.c')}{suffix}")
+        for _, c in stale
+        for suffix in (".c", ".cpp")
+    )
+    return f"rm -f {files} && {REBUILD}"
+
+
 def cython_requirement(checkout: Path, requires: Sequence[str]) -> str:
     """The requirement on Cython among the test requirements (``-r`` files read), installed
     alone before the C files are generated: the other requirements may install the project

@@ -311,7 +311,9 @@ def test_the_rebuild_gets_what_the_build_requires(tmp_path: Path) -> None:
         wanted = Wanted(requires=("pytest",), index_url=url + "/simple/")
         planned = plan_environment(repo, base, T, wanted, BlobStore(tmp_path / "blobs"))
     assert planned.setup == ["python -m pip install --ignore-installed -e . pytest Cython~=3.0"]
-    assert planned.rebuild == REBUILD
+    # The tree holds no C file of the .pyx: the build generates it in place, and the rebuild
+    # removes it first, so that the tree's .pyx is compiled whatever the build checks.
+    assert planned.rebuild == f"rm -f fastpack/_cpack.c fastpack/_cpack.cpp && {REBUILD}"
     assert planned.notes[0] == (
         "Cython~=3.0 added to the test requirements, as of T: the hidden tests' command "
         "rebuilds the extensions in place, outside pip's isolated build, so what the build "
@@ -387,3 +389,23 @@ def test_a_fix_to_compiled_code_is_never_moved_to_the_fallback(tmp_path: Path) -
     assert fallback_command(case) is None  # type: ignore[arg-type]
     gold.write_text(gold.read_text().replace("_c.pyx", "fallback.py"))
     assert fallback_command(case) == f"{DROP_EXTENSIONS} && python -m pytest -q tests"  # type: ignore[arg-type]
+
+
+def test_a_c_file_the_build_generates_is_removed_before_each_rebuild(tmp_path: Path) -> None:
+    """Found by the fifth held-out corpus (httptools 2026): its setup.py cythonizes a .pyx only
+    when the .c beside it is missing (``if os.path.exists(cfile) and not self.cython_always``);
+    the editable install generated it in place at the base, so the hidden tests' rebuild
+    compiled that stale file and the fix to the .pyx never ran: the same tests failed before
+    and after. The rebuild now removes the C files the build generates (a .pyx whose C file
+    the tree lacks) before it runs; a C file the tree holds, or one generated before the
+    build, is kept."""
+    from replay.casebuild.extensions import built_c_sources, rebuild_command
+
+    (tmp_path / "pkg").mkdir()
+    for name in ("pkg/a.pyx", "pkg/b.pyx", "pkg/b.c", "pkg/c.pyx", "pkg/c.cpp", "pkg/d.c"):
+        (tmp_path / name).write_text("")
+    sources = ["pkg/a.pyx", "pkg/b.pyx", "pkg/c.pyx", "pkg/d.c"]
+    stale = built_c_sources(tmp_path, sources)
+    assert stale == [("pkg/a.pyx", "pkg/a.c")]
+    assert rebuild_command(stale) == f"rm -f pkg/a.c pkg/a.cpp && {REBUILD}"
+    assert rebuild_command([]) == REBUILD
