@@ -82,6 +82,16 @@ def test_targets(patch: str, holds_tests: Callable[[str], bool] = lambda _: True
         top = next((i for i, part in enumerate(parts[:-1]) if part in _TEST_DIRS), None)
         if top is not None and "/".join(parts[: top + 1]) not in dirs:
             dirs.append("/".join(parts[: top + 1]))
+    for f in test_files(patch):
+        if f.rsplit("/", 1)[-1] != "conftest.py":
+            continue
+        # A conftest's fixtures and parameters reach every test below it, and it holds none
+        # itself (rfc3986 2019: the fix adds IPv4 hosts to tests/conftest.py's parameters).
+        where = f.rpartition("/")[0]
+        if not where:
+            return []
+        if where not in dirs:
+            dirs.append(where)
     if not all(holds_tests(d) for d in dirs):
         return []
     files = [

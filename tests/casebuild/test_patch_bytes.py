@@ -94,3 +94,16 @@ def test_a_python_sample_under_a_data_directory_is_data_and_runs_the_suite(
     })  # fmt: skip
     source = FixSource(repo, "HEAD", "o/sample", "A false positive", "It flags f'{x}'.")
     assert spec_from_fix("sample", source).command == DEFAULT_COMMAND
+
+
+def test_a_conftest_change_runs_its_directory() -> None:
+    """Found by the fifth held-out corpus (rfc3986 2019): the fix's only test change adds IPv4
+    hosts to ``tests/conftest.py``'s parameters; the command ran that file, which holds no
+    test ("pytest collected no test"). A changed conftest runs its directory; a top-level one
+    the whole suite."""
+    from replay.casebuild.patches import test_targets
+
+    assert test_targets(_diff("tests/conftest.py", "src/rfc3986/abnf_regexp.py")) == ["tests"]
+    both = _diff("tests/test_uri.py", "tests/unit/conftest.py", "src/x.py")
+    assert test_targets(both) == ["tests/test_uri.py", "tests/unit"]
+    assert test_targets(_diff("conftest.py", "tests/test_uri.py", "src/x.py")) == []
