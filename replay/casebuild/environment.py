@@ -615,9 +615,9 @@ def _expanded(
     keep: Callable[[str], bool],
 ) -> tuple[Wanted, list[str]] | None:
     """``wanted`` with each ``-r FILE`` for which ``replace_file`` holds replaced by the
-    file's requirements (its includes read, URL and path lines dropped) that ``keep``, the
-    extras of its line for the project kept as extras; and those files. None when no file
-    was replaced."""
+    file's requirements (its includes read, URL lines dropped) that ``keep`` and the local
+    paths it installs (:func:`_local_paths`), the extras of its line for the project kept as
+    extras; and those files. None when no file was replaced."""
     requires: list[str] = []
     extras = list(wanted.extras)
     files: list[str] = []
@@ -634,9 +634,28 @@ def _expanded(
         files.append(found.group(1))
         extras += [e for e in own_extras(checkout, [spec]) if e not in extras]
         requires += [r for r in listed if keep(r)]
+        requires += [p for p in _local_paths(checkout, spec) if p not in requires]
     if not files:
         return None
     return replace(wanted, requires=tuple(requires), extras=tuple(extras)), files
+
+
+def _local_paths(checkout: Path, spec: str) -> list[str]:
+    """The local directories and archives the ``-r FILE`` that ``spec`` names installs (a
+    test helper package: cloudpickle's ``./tests/cloudpickle_testpkg``), relative to the
+    top as pip reads them, the project itself and URLs aside; an editable one is installed
+    as a plain one."""
+    found = []
+    for line in _requirement_lines(checkout, spec):
+        if not line or _ITSELF.match(line) or _BY_URL.match(line) or _INCLUDE.match(line):
+            continue
+        path = re.sub(r"^(?:-e|--editable)[=\s]+", "", line).split("#", 1)[0].strip()
+        if path.startswith("-") or not (path.startswith((".", "/")) or "/" in path):
+            continue
+        target = (checkout / path).resolve()
+        if target.is_relative_to(checkout.resolve()) and target.exists():
+            found.append(path)
+    return found
 
 
 def _runner_added(f: PythonFile) -> PythonFile:

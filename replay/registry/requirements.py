@@ -154,6 +154,10 @@ def expand_specs(specs: Sequence[str], base: Path) -> list[str]:
                 out += read_requirements_file(base / text[len(flag) :].strip())
                 break
         else:
+            if text.startswith((".", "/")) and (base / text).exists():
+                # A local directory or archive: no version on an index, as in a file.
+                log.warning("%r is a local path, not a requirement on an index: skipped", text)
+                continue
             out.append(text)
     return out
 

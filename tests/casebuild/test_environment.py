@@ -805,8 +805,10 @@ def test_a_requirement_the_index_lost_is_left_out_of_a_requirements_file(tmp_pat
 
     repo, base = _unittest_project(tmp_path / "mylib", extra_test='"attrs"')
     files = {
-        "dev-requirements.txt": "# tests\n-e .[test]\npytest\ncoverage\n# the uploader\ncodecov\n",
+        "dev-requirements.txt": "# tests\n-e .[test]\npytest\ncoverage\n# the uploader\ncodecov\n"
+        "./tests/helperpkg\n",
         "other.txt": "-r dev-requirements.txt\n",
+        "tests/helperpkg/setup.py": "from setuptools import setup\nsetup(name='helperpkg')\n",
     }
     commit(repo, "2026-03-01T11:00:00Z", "dev requirements", files)
     base = gitrepo.run(repo, "rev-parse", "HEAD").strip()
@@ -822,8 +824,10 @@ def test_a_requirement_the_index_lost_is_left_out_of_a_requirements_file(tmp_pat
             "codecov left out of the test requirements (other.txt names it; the rest of it is "
             "installed): the index holds no file of it from at or before T"
         )
+        # The local helper package the file installs stays (cloudpickle 2022's
+        # ./tests/cloudpickle_testpkg: without it the tests could not import it).
         assert planned.setup == [
-            "python -m pip install --ignore-installed -e .[test] pytest coverage"
+            "python -m pip install --ignore-installed -e .[test] pytest coverage ./tests/helperpkg"
         ]
         chosen = {f.project for f in planned.files}
         assert {"attrs", "pytest", "coverage"} <= chosen and "codecov" not in chosen
