@@ -385,7 +385,7 @@ def create_case(
                 )
             measured = dataclasses.replace(measured, lists=lists)
             told = measured.explain(spec.command, logs)
-            if missing and src.wanted and added < MAX_ADDED:
+            if missing and _may_add(src, added):
                 told += (
                     f"\n  the project's extras and requirements files name no distribution "
                     f"that installs {', '.join(missing)}"
@@ -416,13 +416,19 @@ MAX_ADDED = 3
 the tests cannot import (starlette's tests import from several)."""
 
 
+def _may_add(src: FixSource, added: int) -> bool:
+    """Whether ``case create`` may add a declaration of the project's: its environment was
+    derived from test requirements (not a setup the user wrote) and fewer than
+    :data:`MAX_ADDED` were added."""
+    return bool(src.wanted) and not src.setup and added < MAX_ADDED
+
+
 def _declared_addition(
     spec: CaseSpec, src: FixSource, missing: list[str], added: int
 ) -> Addition | None:
     """The project's declaration that installs one of the ``missing`` modules, when the case
-    may still take one: its environment was derived from test requirements (not a setup the
-    user wrote) and fewer than :data:`MAX_ADDED` were added."""
-    if not missing or not src.wanted or src.setup or added >= MAX_ADDED:
+    may still take one (:func:`_may_add`)."""
+    if not missing or not _may_add(src, added):
         return None
     with tempfile.TemporaryDirectory(prefix="replay-declared-") as tmp:
         checkout = export_tree(spec.repo, spec.base, Path(tmp) / "tree")
