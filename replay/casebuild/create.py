@@ -24,7 +24,7 @@ from typing import Any
 
 from replay.base import gitrepo
 from replay.base.blobs import BlobStore
-from replay.base.case import load_case
+from replay.base.case import load_case, read_patch
 from replay.base.errors import InputError, ReplayError
 from replay.base.sharedgit import blob_root
 from replay.capture.common import iso
@@ -61,7 +61,12 @@ from replay.casebuild.testlists import (
     write_command,
     write_lists,
 )
-from replay.images.audit import audit_images, propose_base_image
+from replay.images.audit import (
+    audit_images,
+    case_project_names,
+    fix_contexts,
+    propose_base_image,
+)
 from replay.images.base import Release, parse_base_tag
 from replay.runtime.base import Runtime
 
@@ -518,7 +523,12 @@ def _check_images(path: Path, runtime: Runtime) -> None:
     if not result.leaks:
         return
     proposal = propose_base_image(
-        runtime, [h.marker for h in result.leaks], case.environment.base_image, audit=case.audit
+        runtime,
+        [h.marker for h in result.leaks],
+        case.environment.base_image,
+        audit=case.audit,
+        contexts=fix_contexts(read_patch(case.gold.patch)),
+        names=case_project_names(case),
     )
     lines = [
         f"{path}: the environment image holds the answer (a copy of the fix's lines); the case "

@@ -428,8 +428,13 @@ def case_audit(
     failed. On a leak the base image also carries, the other base images built here are
     searched and one without it is proposed.
     """
-    from replay.base.case import load_case
-    from replay.images.audit import audit_images, propose_base_image
+    from replay.base.case import load_case, read_patch
+    from replay.images.audit import (
+        audit_images,
+        case_project_names,
+        fix_contexts,
+        propose_base_image,
+    )
     from replay.snapshot import load_snapshot
     from replay.snapshot.audit import audit, audit_cached
 
@@ -470,7 +475,12 @@ def case_audit(
             if result.leaks:
                 failed = True
                 proposal = propose_base_image(
-                    rt, [h.marker for h in result.leaks], base, audit=case.audit
+                    rt,
+                    [h.marker for h in result.leaks],
+                    base,
+                    audit=case.audit,
+                    contexts=fix_contexts(read_patch(case.gold.patch)),
+                    names=case_project_names(case),
                 )
                 if base in proposal.scans and not any(h.leak for h in proposal.scans[base]):
                     out.print(

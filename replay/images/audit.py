@@ -47,6 +47,16 @@ files the case's registry recorded as on the index at T (:func:`registry_at_t`),
 project itself still counts by every marker it holds). Which distribution owns a file is read
 in the same container (:data:`_OWNERS_SCRIPT`).
 
+A line is a trace of the fix only where the lines around it are the fix's too. A gold line
+found alone, outside a copy of the fix, with none of the lines the patched file has around it
+(:func:`fix_contexts`) near it, is a line of other code that reads the same by chance:
+glom's 2020 fix overrides ``reprlib.Repr.repr1`` and so adds ``def repr1(self, x, level):``,
+which ``reprlib.py`` and ``pydoc.py`` hold too; its 2019 fix adds ``if func is None:``, which
+``functools.py`` holds (fifth corpus). Such a hit is no leak (:func:`out_of_context`), with a
+note. A copy, vendored or renamed (``tomllib`` of ``tomli``), carries the fix's neighbours
+with its lines. What is near a hit is read in the same container (:data:`_NEAR_SCRIPT`); an
+image without ``python3`` keeps every hit.
+
 A hit is a leak unless the case's ``audit.accepted`` declares it, with a reason
 (:class:`replay.base.case.AcceptedHit`). :func:`propose_base_image` tells which other base
 image (``replay-base:<release>``) carries none of the markers.
@@ -159,6 +169,52 @@ for path in sorted(set(paths)):
 every path (of the grep's ``path NUL marker LF`` records) that a ``*.dist-info/RECORD`` of
 its ``site-packages`` or ``dist-packages`` lists. Run by the image's own ``python3``."""
 
+CONTEXT_LINES = 3
+"""How many lines either side of a gold line are its context: git's default, so a hunk holds
+them for each line it adds."""
+
+_NEAR_SCRIPT = """
+import json, sys, zipfile
+RADIUS = CONTEXT
+data = open(sys.argv[1], "rb").read()
+wanted, pos = {}, 0
+while pos < len(data):
+    nul = data.index(b"\\0", pos)
+    end = data.index(b"\\n", nul)
+    path = data[pos:nul].decode("utf-8", "surrogateescape")
+    wanted.setdefault(path, set()).add(data[nul + 1 : end].decode("utf-8", "replace"))
+    pos = end + 1
+out = sys.stdout
+for path in sorted(wanted)[:20000]:
+    archive, bang, member = path.partition("!")
+    try:
+        if bang:
+            with zipfile.ZipFile(archive) as zf:
+                if zf.getinfo(member).file_size > 16 * 1024 * 1024:
+                    continue
+                raw = zf.read(member)
+        else:
+            with open(path, "rb") as f:
+                raw = f.read(16 * 1024 * 1024 + 1)
+            if len(raw) > 16 * 1024 * 1024:
+                continue
+    except Exception as exc:
+        sys.stderr.write(path + ": " + str(exc) + "\\n")
+        continue
+    lines = raw.decode("utf-8", "replace").splitlines()
+    for marker in sorted(wanted[path]):
+        near = set()
+        for i, line in enumerate(lines):
+            if marker in line:
+                for other in lines[max(0, i - RADIUS) : i] + lines[i + 1 : i + 1 + RADIUS]:
+                    near.add(other.strip())
+        out.write(json.dumps({"path": path, "marker": marker, "near": sorted(near)}) + "\\n")
+""".replace("CONTEXT", str(CONTEXT_LINES))
+"""For each hit (the ``path NUL marker LF`` records of the grep and the archives), the
+stripped lines within :data:`CONTEXT_LINES` of each line holding the marker: one JSON object
+per line. Files over 16 MiB are left out (their hits stay leaks). Run by the image's own
+``python3``."""
+
 
 @dataclass(frozen=True)
 class Marker:
@@ -223,6 +279,9 @@ class Scan:
     notes: list[str] = field(default_factory=list)
     owners: dict[str, tuple[str, str]] = field(default_factory=dict)
     """The installed distribution (name, version) whose ``RECORD`` lists a hit's file."""
+    near: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    """For a hit (path, marker), the stripped lines within :data:`CONTEXT_LINES` of the
+    marker there; a hit missing here (no ``python3``, a file too large) has none known."""
 
 
 # ----------------------------------------------------------------------------- markers
@@ -272,6 +331,13 @@ def project_names(repository: str, *patches: str) -> set[str]:
     return names - {""}
 
 
+def case_project_names(case: Case) -> set[str]:
+    """:func:`project_names` of the case's repository and patches."""
+    return project_names(
+        case.repository.name, read_patch(case.gold.patch), read_patch(case.hidden_tests.patch)
+    )
+
+
 def is_copy_of(path: str, names: Iterable[str]) -> bool:
     """Whether ``path`` (``<archive>!<member>`` for a member) is in a package or distribution
     named like the project: a copy of its code, vendored or installed."""
@@ -309,6 +375,79 @@ def comment_only(marker: str) -> bool:
     (third corpus); tomli's 2021 fix has a comment as its only marker, which the tomli that
     bookworm's pip vendors holds (``tests/images/test_real_leak.py``): still a leak there."""
     return marker.startswith("#")
+
+
+def fix_contexts(gold: str) -> dict[str, frozenset[str]]:
+    """For each line the gold patch adds (stripped), the stripped lines within
+    :data:`CONTEXT_LINES` of it in the patched file: the hunk's context and added lines
+    around it. A line added in several places has the lines around each."""
+    found: dict[str, set[str]] = {}
+    post: list[tuple[str, bool]] = []  # the hunk's lines in the patched file: (text, added)
+
+    def flush() -> None:
+        for i, (text, added) in enumerate(post):
+            if not added:
+                continue
+            around = post[max(0, i - CONTEXT_LINES) : i] + post[i + 1 : i + 1 + CONTEXT_LINES]
+            found.setdefault(text, set()).update(t for t, _ in around)
+        post.clear()
+
+    for line in gold.splitlines():
+        if line.startswith("@@") or line.startswith("diff --git "):
+            flush()
+        elif line.startswith("+++") or line.startswith("---"):
+            continue
+        elif line.startswith("+"):
+            post.append((line[1:].strip(), True))
+        elif line.startswith(" ") or line == "":
+            post.append((line[1:].strip(), False))
+    flush()
+    return {text: frozenset(near - {text}) for text, near in found.items()}
+
+
+TELLING = 8
+"""Lines shorter than this (``else:``, ``return``, ``pass``) say nothing about where a line
+stands: they are left out when the lines near a hit are compared with the fix's."""
+
+
+def in_fix_context(near: Iterable[str], context: Iterable[str]) -> bool:
+    """Whether the lines near a hit (``near``) share with the lines around the gold line in the
+    fix (``context``) one line long enough to be a marker itself
+    (:data:`replay.snapshot.audit.MIN_MARKER`), or two of :data:`TELLING` characters or more:
+    ``return True`` alone beside ``def isclosed(self):`` in urllib3 is chance; ``self.msg =
+    headers`` there would be responses' own code."""
+    from replay.snapshot.audit import MIN_MARKER
+
+    shared = {line for line in near if len(line) >= TELLING} & set(context)
+    return len(shared) >= 2 or any(len(line) >= MIN_MARKER for line in shared)
+
+
+def out_of_context(
+    scan: Scan, contexts: dict[str, frozenset[str]], copied: set[str]
+) -> tuple[Scan, list[str]]:
+    """``scan`` less the hits of a gold line found alone: outside a copy of the fix
+    (``copied``, :func:`copies`), not a comment (those count only in a copy anyway), and
+    with none of the fix's lines around it near it (:func:`in_fix_context`); a note for
+    each. A hit whose surroundings are not known stays a leak."""
+    kept: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for path, text in scan.hits:
+        near = scan.near.get((path, text))
+        context = contexts.get(text)
+        if (
+            path in copied
+            or near is None
+            or context is None
+            or comment_only(text)
+            or in_fix_context(near, context)
+        ):
+            kept.append((path, text))
+            continue
+        notes.append(
+            f"{scan.image}: no leak in {path}: {text!r} stands there alone, with none of the "
+            "lines around it in the fix near it: other code that reads the same, not a copy"
+        )
+    return Scan(scan.image, kept, scan.notes, scan.owners, scan.near), notes
 
 
 GENERIC_OWNERS = 3
@@ -400,7 +539,7 @@ def _uncommon(scan: Scan, common: dict[str, list[str]], names: set[str]) -> Scan
         for p, m in scan.hits
         if (m not in common or p in copied) and (not comment_only(m) or p in copied)
     ]
-    return Scan(scan.image, kept, scan.notes, scan.owners)
+    return Scan(scan.image, kept, scan.notes, scan.owners, scan.near)
 
 
 def registry_at_t(case: Case) -> set[tuple[str, str]]:
@@ -438,7 +577,7 @@ def _on_index_at_t(
         "the case's registry recorded it as on the index at T, so its text is older than the fix"
         for (name, version), paths in sorted(discounted.items())
     ]
-    return Scan(scan.image, kept, scan.notes, scan.owners), notes
+    return Scan(scan.image, kept, scan.notes, scan.owners, scan.near), notes
 
 
 def archive_distribution(path: str) -> tuple[str, str] | None:
@@ -478,6 +617,8 @@ def _script(scanned: Sequence[str]) -> str:
         "if command -v python3 >/dev/null; then\n"
         f'  python3 {STAGE}/archives.py {STAGE}/markers "$@" > {STAGE}/archives || exit 3\n'
         f"  python3 {STAGE}/owners.py {STAGE}/files > {STAGE}/owners || exit 4\n"
+        f"  cat {STAGE}/files {STAGE}/archives > {STAGE}/hits\n"
+        f"  python3 {STAGE}/near.py {STAGE}/hits > {STAGE}/near || exit 5\n"
         f"else echo no-python3 > {STAGE}/archives.skipped; fi\n"
         f"cat {STAGE}/files {STAGE}/archives 2>/dev/null\n"
     )
@@ -523,6 +664,7 @@ def scan_image(
             (stage / "markers").write_text("".join(f"{m}\n" for m in wanted), encoding="utf-8")
             (stage / "archives.py").write_text(_ARCHIVE_SCRIPT)
             (stage / "owners.py").write_text(_OWNERS_SCRIPT)
+            (stage / "near.py").write_text(_NEAR_SCRIPT)
             container.copy_in(stage, posixpath.dirname(STAGE), owner=(0, 0))
         done = container.exec(["bash", "-c", _script(scanned)], user="0:0", timeout=900)
         if not done.ok:
@@ -531,6 +673,7 @@ def scan_image(
             )
         skipped = container.exec(["test", "-e", f"{STAGE}/archives.skipped"], user="0:0")
         owned = container.exec(["cat", f"{STAGE}/owners"], user="0:0")
+        nearby = container.exec(["cat", f"{STAGE}/near"], user="0:0")
     finally:
         container.remove()
     notes = [f"{image}: no python3, archives not opened"] if skipped.exit_code == 0 else []
@@ -541,7 +684,21 @@ def scan_image(
         for path, dist in _parse(owned.stdout):
             name, _, version = dist.partition("\0")
             owners[path] = (name, version)
-    return Scan(image, hits, notes, owners)
+    return Scan(image, hits, notes, owners, _near(nearby.stdout) if nearby.ok else {})
+
+
+def _near(out: bytes) -> dict[tuple[str, str], frozenset[str]]:
+    """The near script's JSON lines as (path, marker): lines near it."""
+    import json
+
+    found: dict[tuple[str, str], frozenset[str]] = {}
+    for line in out.decode("utf-8", "replace").splitlines():
+        try:
+            item = json.loads(line)
+            found[(str(item["path"]), str(item["marker"]))] = frozenset(map(str, item["near"]))
+        except (ValueError, KeyError, TypeError):
+            continue  # a damaged record: that hit has no known context and stays a leak
+    return found
 
 
 # ----------------------------------------------------------------------------- the case
@@ -655,21 +812,21 @@ def audit_images(
         if not images:
             notes.append(f"no image {env_reference(case)} here: build it (replay image env)")
     common: dict[str, list[str]] = {}
-    names = project_names(
-        case.repository.name, read_patch(case.gold.patch), read_patch(case.hidden_tests.patch)
-    )
+    names = case_project_names(case)
     if images and markers:
         common, said = _common(case, runtime, markers, names)
         notes += said
     recorded = registry_at_t(case) if images and markers else set()
+    contexts = fix_contexts(read_patch(case.gold.patch))
     scans = []
     for image in images:
         found = scan_image(
             runtime, image, [m.text for m in markers], exclude=[case.environment.workdir]
         )
         scan, said = _on_index_at_t(_uncommon(found, common, names), recorded, names)
+        scan, alone = out_of_context(scan, contexts, copies(found.hits, names))
         scans.append(scan)
-        notes += said
+        notes += said + alone
     notes += [note for scan in scans for note in scan.notes]
     return ImageAudit(list(images), judge(scans, markers, case.audit), notes, common)
 
@@ -698,9 +855,10 @@ def image_leaks_cached(case: Case, runtime: Runtime, images: Sequence[str]) -> l
                 "base": runtime.image_id(case.environment.base_image),
                 "reference": reference and runtime.image_id(reference[0]),
                 "at": case.at.isoformat(),
-                # What the case's registry recorded at T is left out too (version 4).
+                # What the case's registry recorded at T is left out too (version 4); a gold
+                # line found alone, out of the fix's context, too (version 5).
                 "registry": sorted(registry_at_t(case)),
-                "version": 4,
+                "version": 5,
             },
             sort_keys=True,
         ).encode()
@@ -763,9 +921,13 @@ def propose_base_image(
     *,
     audit: Audit | None = None,
     candidates: Sequence[str] | None = None,
+    contexts: dict[str, frozenset[str]] | None = None,
+    names: Iterable[str] = (),
 ) -> BaseProposal:
     """Search ``current`` and the other base images built here for ``markers``; propose one
-    with no leak (hits ``audit`` accepts do not count).
+    with no leak (hits ``audit`` accepts do not count, nor, given the fix's ``contexts``
+    (:func:`fix_contexts`) and the project's ``names``, a gold line found alone:
+    :func:`out_of_context`).
 
     ``candidates`` defaults to ``replay-base:<release>`` for every :data:`RELEASES`.
     """
@@ -777,6 +939,8 @@ def propose_base_image(
     scans: dict[str, list[ImageHit]] = {}
     for image in present:
         scan = scan_image(runtime, image, [m.text for m in markers])
+        if contexts is not None:
+            scan, _ = out_of_context(scan, contexts, copies(scan.hits, names))
         scans[image] = judge([scan], markers, audit or Audit())
     clean = [c for c in present if not any(h.leak for h in scans[c])]
     proposed = None
@@ -801,12 +965,16 @@ __all__ = [
     "base_reference",
     "case_images",
     "case_markers",
+    "case_project_names",
     "common_markers",
     "copies",
+    "fix_contexts",
     "image_leaks_cached",
+    "in_fix_context",
     "is_copy_of",
     "judge",
     "markers_from",
+    "out_of_context",
     "owner",
     "project_names",
     "propose_base_image",

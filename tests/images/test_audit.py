@@ -30,8 +30,11 @@ from replay.images.audit import (
     case_markers,
     common_markers,
     copies,
+    fix_contexts,
+    in_fix_context,
     is_copy_of,
     markers_from,
+    out_of_context,
     owner,
     project_names,
     propose_base_image,
@@ -74,6 +77,7 @@ new file mode 100644
 SITE = "/usr/lib/python3/dist-packages/vendored_geom"
 WHEEL = "/usr/share/python-wheels/vendored_geom-1.0-py3-none-any.whl"
 HARNESS_FILE = "/opt/harness/lib/notes.py"
+ALONE = "/usr/lib/python3/dist-packages/unrelated_mod.py"
 INSTALLED = "/usr/local/lib/python3.11/dist-packages/tiny/later.py"
 GENERIC = "except TypeError:"
 """A gold line of 17 characters that bookworm's standard library and vendored pip already hold
@@ -137,12 +141,14 @@ def planted(
     case = _write_case(root / "case", tiny_snapshot_dir, case_id, [])
     wheel = root / "wheel.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
-        zf.writestr("vendored_geom/sums.py", f"def total():\n    {FIX_LINE}\n")
+        zf.writestr("vendored_geom/sums.py", f"{BASE_LINE}\n\n{FIX_LINE}\n")
     env_files = _tree(
         root / "env-files",
         {
             # An indented copy, as a vendored module would hold it; and the base's own line.
             f"{SITE}/__init__.py": f"def _compute():\n    {FIX_LINE}\n    {BASE_LINE}\n",
+            # The fix's line alone amid other code, none of its neighbours near: no copy.
+            ALONE: f"def unrelated():\n    value = compute()\n    {FIX_LINE}\n    return value\n",
             # The case's working directory holds the repository: never searched.
             "/workspace/repo/notes.py": f"# {FIX_LINE}\n",
             # A later release of the project (acme/tiny) installed: even a line the base
@@ -547,6 +553,86 @@ def test_a_file_holding_two_markers_is_a_copy_whatever_its_name() -> None:
     }
 
 
+# Glom's 2020 fix (mahmoud/glom c2acc2b, BSD-3-Clause): a hunk of its glom/core.py, as its
+# diff shows it. Its first added line is the signature of reprlib.Repr.repr1, which it
+# overrides; reprlib.py and pydoc.py hold the same line (fifth corpus, section 12.4).
+GLOM_2020 = """\
+diff --git a/glom/core.py b/glom/core.py
+--- a/glom/core.py
++++ b/glom/core.py
+@@ -10,8 +10,8 @@ class _BBRepr(Repr):
+         for name in ('maxtuple', 'maxlist', 'maxarray', 'maxdict', 'maxset'):
+             setattr(self, name, 1024)
+
+-    def repr1(self, x, maxlevel):
+-        ret = Repr.repr1(self, x, maxlevel)
++    def repr1(self, x, level):
++        ret = Repr.repr1(self, x, level)
+         if not ret.startswith('<'):
+             return ret
+         return _BUILTIN_ID_NAME_MAP.get(id(x), ret)
+"""
+REPR1 = "def repr1(self, x, level):"
+
+
+def test_fix_contexts_are_the_lines_around_each_added_line_in_the_patched_file() -> None:
+    contexts = fix_contexts(GLOM_2020)
+    assert set(contexts) == {REPR1, "ret = Repr.repr1(self, x, level)"}
+    assert contexts[REPR1] == {
+        "for name in ('maxtuple', 'maxlist', 'maxarray', 'maxdict', 'maxset'):",
+        "setattr(self, name, 1024)",
+        "",
+        "ret = Repr.repr1(self, x, level)",
+        "if not ret.startswith('<'):",
+        "return ret",
+    }
+    # Removed lines are not in the patched file; a second hunk starts afresh.
+    two = GLOM_2020 + "@@ -90,3 +90,4 @@\n context_far_away = 1\n+added_far_away = 2\n"
+    assert "def repr1(self, x, maxlevel):" not in fix_contexts(two)[REPR1]
+    assert fix_contexts(two)["added_far_away = 2"] == {"context_far_away = 1"}
+    assert "context_far_away = 1" not in fix_contexts(two)[REPR1]
+
+
+def test_a_line_is_in_the_fix_context_by_one_telling_neighbour_or_two_shorter_ones() -> None:
+    context = fix_contexts(GLOM_2020)[REPR1]
+    # reprlib.py's own lines around its repr1: nothing of glom's.
+    reprlib = {"return self.repr1(x, self.maxlevel)", "", "typename = type(x).__name__"}
+    assert not in_fix_context(reprlib, context)
+    # A copy of glom's code: its neighbours come with it.
+    assert in_fix_context({"setattr(self, name, 1024)"}, context)
+    # One short shared line is chance; two are not.
+    assert not in_fix_context({"return ret", "x = 1"}, context)
+    assert in_fix_context({"return ret", "if not ret.startswith('<'):"}, context)
+    # Blank and short lines never count.
+    assert not in_fix_context({"", "pass", "else:"}, context | {"pass", "else:"})
+
+
+def test_a_gold_line_alone_in_other_code_is_no_leak_and_in_its_context_or_a_copy_it_is() -> None:
+    contexts = fix_contexts(GLOM_2020)
+    reprlib = "/usr/lib/python3.11/reprlib.py"
+    copy = "/usr/lib/python3/dist-packages/vendored_bbrepr.py"
+    renamed = "/usr/lib/python3/dist-packages/other/core.py"
+    unknown = "/usr/share/big.py"
+    hits = [(reprlib, REPR1), (copy, REPR1), (renamed, REPR1), (unknown, REPR1)]
+    near = {
+        (reprlib, REPR1): frozenset({"return self.repr1(x, self.maxlevel)", ""}),
+        (copy, REPR1): frozenset({"setattr(self, name, 1024)", ""}),
+        (renamed, REPR1): frozenset({"unrelated = 1"}),
+    }
+    scan = Scan("img", hits, [], {}, near)
+    kept, notes = out_of_context(scan, contexts, {renamed})
+    # The copy by context, the copy by copies(), and the hit whose surroundings are unknown.
+    assert kept.hits == [(copy, REPR1), (renamed, REPR1), (unknown, REPR1)]
+    assert kept.near == near
+    assert notes == [
+        f"img: no leak in {reprlib}: {REPR1!r} stands there alone, with none of the lines "
+        "around it in the fix near it: other code that reads the same, not a copy"
+    ]
+    # A marker the fix does not add (a test name) is not judged by context.
+    names = Scan("img", [(reprlib, "test_something_long")], [], {}, {})
+    assert out_of_context(names, contexts, set())[0].hits == names.hits
+
+
 def test_project_names_and_copies() -> None:
     gold = "diff --git a/src/humanize/filesize.py b/src/humanize/filesize.py\n"
     gold += "diff --git a/CHANGELOG.md b/CHANGELOG.md\n"
@@ -582,6 +668,10 @@ def test_planted_gold_line_in_site_packages_is_a_leak(
         (harness, HARNESS_FILE, TEST_NAME, "test name"),
     }
     assert result.accepted == []
+    # The fix's line alone in other code is no leak, and the notes say why.
+    assert all(h.path != ALONE for h in result.hits)
+    alone = f"{env}: no leak in {ALONE}: {FIX_LINE!r} stands there alone"
+    assert any(n.startswith(alone) for n in result.notes), result.notes
     # The base's own line was planted beside the fix's, and the workdir's copy is not searched.
     assert all(h.marker.text != BASE_LINE for h in result.hits)
     assert all(not h.path.startswith("/workspace/repo/") for h in result.hits)
@@ -695,6 +785,15 @@ def test_propose_base_image_picks_one_without_the_answer(
     assert proposal.proposed == base_image
     assert proposal.missing == ["replay-base:nope"]
     assert {h.path for h in proposal.scans[env]} == {
+        f"{SITE}/__init__.py",
+        f"{WHEEL}!vendored_geom/sums.py",
+        ALONE,
+    }
+    # Given the fix's contexts, the line found alone is no leak there either.
+    judged = propose_base_image(
+        runtime, markers, env, candidates=[env], contexts=fix_contexts(GOLD), names={"tiny"}
+    )
+    assert {h.path for h in judged.scans[env]} == {
         f"{SITE}/__init__.py",
         f"{WHEEL}!vendored_geom/sums.py",
     }
@@ -818,8 +917,9 @@ def test_a_package_the_registry_installed_at_t_is_no_leak_and_an_unrecorded_one_
     """Issue 34: the real set's image-audit stops. A gold line (or a generic one) held by a
     package pip installed from the case's own registry at T was counted as a leak, though
     every such file was on the index by T. The owner is read from the installed RECORD."""
-    files = _installed("atlib", "1.0", {"atlib/__init__.py": "", "atlib/core.py": FIX_LINE})
-    files |= _installed("laterlib", "3.0", {"laterlib/core.py": FIX_LINE})
+    copy = f"{BASE_LINE}\n{FIX_LINE}\n"  # the fix's line with its neighbour: a copy
+    files = _installed("atlib", "1.0", {"atlib/__init__.py": "", "atlib/core.py": copy})
+    files |= _installed("laterlib", "3.0", {"laterlib/core.py": copy})
     image = _derive(
         runtime,
         base_image,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from replay.base.case import load_case
-from replay.images.audit import case_markers, comment_only
+from replay.base.case import load_case, read_patch
+from replay.images.audit import case_markers, comment_only, fix_contexts
 from replay.images.base import ensure_case_base_image
 from replay.images.env import ENV_REPOSITORY, build_env_image
 from replay.run.runner import RunError, RunOptions, run_case
@@ -32,7 +32,8 @@ def test_a_run_refuses_an_environment_image_holding_a_gold_line(
     with tempfile.TemporaryDirectory() as tmp, running_world(case.snapshot, Path(tmp)) as gw:
         env = build_env_image(case, runtime, gw)
     # The same case under another id, whose environment image is the demo's with a copy of a
-    # gold line planted in dist-packages (as a vendored module would carry it); the image
+    # gold line planted in dist-packages with the lines around it in the fix (as a vendored
+    # copy would carry it: a line alone in other code is no leak); the image
     # keeps the recipe label, so the run takes it as the case's environment.
     copy = tmp_path / "case"
     shutil.copytree(CARET.parent, copy)
@@ -44,7 +45,8 @@ def test_a_run_refuses_an_environment_image_holding_a_gold_line(
     line = next(m.text for m in case_markers(case) if not comment_only(m.text))
     planted = tmp_path / "planted" / "usr" / "lib" / "python3" / "dist-packages"
     planted.mkdir(parents=True)
-    (planted / "vendored_semver.py").write_text(f"def f():\n    {line}\n")
+    around = sorted(fix_contexts(read_patch(case.gold.patch))[line])
+    (planted / "vendored_semver.py").write_text("\n".join([*around[:3], line, *around[3:6]]))
     box = runtime.create(ContainerSpec(image=env.id, command=["sleep", "300"]), "leak-run-test")
     try:
         box.copy_in(tmp_path / "planted" / "usr", "/", owner=(0, 0))
