@@ -16,8 +16,10 @@ shadow it), and it is a witness that writes **out of the process as things happe
   code that rewrites the JUnit file at exit, or calls ``os._exit(0)``, comes too late;
 - it snapshots pytest's own machinery when it is imported (every function and class of the
   ``_pytest``, ``pytest`` and ``pluggy`` modules, the JUnit writer's XML and JSON libraries,
-  and this plugin: identities, code objects, defaults, class attributes, the ``sys.modules``
-  entries) and compares before each test and at the end of the session; what changed is
+  and this plugin: identities, code objects, defaults, class attributes, the modules they
+  hold, the ``sys.modules`` entries, where a watched library imported afresh from the same
+  file with the same code is no change) and compares before each test and at the end of the
+  session; what changed is
   written to the pipe (``machinery``), as are plugins that code under test registered itself
   (``plugin``).
 
@@ -202,7 +204,10 @@ class Snapshot:
                 if isinstance(value, type) and value.__module__ == name:
                     self._class(f"{name}.{attr}", value, hot)
                     self._entry(f"{name}.{attr}", space, attr, value, hot)
-                elif _behaviour(value):
+                elif _behaviour(value) or isinstance(value, types.ModuleType):
+                    # A module a watched module holds (``_pytest.junitxml.ET``, the JUnit
+                    # writer's XML library) is watched by identity: a forged one put in its
+                    # place would write the report.
                     self._entry(f"{name}.{attr}", space, attr, value, hot)
         self.hot = [e for e in self.entries if e[4]]
 
@@ -241,7 +246,8 @@ class Snapshot:
         if not full:
             return found
         for name, module in self.modules.items():
-            if sys.modules.get(name) is not module:
+            now = sys.modules.get(name)
+            if now is not module and not (name in LIBRARIES and _reimported(module, now)):
                 found.append(f"sys.modules[{name!r}]")
         for label, space, keys in self.spaces:
             if len(space) != len(keys) or space.keys() != keys:
@@ -254,6 +260,76 @@ class Snapshot:
                 ]
                 found += [f"{label}.{k}" for k in sorted(added)]
         return found
+
+
+LIBRARIES = frozenset(m for m in WATCHED_MODULES if m != __name__)
+"""The standard library's modules watched for the JUnit writer (not pytest's own): tests may
+unload and import them again (cloudpickle's drop every ``xml.*`` entry of ``sys.modules`` to
+test pickling a function that needs ``xml.etree.ElementTree``)."""
+
+
+def _reimported(before: types.ModuleType, now: object) -> bool:
+    """Whether ``now`` is ``before`` imported afresh: a module of the same type loaded from the
+    same file, whose functions and classes have the same code (compared by value, as a fresh
+    compile of the same source gives) and which adds or drops none. A forged module, a copy
+    with one function re-coded, or one from another file is not."""
+    if type(now) is not type(before) or not isinstance(now, types.ModuleType):
+        return False
+    origin = getattr(getattr(before, "__spec__", None), "origin", None)
+    if origin is None or getattr(getattr(now, "__spec__", None), "origin", None) != origin:
+        return False
+    return _same_space(vars(before), vars(now), depth=0)
+
+
+def _same_space(before: dict[str, Any], now: dict[str, Any], depth: int) -> bool:
+    for key in before.keys() | now.keys():
+        a, b = before.get(key, _MISSING), now.get(key, _MISSING)
+        if a is b or not (_behaviour(a) or _behaviour(b)):
+            continue
+        if not _same_code(a, b, depth):
+            return False
+    return True
+
+
+_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)
+
+
+def _same_code(a: Any, b: Any, depth: int) -> bool:
+    """Whether two namespace entries of a module imported twice do the same: functions (and
+    the functions behind methods and properties) with equal code and defaults, classes of one
+    name whose own entries do, a class's own attribute slots by name."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, type):
+        return (
+            depth < 4
+            and a.__qualname__ == b.__qualname__
+            and [base.__qualname__ for base in a.__mro__]
+            == [base.__qualname__ for base in b.__mro__]
+            and _same_space(dict(vars(a)), dict(vars(b)), depth + 1)
+        )
+    if isinstance(a, _DESCRIPTORS):
+        return bool(a.__name__ == b.__name__)
+    if isinstance(a, types.BuiltinMethodType):
+        # ``re.compile(...).match`` bound at import: the same method of an equal pattern.
+        try:
+            return bool(
+                a.__name__ == b.__name__ and (a.__self__ is b.__self__ or a.__self__ == b.__self__)
+            )
+        except Exception:
+            return False
+    fa, fb = _functions(a), _functions(b)
+    if not fa or len(fa) != len(fb):
+        return False
+    try:
+        return all(
+            x.__code__ == y.__code__
+            and x.__defaults__ == y.__defaults__
+            and x.__kwdefaults__ == y.__kwdefaults__
+            for x, y in zip(fa, fb)  # noqa: B905 (same lengths above; strict= is 3.10+)
+        )
+    except Exception:  # a default whose comparison raises: not shown to be the same
+        return False
 
 
 def _pytests_own(label: str, key: str, value: Any) -> bool:
