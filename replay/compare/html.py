@@ -194,15 +194,17 @@ def _arms(doc: Doc) -> str:
         for o in OUTCOME_ORDER
     ]
     level = confidence(doc)
-    rows.append(
-        both(
-            lambda arm: (
-                f"{num(arm['mean']['value'])} "
-                f"{interval(arm['mean']['interval'], sign=False)} (SE {num(arm['mean']['se'], 3)})"
-            ),
-            name=f"mean pass rate, {level} CI",
+
+    def mean(arm: Doc) -> str:
+        found = arm.get("mean")
+        if not found:  # no calibrated case with healthy runs in this arm
+            return "n/a"
+        return (
+            f"{num(found['value'])} "
+            f"{interval(found['interval'], sign=False)} (SE {num(found['se'], 3)})"
         )
-    )
+
+    rows.append(both(mean, name=f"mean pass rate, {level} CI"))
     ks = sorted({int(p["k"]) for arm in (a, b) for p in arm["pass_at"]})
     for key, name in (("pass_at", "pass@{k}"), ("pass_hat", "pass^{k}")):
         for k in ks:

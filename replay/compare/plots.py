@@ -200,8 +200,15 @@ def cost_quality_plot(doc: Doc) -> str:
     use_cost = all(arm.get("cost_per_solved_usd") is not None for arm in arms)
     key = "cost_per_solved_usd" if use_cost else "tokens_per_solved"
     axis = "cost per solved case (USD)" if use_cost else "tokens per solved case"
-    placed = [arm for arm in arms if arm.get(key) is not None]
-    missing = [arm for arm in arms if arm.get(key) is None]
+    placed = [arm for arm in arms if arm.get(key) is not None and arm.get("mean")]
+    missing = [arm for arm in arms if arm not in placed]
+
+    def mean_of(arm: Doc) -> str:
+        found = arm.get("mean")
+        if not found:  # no calibrated case with healthy runs in this arm
+            return "n/a"
+        return f"{num(found['value'])} {interval(found['interval'], sign=False)}"
+
     ceiling = doc["rule"].get("cost_ceiling_usd") if use_cost else None
 
     width, height, left, right, top, bottom = 440, 350, 60, 30, 30, 70
@@ -216,9 +223,7 @@ def cost_quality_plot(doc: Doc) -> str:
         return top + (1 - value) * plot_h
 
     desc = "; ".join(
-        f"{arm_title(arm)}: {axis} {num(arm.get(key))}, mean {num(arm['mean']['value'])} "
-        f"{interval(arm['mean']['interval'], sign=False)}"
-        for arm in arms
+        f"{arm_title(arm)}: {axis} {num(arm.get(key))}, mean {mean_of(arm)}" for arm in arms
     )
     out = _open("plot-cost-quality", width, height, "Cost against quality", desc)
     out.append(
@@ -300,7 +305,7 @@ def cost_quality_plot(doc: Doc) -> str:
             _text(
                 left,
                 height - 14 - 14 * (len(missing) - 1 - index),
-                f"{arm_title(arm)}: not plotted, no solved case (mean {num(arm['mean']['value'])})",
+                f"{arm_title(arm)}: not plotted, no solved case (mean {mean_of(arm)})",
                 extra="fill='#555'",
             )
         )

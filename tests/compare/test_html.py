@@ -348,3 +348,19 @@ def test_a_comparison_of_fewer_than_two_paired_cases_renders() -> None:
     assert said.startswith("B \u2212 A: not available (not available: 1 paired case(s)")
     junit = render_junit(doc)
     assert "not available (not available: 1 paired case(s))" in junit
+
+
+def test_a_comparison_with_no_calibrated_case_renders_every_report() -> None:
+    """Found by the README's quickstart test: ``compare --html`` on a case never calibrated
+    has no run in either arm, so no mean pass rate (None), and the report crashed on it
+    (``'NoneType' object is not subscriptable``) after the terminal had printed the verdict."""
+    from replay.compare.junit import render_junit
+
+    doc = copy.deepcopy(load("compare-sample"))
+    doc["cases"], doc["by_tag"], doc["difference"] = [], [], None
+    for arm in doc["arms"].values():
+        arm["mean"], arm["unhealthy"], arm["pass_at"], arm["pass_hat"] = None, [], [], []
+    root = parse(render_html(doc))
+    rows = [" ".join(tr.text().split()) for tr in root.by_id("arm-summary").find_all("tr")]
+    assert any(r.startswith("mean pass rate") and r.endswith("n/an/a") for r in rows), rows
+    assert "testsuite" in render_junit(doc)
