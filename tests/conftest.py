@@ -31,6 +31,7 @@ GROUPS = {
         "tests/test_real_cases.py",
         "tests/test_bench_rows.py",
         "tests/test_compare_demo.py",
+        "tests/test_quickstart.py",
         "tests/contract/test_cli.py",
         "contract_tests/test_live_stand_in.py",
     ),
