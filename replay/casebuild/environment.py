@@ -206,12 +206,15 @@ def setup_command(checkout: Path, release: Release, wanted: Wanted, *, pep660: b
     words = [target, *(_quote(r) for r in wanted.requires)]
     ignore = "--ignore-installed " if release.name in _DISTS_WITHOUT_RECORD else ""
     scheme = ""
-    if (
-        editable
-        and not pep660
-        and release.name in _EDITABLE_WITHOUT_SETUP_PY
-        and _builds_isolated(checkout)
-    ):
+    if editable and not pep660 and release.name in _EDITABLE_WITHOUT_SETUP_PY:
+        # setup.py develop runs with a setuptools as of T: the one a [build-system] table
+        # asks for (cachetools 2023), or, without one, whatever the same command installed
+        # first as a test requirement's own dependency (webargs 2022: pyramid requires
+        # setuptools, 62 as of T). From 60 on, setuptools uses its own distutils, which knows
+        # nothing of Debian's install scheme and links the project into
+        # /usr/lib/python3.9/site-packages, which Debian's Python does not search ("No module
+        # named ..." before and after the fix). Told to, it uses Debian's distutils, which
+        # links it into /usr/local/lib/python3.9/dist-packages; before 60 it did anyway.
         scheme = "SETUPTOOLS_USE_DISTUTILS=stdlib "
     return f"{scheme}python -m pip install {ignore}" + " ".join(words)
 
@@ -320,22 +323,6 @@ def _requirement_lines(checkout: Path, spec: str, seen: tuple[Path, ...] = ()) -
         inner = _INCLUDE.match(line)
         if inner:
             yield from _requirement_lines(path.parent, f"-r {inner.group(1)}", (*seen, path))
-
-
-def _builds_isolated(checkout: Path) -> bool:
-    """Whether pip builds the project in an isolated environment: its pyproject.toml has a
-    ``[build-system]`` table. On bullseye, ``setup.py develop`` then runs with the setuptools
-    the table asks for, as of T; from setuptools 60 on, that one uses its own distutils, which
-    knows nothing of Debian's install scheme and links the project into
-    ``/usr/lib/python3.9/site-packages``, a directory Debian's Python does not search
-    (cachetools 2023: "No module named 'cachetools'" before and after the fix).
-    ``SETUPTOOLS_USE_DISTUTILS=stdlib`` makes it use Debian's distutils, which links it into
-    ``/usr/local/lib/python3.9/dist-packages``."""
-    try:
-        table = tomllib.loads((checkout / "pyproject.toml").read_text(errors="replace"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
-    return isinstance(table.get("build-system"), dict)
 
 
 def _develops_with_setup_py(checkout: Path) -> bool:

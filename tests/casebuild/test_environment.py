@@ -65,8 +65,15 @@ def test_setup_installs_the_project_and_the_test_requirements(tmp_path: Path) ->
         "python -m pip install .[tests]"
     )
     (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    # With no [build-system], setup.py develop runs with whatever setuptools the command put
+    # there first, a requirement's own dependency (webargs 2022: pyramid requires setuptools,
+    # 62 as of T, which linked webargs into /usr/lib/python3.9/site-packages, a directory
+    # Debian's Python does not search): Debian's distutils, as below, links it where it does.
     assert setup_command(tmp_path, bullseye, Wanted(extras=("tests", "docs"))) == (
-        "python -m pip install -e .[tests,docs]"
+        "SETUPTOOLS_USE_DISTUTILS=stdlib python -m pip install -e .[tests,docs]"
+    )
+    assert setup_command(tmp_path, bookworm, Wanted(extras=("tests",))) == (
+        "python -m pip install -e .[tests]"
     )
     setuptools = (
         '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
