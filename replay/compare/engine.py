@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 from replay.base.case import LoadedCase, case_digest
@@ -39,6 +40,7 @@ from replay.results.stats import (
     pass_at_k,
     pass_hat_k,
     t_quantile,
+    wilson,
 )
 from replay.run.runner import RunOptions, run_case
 
@@ -177,14 +179,21 @@ def _iso(at: datetime) -> str:
 
 
 def _interval(values: Sequence[float], confidence: float) -> dict[str, Any]:
-    """Mean of per-case values with a t interval over cases, clipped to [0, 1]."""
+    """Mean of per-case values with a t interval over cases, clipped to [0, 1], and never
+    narrower than the Wilson interval of the cases taken as trials scoring their values: when
+    every case scores the same (all 0, all 1) the t interval is a point, which n cases cannot
+    show (two cases failing everything give 0.00-0.66, not 0.00-0.00)."""
     n = len(values)
     mean = sum(values) / n
     if n < 2:
         return {"value": mean, "interval": None}
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = t_quantile(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n)
-    return {"value": mean, "interval": [max(0.0, mean - half), min(1.0, mean + half)]}
+    low, high = wilson(sum(values), n, NormalDist().inv_cdf(1 - (1 - confidence) / 2))
+    return {
+        "value": mean,
+        "interval": [max(0.0, min(mean - half, low)), min(1.0, max(mean + half, high))],
+    }
 
 
 def _class(a: ArmCase, b: ArmCase) -> str:

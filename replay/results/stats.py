@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from replay.base.outcomes import HEALTHY, Outcome
 
 
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval for a proportion (95% by default); (0, 1) when n is 0."""
     if n == 0:
         return 0.0, 1.0
@@ -110,7 +110,8 @@ class MeanEstimate:
     se: float
     """Case-clustered standard error."""
     interval: tuple[float, float]
-    """Normal 95% interval (mean +- 1.96 se)."""
+    """Normal 95% interval (mean +- 1.96 se), widened to the Wilson interval of all the runs
+    taken as independent where that is wider: never narrower than the runs' own noise."""
     cases: int
 
 
@@ -121,6 +122,11 @@ def clustered_mean(per_case: Sequence[Sequence[bool]], z: float = 1.96) -> MeanE
     the cluster (Miller 2024, clustered standard errors): with per-run scores x_{i,j} and the mean
     m over all N runs, SE^2 = n/(n-1) * sum_i (sum_j (x_{i,j} - m))^2 / N^2 over n cases.
     With one run per case this is the ordinary SE of the mean, sd/sqrt(n).
+
+    When every case's runs agree (all pass, or all fail) the clustered SE is 0 and the normal
+    interval a point, which says more than 6 runs can: the interval is never narrower than
+    the Wilson interval of the same runs taken as independent (clustering only widens it), so
+    6 failed runs give 0.00-0.39, as ``replay run`` shows for them.
     """
     cases = [list(runs) for runs in per_case if runs]
     n = len(cases)
@@ -132,7 +138,8 @@ def clustered_mean(per_case: Sequence[Sequence[bool]], z: float = 1.96) -> MeanE
         return MeanEstimate(mean, math.nan, (0.0, 1.0), n)
     resid = sum(sum(x - mean for x in runs) ** 2 for runs in cases)
     se = math.sqrt(n / (n - 1) * resid) / total
-    return MeanEstimate(mean, se, (mean - z * se, mean + z * se), n)
+    low, high = wilson(sum(sum(runs) for runs in cases), total, z)
+    return MeanEstimate(mean, se, (min(mean - z * se, low), max(mean + z * se, high)), n)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from replay.compare.engine import CompareError, build_document, fix_comparison, 
 from replay.compare.rule import DEFAULT_RULE, DecisionRule, load_rule
 from replay.results import RunRow, Store
 from replay.results.models import CalibrationRow, GradeRow
+from replay.results.stats import wilson
 from tests.cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,7 +135,17 @@ def test_gold_against_cheat_ships_b_with_an_interval_clear_of_zero(
         "cost": "not_set",
     }
     assert {row["class"] for row in doc["cases"]} == {"only_b"}
-    assert doc["arms"]["B"]["pass_at"][2] == {"k": 3, "value": 1.0, "interval": [1.0, 1.0]}
+    # Every case scores 1: the t interval over cases is a point, which three cases cannot show;
+    # the Wilson interval of three trials is the floor (issue 35: "0.00 (0.00-0.00)").
+    assert doc["arms"]["B"]["pass_at"][2] == {
+        "k": 3,
+        "value": 1.0,
+        "interval": [pytest.approx(wilson(3, 3)[0], abs=1e-4), 1.0],
+    }
+    # Nine runs that all fail (A, cheat) or all pass (B): the pass rate's interval is never
+    # narrower than the Wilson interval of the nine runs, as `replay run` shows for them.
+    assert doc["arms"]["A"]["mean"]["interval"] == [0.0, pytest.approx(wilson(0, 9)[1], abs=1e-4)]
+    assert doc["arms"]["B"]["mean"]["interval"] == [pytest.approx(wilson(9, 9)[0], abs=1e-4), 1.0]
     assert [e["k"] for e in doc["arms"]["A"]["pass_hat"]] == [1, 2, 3]
     assert doc["rule"]["runs_before_rule"] == 0
     json.dumps(doc)  # the document is plain JSON
