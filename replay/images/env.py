@@ -68,10 +68,37 @@ def env_recipe(case: Case, base_id: str) -> str:
         "snapshot": hashlib.sha256(manifest).hexdigest(),
         "repository": case.repository.model_dump(),
         "environment": environment,
-        # 2: restores carry no ORIG_HEAD; 3: nor FETCH_HEAD nor a reflog.
-        "version": 3,
+        # 2: restores carry no ORIG_HEAD; 3: nor FETCH_HEAD nor a reflog; 4: the setup's
+        # own files are left out of the agent's diff (SETUP_FILES_EXCLUDED).
+        "version": 4,
     }
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+SETUP_FILES_EXCLUDED = r"""
+set -e
+mkdir -p .git/info
+git -c safe.directory='*' ls-files --others --exclude-standard --directory -z | python3 -c '
+import sys
+paths = [p for p in sys.stdin.buffer.read().split(b"\0") if p]
+if paths:
+    with open(".git/info/exclude", "ab") as f:
+        f.write(b"\n# Made by the environment setup (replay), not by the agent:\n")
+        for path in paths:
+            for special in (b"\\", b"*", b"?", b"["):
+                path = path.replace(special, b"\\" + special)
+            if path.endswith(b" "):
+                path = path[:-1] + b"\\ "
+            f.write(b"/" + path + b"\n")
+'
+"""
+"""What the setup left in the working tree that git does not ignore (``setup.py develop``'s
+``*.egg-info``, a C extension built in place), named in the repository's ``.git/info/exclude``,
+anchored and escaped: the agent's final diff (``git add -A``) is what the agent changed, not
+what the image was built with. Without it every run's diff, an idle one's too, carried the
+egg-info, and the grading listed it as put back on each run. A file so named never reaches the
+grading, which starts from the same image: whatever the agent writes there is lost, not
+graded."""
 
 
 def env_reference(case: Case) -> str:
@@ -140,6 +167,9 @@ def build_env_image(
         _check(box.sh(TRUST, timeout=60), "trusting the gateway's CA")
         for command in case.environment.setup:
             _check(box.sh(command, workdir=workdir, timeout=timeout), command)
+        _check(
+            box.sh(SETUP_FILES_EXCLUDED, workdir=workdir, timeout=120), "listing the setup's files"
+        )
         image = box.container.commit(
             ENV_REPOSITORY,
             case.id,

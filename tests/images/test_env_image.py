@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -120,3 +121,33 @@ def test_the_cli_reports_the_cached_image_without_starting_a_world(
     result = CliRunner().invoke(app, ["env", str(CASE)])
     assert result.exit_code == 0, result.output
     assert f"up to date: replay-env:demo-caret-zero {image}" in result.output
+
+
+def test_what_the_setup_leaves_in_the_tree_is_not_in_the_agents_diff(
+    runtime: Runtime, built: tuple[str, Gateway]
+) -> None:
+    """Issue 35: a case made from a repository whose setup writes an egg-info git does not
+    ignore (``setup.py develop``) had it in every run's diff, an idle run's too, and the
+    grading listed it as put back on each run. The setup's own files are named in the
+    image's ``.git/info/exclude``; what the agent changes or adds is still in its diff (the
+    runner's ``git add -A`` then ``git diff --cached``), whatever the file is called."""
+    _, gateway = built
+    case = load_case(CASE)
+    setup = [
+        *case.environment.setup,
+        "mkdir -p src/made.egg-info && echo m > src/made.egg-info/PKG-INFO",
+        "echo g > 'gen[1]*.txt' && echo t > 'trailing '",
+    ]
+    environment = case.environment.model_copy(update={"setup": setup})
+    made = case.model_copy(update={"id": "env-image-setup-files", "environment": environment})
+    image = build_env_image(made, runtime, gateway.state, force=True)
+    try:
+        base = case.repository.base_commit
+        diff = f"git -c safe.directory='*' add -A && git diff --cached --name-only {base}"
+        assert run(runtime, image.id, f"test -f src/made.egg-info/PKG-INFO && {diff}") == ""
+        agent = (
+            f"echo x >> README.md && echo n > agent.txt && echo n > 'src/made.egg-info/x' && {diff}"
+        )
+        assert run(runtime, image.id, agent).split() == ["README.md", "agent.txt"]
+    finally:
+        subprocess.run(["docker", "rmi", "-f", image.reference], check=False, capture_output=True)
