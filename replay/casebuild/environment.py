@@ -423,7 +423,8 @@ def plan_environment(
                     f"declares {'them' if extra[1:] else 'it'} for its tests (the hidden tests "
                     "may need it), the base does not"
                 )
-        if not names_runner(checkout, wanted, target):
+        runner_added = not names_runner(checkout, wanted, target)
+        if runner_added:
             wanted = replace(wanted, requires=(*wanted.requires, RUNNER))
             notes.append(f"{RUNNER} added to the test requirements, as of T: {RUNNER_WHY}")
         sources = extension_sources(checkout)
@@ -470,7 +471,7 @@ def plan_environment(
                 wanted, note = left
                 notes.append(note)
                 left_out += 1
-        if notes:
+        if runner_added:
             files = [_runner_added(f) for f in files]
         setup = setup_commands(checkout, release, wanted, pep660=pep660)
         if pep660:

@@ -331,6 +331,16 @@ def test_a_project_that_names_pytest_keeps_its_own_requirements(tmp_path: Path) 
     assert planned.setup == ["python -m pip install --ignore-installed -e .[test]"]
     assert planned.notes == []
     assert "added by" not in _why(planned.files)[("pytest", "8.0")]
+    # A note about something else (a requirement by URL left out) adds no runner either: the
+    # pytest the project names is still the project's, not "added by case create".
+    base = commit(
+        repo, "2026-03-02T10:00:00Z", "ci", {"ci.txt": "coverage\nhttps://example.test/x.tar.gz\n"}
+    )
+    with serving(_runner_upstream().app()) as url:
+        wanted = Wanted(requires=("pytest", "-r ci.txt"), index_url=url + "/simple/")
+        planned = plan_environment(repo, base, T, wanted, BlobStore(tmp_path / "blobs"))
+    assert planned.notes and not any("pytest added" in n for n in planned.notes), planned.notes
+    assert "added by" not in _why(planned.files)[("pytest", "8.0")]
 
 
 def test_names_runner_reads_requirement_files_extras_and_the_project(tmp_path: Path) -> None:
