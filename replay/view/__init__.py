@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from replay.view.app import make_app
 from replay.view.export import Exported, export_site
-from replay.view.source import RunFilters, Source
+from replay.view.filters import RunFilters
+from replay.view.source import Source
 
 __all__ = ["Exported", "RunFilters", "Source", "export_site", "make_app"]

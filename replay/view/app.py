@@ -1,10 +1,12 @@
 """The live viewer: a FastAPI application over the store and the case files.
 
-``/`` the runs (``?case=&outcome=&comparison=``), ``/runs/<id>`` one run (its full id or
-the first characters ``results list`` shows), ``/comparisons`` and ``/comparisons/<name>``.
-Pages are rendered on the server, one request at a time from the store as it is then (a run
-still going shows as it stands). A run or comparison that is not there answers 404 with a
-one-line page; a filter that is not one answers 400 the same way.
+``/`` the runs (``?case=&outcome=&comparison=&candidate=&harness=&model=&since=&until=
+&batch=``, :mod:`replay.view.filters`), ``/runs/<id>`` one run (its full id or the first
+characters ``results list`` shows), ``/comparisons`` and ``/comparisons/<name>``,
+``/batches``. Pages are rendered on the server, one request at a time from the store as it is
+then (a run still going shows as it stands). A run, comparison or batch that is not there
+answers 404 with a one-line page; a filter that is not one (a day that is not ``YYYY-MM-DD``)
+answers 400 the same way.
 """
 
 from __future__ import annotations
@@ -13,9 +15,16 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 from starlette.exceptions import HTTPException
 
+from replay.view.filters import RunFilters
 from replay.view.page import Links, not_found
-from replay.view.site import comparison_page, comparisons_page, index_page, run_page
-from replay.view.source import RunFilters, Source
+from replay.view.site import (
+    batches_page,
+    comparison_page,
+    comparisons_page,
+    index_page,
+    run_page,
+)
+from replay.view.source import Source
 
 
 def make_app(source: Source) -> FastAPI:
@@ -29,13 +38,38 @@ def make_app(source: Source) -> FastAPI:
         return HTMLResponse(not_found(f"{exc.detail}: {request.url.path}"), exc.status_code)
 
     @app.get("/", response_class=HTMLResponse)
-    def runs(case: str = "", outcome: str = "", comparison: str = "") -> HTMLResponse:
-        filters = RunFilters(case=case, outcome=outcome, comparison=comparison)
+    def runs(
+        case: str = "",
+        outcome: str = "",
+        comparison: str = "",
+        candidate: str = "",
+        harness: str = "",
+        model: str = "",
+        since: str = "",
+        until: str = "",
+        batch: str = "",
+    ) -> HTMLResponse:
+        filters = RunFilters(
+            case=case,
+            outcome=outcome,
+            comparison=comparison,
+            candidate=candidate,
+            harness=harness,
+            model=model,
+            since=since.strip(),
+            until=until.strip(),
+            batch=batch,
+        )
         problem = filters.check()
         if problem is not None:
             return HTMLResponse(not_found(problem), status_code=400)
         if comparison and source.comparison(comparison) is None:
             return HTMLResponse(not_found(f"no comparison {comparison!r}"), status_code=404)
+        if batch and not source.has_batch(batch):
+            return HTMLResponse(
+                not_found(f"no batch {batch!r} in the results store (/batches lists them)"),
+                status_code=404,
+            )
         return HTMLResponse(index_page(source, filters, links))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
@@ -50,6 +84,10 @@ def make_app(source: Source) -> FastAPI:
     @app.get("/comparisons", response_class=HTMLResponse)
     def comparisons() -> HTMLResponse:
         return HTMLResponse(comparisons_page(source, links))
+
+    @app.get("/batches", response_class=HTMLResponse)
+    def batches() -> HTMLResponse:
+        return HTMLResponse(batches_page(source, links))
 
     @app.get("/comparisons/{name:path}", response_class=HTMLResponse)
     def comparison(name: str) -> HTMLResponse:

@@ -1,8 +1,10 @@
-"""The viewer's lists: the runs (``/``, filtered by case, outcome and comparison) and the
-comparisons (``/comparisons``).
+"""The viewer's lists: the runs (``/``, filtered by case, outcome, comparison, candidate,
+harness, model, days and batch: :mod:`replay.view.filters`), the comparisons
+(``/comparisons``) and the batches (``/batches``).
 
-Ids: ``filters`` (the form; the live site only), ``runs`` (the table; one ``tr.run`` per run
-with ``data-run-id``), ``comparison-list``.
+Ids: ``filters`` (the form; the live site only), ``shown`` (how many runs, of which filters),
+``runs`` (the table; one ``tr.run`` per run with ``data-run-id``), ``comparison-list``,
+``batch-list`` (one ``tr.batch`` per batch with ``data-batch``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from replay.base.outcomes import OUTCOMES
 from replay.compare.fmt import outcome_label
 from replay.results import RunRow
 from replay.results.models import ComparisonRow
+from replay.view.batches import BatchSummary
+from replay.view.filters import RunFilters
 from replay.view.page import (
     Links,
     e,
@@ -23,7 +27,7 @@ from replay.view.page import (
     seconds,
     usd,
 )
-from replay.view.source import RunFilters
+from replay.view.source import Choices
 
 
 def _select(name: str, label: str, chosen: str, options: Sequence[tuple[str, str]]) -> str:
@@ -34,15 +38,31 @@ def _select(name: str, label: str, chosen: str, options: Sequence[tuple[str, str
     return f"<label>{e(label)} <select name='{e(name)}'>{items}</select></label>"
 
 
-def _filters(
-    filters: RunFilters, cases: Sequence[str], comparisons: Sequence[ComparisonRow]
-) -> str:
+def _day(name: str, label: str, chosen: str) -> str:
+    # Text, not type=date: Chromium draws a date input's picker from an image it loads (a
+    # data: URL), and a page of the viewer loads nothing. The server checks the day anyway.
+    return (
+        f"<label>{e(label)} <input type='text' name='{e(name)}' value='{e(chosen)}' "
+        "placeholder='YYYY-MM-DD' pattern='\\d{4}-\\d{2}-\\d{2}' size='10'></label>"
+    )
+
+
+def _filters(filters: RunFilters, choices: Choices, comparisons: Sequence[ComparisonRow]) -> str:
+    def plain(values: Sequence[str]) -> list[tuple[str, str]]:
+        return [(v, v) for v in values]
+
     outcomes = [(o.value, outcome_label(o.value)) for o in OUTCOMES]
+    named = plain([c.name for c in comparisons])
     return (
         "<form class='filters' id='filters' method='get' action='/'>"
-        f"{_select('case', 'case', filters.case, [(c, c) for c in cases])}"
+        f"{_select('case', 'case', filters.case, plain(choices.cases))}"
         f"{_select('outcome', 'outcome', filters.outcome, outcomes)}"
-        f"{_select('comparison', 'comparison', filters.comparison, [(c.name, c.name) for c in comparisons])}"  # noqa: E501
+        f"{_select('comparison', 'comparison', filters.comparison, named)}"
+        f"{_select('candidate', 'candidate', filters.candidate, plain(choices.candidates))}"
+        f"{_select('harness', 'harness', filters.harness, plain(choices.harnesses))}"
+        f"{_select('model', 'model', filters.model, plain(choices.models))}"
+        f"{_select('batch', 'batch', filters.batch, plain(choices.batches))}"
+        f"{_day('since', 'started from', filters.since)}{_day('until', 'to', filters.until)}"
         "<button type='submit'>show</button></form>"
     )
 
@@ -67,19 +87,26 @@ def _row(run: RunRow, links: Links) -> str:
 def render_index(
     runs: Sequence[RunRow],
     filters: RunFilters,
-    cases: Sequence[str],
+    choices: Choices,
     comparisons: Sequence[ComparisonRow],
     links: Links,
 ) -> str:
     """The runs, newest first, with the filters (live) and the comparisons."""
-    chosen = [f"{k} {v}" for k, v in vars(filters).items() if v]
-    shown = f"{len(runs)} run(s)" + (f" of {', '.join(chosen)}" if chosen else "")
-    form = (
-        "<p class='meta'>Every run of the store; filtering needs the server "
-        "(<code>replay view</code>).</p>"
-        if links.static
-        else _filters(filters, cases, comparisons)
-    )
+    said = {"since": "started from", "until": "started until"}
+    chosen = [f"{said.get(k, k)} {v}" for k, v in filters.chosen().items()]
+    shown = f"{len(runs)} run(s)" + (f": {', '.join(chosen)}" if chosen else "")
+    if not links.static:
+        form = _filters(filters, choices, comparisons)
+    elif filters.batch:
+        form = (
+            f"<p class='meta'>The runs of batch {e(filters.batch)} (the last run of each of "
+            "its planned runs); other filters need the server (<code>replay view</code>).</p>"
+        )
+    else:
+        form = (
+            "<p class='meta'>Every run of the store; filtering needs the server "
+            "(<code>replay view</code>).</p>"
+        )
     rows = "".join(_row(run, links) for run in runs)
     listed = "".join(
         f"<li><a href='{e(links.comparison(c.name))}'>{e(c.name)}</a></li>" for c in comparisons
@@ -117,3 +144,50 @@ def render_comparisons(comparisons: Sequence[ComparisonRow], links: Links) -> st
         else "<p>No comparison yet (<code>replay compare</code> fixes one with its first run).</p>"
     )
     return frame("replay: comparisons", f"<h1>Comparisons</h1>{body}", links)
+
+
+def _outcome_counts(one: BatchSummary) -> str:
+    order = [o.value for o in OUTCOMES] + sorted(set(one.outcomes) - {o.value for o in OUTCOMES})
+    return " ".join(
+        f"{outcome_badge(name)} {one.outcomes[name]}" for name in order if one.outcomes[name]
+    )
+
+
+def _cost(one: BatchSummary) -> str:
+    if not one.priced:
+        return "-"
+    return usd(one.cost_usd) + (f" ({one.unpriced} run(s) not priced)" if one.unpriced else "")
+
+
+def _batch_row(one: BatchSummary, links: Links) -> str:
+    when = "-" if one.created_at is None else f"{one.created_at:%Y-%m-%d %H:%M} UTC"
+    last = "-" if one.last_claim is None else f"{one.last_claim:%Y-%m-%d %H:%M} UTC"
+    plan = (
+        f"<details><summary>plan</summary><pre>{e(one.plan)}</pre></details>" if one.plan else "-"
+    )
+    return (
+        f"<tr class='batch' data-batch='{e(one.name)}'>"
+        f"<td><a href='{e(links.batch_runs(one.name))}'>{e(one.name)}</a></td>"
+        f"<td>{when}</td><td>{last}</td><td class='num'>{one.keys}</td>"
+        f"<td class='num'>{one.running}</td><td class='num runs'>{one.runs}</td>"
+        f"<td class='outcomes'>{_outcome_counts(one) or '-'}</td>"
+        f"<td class='num'>{one.tokens}</td><td class='num cost'>{_cost(one)}</td>"
+        f"<td>{plan}</td></tr>"
+    )
+
+
+def render_batches(batches: Sequence[BatchSummary], links: Links) -> str:
+    """The batches of the store, the latest first, each linking to its runs."""
+    rows = "".join(_batch_row(one, links) for one in batches)
+    body = (
+        "<p class='meta'>Planned runs are counted once each, by their last try; the runs "
+        "link lists the store's runs they ended with.</p>"
+        "<table id='batch-list'><thead><tr><th>batch</th><th>fixed (first run)</th>"
+        "<th>last claimed</th><th>planned runs claimed</th><th>running</th>"
+        "<th>runs in the store</th><th>outcomes</th><th>tokens</th><th>cost</th>"
+        f"<th>plan</th></tr></thead><tbody>{rows}</tbody></table>"
+        if batches
+        else "<p>No batch yet (<code>replay batch run PLAN</code> records one when it "
+        "first runs).</p>"
+    )
+    return frame("replay: batches", f"<h1>Batches</h1>{body}", links)

@@ -51,11 +51,22 @@ class Links:
         return "../" * self.depth if self.static else "/"
 
     def index(self, **filters: str) -> str:
-        """The runs (filters only on the live server: a static page cannot filter)."""
+        """The runs (filters only on the live server: a static page cannot filter; a batch's
+        runs are a page of their own there, :meth:`batch_runs`)."""
         if self.static:
             return f"{self._root()}index.html"
         chosen = {k: v for k, v in filters.items() if v}
         return "/" + (f"?{urlencode(chosen)}" if chosen else "")
+
+    def batches(self) -> str:
+        return f"{self._root()}batches/index.html" if self.static else "/batches"
+
+    def batch_runs(self, name: str) -> str:
+        """The runs of batch ``name``: the runs page filtered by it, or its exported copy
+        (``batches/runs/<name>.html``, apart from ``batches/index.html`` whatever the name)."""
+        if self.static:
+            return f"{self._root()}batches/runs/{quote(file_stem(name))}.html"
+        return self.index(batch=name)
 
     def run(self, run_id: str, anchor: str = "") -> str:
         mark = f"#{anchor}" if anchor else ""
@@ -116,7 +127,7 @@ pre.diff .skipmark { background: #ffd7a8; outline: 1px solid #d95f02; }
 .bar { position: relative; height: 10px; min-width: 160px; background: #f3f3f3; }
 .bar span { position: absolute; top: 0; height: 10px; background: #377eb8; min-width: 2px; }
 .bar span.fail { background: #b2182b; }
-form.filters { margin: 8px 0; } form.filters label { margin-right: 10px; }
+form.filters { margin: 8px 0; } form.filters label { margin-right: 10px; white-space: nowrap; }
 .note { color: #8c6d1f; }
 """
 
@@ -138,7 +149,8 @@ def outcome_badge(outcome: str | None, status: str = "") -> str:
 def nav(links: Links) -> str:
     return (
         f"<nav><a href='{e(links.index())}'>Runs</a> · "
-        f"<a href='{e(links.comparisons())}'>Comparisons</a></nav>"
+        f"<a href='{e(links.comparisons())}'>Comparisons</a> · "
+        f"<a href='{e(links.batches())}'>Batches</a></nav>"
     )
 
 

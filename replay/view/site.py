@@ -7,22 +7,27 @@ from __future__ import annotations
 from replay.results import RunRow
 from replay.results.models import ComparisonRow
 from replay.view.comparison import comparison_document, render_comparison
-from replay.view.listing import render_comparisons, render_index
+from replay.view.filters import RunFilters
+from replay.view.listing import render_batches, render_comparisons, render_index
 from replay.view.page import Links
 from replay.view.rundir import load_run
 from replay.view.runpage import render_run
-from replay.view.source import RunFilters, Source
+from replay.view.source import Choices, Source
 
 
 def index_page(source: Source, filters: RunFilters, links: Links) -> str:
-    """The runs that pass ``filters``, and the comparisons."""
-    return render_index(
-        source.runs(filters), filters, source.case_ids(), source.comparisons(), links
-    )
+    """The runs that pass ``filters`` (checked), and the comparisons."""
+    # A static page has no form: what the filters could offer is not looked up for it.
+    choices = Choices([], [], [], [], []) if links.static else source.choices()
+    return render_index(source.runs(filters), filters, choices, source.comparisons(), links)
 
 
 def comparisons_page(source: Source, links: Links) -> str:
     return render_comparisons(source.comparisons(), links)
+
+
+def batches_page(source: Source, links: Links) -> str:
+    return render_batches(source.batches(), links)
 
 
 def run_page(source: Source, run: RunRow, links: Links) -> str:

@@ -3,7 +3,8 @@
 The store holds each run's row and grade; a run's directory (``RunRow.run_dir``) holds the
 rest (:mod:`replay.view.rundir`); the case files, given to ``replay view`` like to ``replay
 results report`` (default ``./cases``), hold each case's gold patch and what a comparison's
-cases are. A case file is read once, when the viewer starts; a bad one stops it there.
+cases are. A case file is read once, when the viewer starts; a bad one stops it there. A
+batch's plan and its planned runs are in the store too (:mod:`replay.view.batches`).
 """
 
 from __future__ import annotations
@@ -16,24 +17,22 @@ from sqlalchemy.orm import selectinload
 
 from replay.base.case import LoadedCase, case_digest, read_case
 from replay.base.errors import InputError
-from replay.base.outcomes import Outcome
 from replay.results import RunRow, Store
 from replay.results.models import ComparisonRow
+from replay.view.batches import BatchSummary, batch_names, batch_run_ids, summaries
+from replay.view.filters import RunFilters, candidate_name
 
 
 @dataclass(frozen=True)
-class RunFilters:
-    """The runs page's filters (the query string of ``/``); empty means any."""
+class Choices:
+    """What the runs page's filters offer: the values the store's runs have."""
 
-    case: str = ""
-    outcome: str = ""
-    comparison: str = ""
-
-    def check(self) -> str | None:
-        """What is wrong with the filters, in one line; None when nothing is."""
-        if self.outcome and self.outcome not in {o.value for o in Outcome}:
-            return f"outcome {self.outcome!r} is not one of {', '.join(o.value for o in Outcome)}"
-        return None
+    cases: list[str]
+    candidates: list[str]
+    """Candidate names (a name whose settings changed has several keys; the name takes all)."""
+    harnesses: list[str]
+    models: list[str]
+    batches: list[str]
 
 
 @dataclass
@@ -57,11 +56,12 @@ class Source:
     # ------------------------------------------------------------------ runs
 
     def runs(self, filters: RunFilters | None = None) -> list[RunRow]:
-        """The runs that pass ``filters``, newest first."""
+        """The runs that pass ``filters`` (checked: :meth:`RunFilters.check`), newest first."""
         filters = filters or RunFilters()
-        found = list(self.store.runs(filters.case or None))
-        if filters.outcome:
-            found = [r for r in found if r.outcome == filters.outcome]
+        found = [r for r in self.store.runs(filters.case or None) if filters.matches(r)]
+        if filters.batch:
+            ids = batch_run_ids(self.store, filters.batch)
+            found = [r for r in found if r.id in ids]
         if filters.comparison:
             row = self.comparison(filters.comparison)
             keys = {row.arm_a, row.arm_b} if row is not None else set()
@@ -79,9 +79,16 @@ class Source:
         except InputError:
             return None
 
-    def case_ids(self) -> list[str]:
-        """Every case some run of the store replayed."""
-        return sorted({r.case_id for r in self.store.runs()})
+    def choices(self) -> Choices:
+        """The values each filter of the runs page can take in this store."""
+        every = self.store.runs()
+        return Choices(
+            cases=sorted({r.case_id for r in every}),
+            candidates=sorted({candidate_name(r.candidate) for r in every if r.candidate}),
+            harnesses=sorted({r.harness for r in every}),
+            models=sorted({r.model for r in every}),
+            batches=sorted(batch_names(self.store)),
+        )
 
     # ------------------------------------------------------------------ cases
 
@@ -114,3 +121,13 @@ class Source:
 
     def comparison(self, name: str) -> ComparisonRow | None:
         return self.store.comparison(name)
+
+    # ------------------------------------------------------------------ batches
+
+    def batches(self) -> list[BatchSummary]:
+        """Every batch of the store, the most recently fixed first."""
+        return summaries(self.store)
+
+    def has_batch(self, name: str) -> bool:
+        """Whether the store has a batch ``name`` (its plan, or any of its planned runs)."""
+        return name in batch_names(self.store)

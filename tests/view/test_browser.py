@@ -85,9 +85,10 @@ class Visitor:
 
 def check_site(visitor: Visitor, url_of: Callable[[str], str], real: Real) -> None:
     """The must-shows of issue 35 on one site; ``url_of`` maps ``runs/<id>``, ``comparisons/
-    <name>`` and ``index`` to the site's URL of that page."""
+    <name>``, ``index`` and ``batches`` to the site's URL of that page."""
     index = visitor.visit(url_of("index"), "index")
     assert index["h1"] == "Runs"
+    assert visitor.visit(url_of("batches"), "batches")["h1"] == "Batches"
 
     cheat = visitor.visit(url_of(f"runs/{real.cheat.id}"), "cheat")
     assert cheat["skipMarks"] and all(
@@ -119,7 +120,11 @@ def test_the_served_viewer_in_chromium(real: Real, tmp_path: Path) -> None:
     try:
         with serving(make_app(source)) as base, Chromium(timeout=30) as browser:
             visitor = Visitor(browser, tmp_path, "served")
-            routes = {"index": "/", f"comparisons/{COMPARISON}": f"/comparisons/{COMPARISON}"}
+            routes = {
+                "index": "/",
+                "batches": "/batches",
+                f"comparisons/{COMPARISON}": f"/comparisons/{COMPARISON}",
+            }
             check_site(visitor, lambda page: base + routes.get(page, f"/{page}"), real)
             visitor.close()
     finally:
@@ -141,6 +146,8 @@ def test_the_exported_site_in_chromium_from_its_folder(real: Real, tmp_path: Pat
     shutil.move(site, moved)
 
     def url_of(page: str) -> str:
+        if page == "batches":
+            return (moved / "batches" / "index.html").as_uri()
         folder, _, name = page.rpartition("/")
         path = moved / folder / f"{file_stem(name)}.html" if folder else moved / "index.html"
         return path.as_uri()
