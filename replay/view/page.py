@@ -32,8 +32,10 @@ def e(value: Any) -> str:
 def file_stem(name: str) -> str:
     """A file name for a run id or a comparison name in the exported site: the name itself
     when it is plain (letters, digits, ``.``, ``_``, ``-``), else a plain part of it and a
-    digest, so that two names never share a file and none escapes its folder."""
-    if _SAFE_NAME.match(name) and name not in (".", ".."):
+    digest, so that two names never share a file and none escapes its folder. ``index`` is
+    each folder's own list (``comparisons/index.html``): a comparison of that name gets a
+    digest too."""
+    if _SAFE_NAME.match(name) and name not in (".", "..", "index"):
         return name
     plain = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")[:60] or "x"
     return f"{plain}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"

@@ -177,8 +177,10 @@ def test_a_comparison_page_is_the_report_with_each_discordant_run_one_click_away
 
 def test_file_names_of_the_exported_site_are_plain_distinct_and_stay_in_their_folder() -> None:
     assert file_stem(FULL) == FULL
-    odd = ["../x", "a/b", "a b", "..", ".", "a%2Fb", "", "x" * 300]
+    odd = ["../x", "a/b", "a b", "..", ".", "a%2Fb", "", "x" * 300, "index"]
     stems = [file_stem(name) for name in odd]
     assert len(set(stems)) == len(stems)
     for stem in stems:
         assert stem and "/" not in stem and not stem.startswith(".") and len(stem) < 120
+    # A comparison named "index" would have overwritten the comparisons' own list.
+    assert file_stem("index") != "index"
