@@ -16,7 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CASE = str(ROOT / "cases" / "demo-caret-zero" / "case.yaml")
 PHASE = re.compile(
-    rb"run 1: (world reset|sandbox|agent|grading) \((\d+)s in this phase, (\d+)s in all\)"
+    rb"run 1: (world reset|sandbox|agent|grading)(?:, turn \d+(?:, [\d,]+ tokens)?)? "
+    rb"\((\d+)s in this phase, (\d+)s in all[,)]"
 )
 
 

@@ -144,6 +144,7 @@ def matrix(
 ) -> None:
     """Every harness on every case with every trajectory, in one table. Exit 1 unless each
     gold run passes and each other run fails."""
+    from replay.cli.progress import PhaseDisplay
     from replay.harness.spec import builtin_names, load_harness
     from replay.run.runner import RunOptions, run_case
     from replay.world import keep_warm
@@ -167,47 +168,32 @@ def matrix(
     wrong: list[str] = []
     rows: dict[tuple[int, int, int], list[str]] = {}
     specs = {name: load_harness(name)[0] for name in names}
+    total = len(cases) * len(names) * len(trajectories)
     # Case by case, so that every run of a case shares its warm world (reset between runs);
     # the table lists them harness by harness.
-    for c, case in enumerate(cases):
-        with keep_warm():
-            for h, name in enumerate(names):
-                for t, trajectory in enumerate(trajectories):
-                    (r,) = run_case(
-                        case,
-                        RunOptions(
-                            harness=name,
-                            stub=trajectory,
-                            out=out_dir,
-                            db=ctx.obj.db,
-                            wire_retries=0,
-                        ),
-                    )
-                    g = r.grade
-                    tests = g.tests
-                    refused = denied(r)
-                    own = sum(mine for _, mine in refused)
-                    rows[h, c, t] = [
-                        name,
-                        version_of(specs[name]),
-                        r.case_id,
-                        trajectory,
-                        str(r.outcome),
-                        "-"
-                        if tests is None
-                        else f"F2P {tests.f2p_passed}/{len(tests.fail_to_pass)} "
-                        f"P2P {tests.p2p_passed}/{len(tests.pass_to_pass)}",
-                        "ok"
-                        if g.side_effects.ok
-                        else "violated: " + ", ".join(g.side_effects.violated),
-                        f"{len(refused)} ({own})",
-                        str(g.wire.logical_calls),
-                        f"{g.seconds.total:.0f}s",
-                    ]
-                    if (r.outcome == "pass") != (trajectory == "gold"):
-                        wrong.append(
-                            f"{name} {r.case_id} [stub:{trajectory}]: {r.outcome}: {r.reason}"
+    with PhaseDisplay(out) as display:
+        for c, case in enumerate(cases):
+            with keep_warm():
+                for h, name in enumerate(names):
+                    for t, trajectory in enumerate(trajectories):
+                        display.label = f" [{name}, stub:{trajectory}]"
+                        display.counter = (len(rows) + 1, total)
+                        (r,) = run_case(
+                            case,
+                            RunOptions(
+                                harness=name,
+                                stub=trajectory,
+                                out=out_dir,
+                                db=ctx.obj.db,
+                                wire_retries=0,
+                                progress=display,
+                            ),
                         )
+                        rows[h, c, t] = _row(r, name, specs[name], trajectory)
+                        if (r.outcome == "pass") != (trajectory == "gold"):
+                            wrong.append(
+                                f"{name} {r.case_id} [stub:{trajectory}]: {r.outcome}: {r.reason}"
+                            )
     for key in sorted(rows):
         table.add_row(*rows[key])
     Console(highlight=False, width=max(out.width, 200)).print(table)
@@ -215,3 +201,26 @@ def matrix(
         out.print(f"unexpected: {line}", markup=False)
     if wrong:
         raise typer.Exit(1)
+
+
+def _row(r: RunResult, name: str, spec: HarnessSpec, trajectory: str) -> list[str]:
+    """One run's row of the matrix."""
+    g = r.grade
+    tests = g.tests
+    refused = denied(r)
+    own = sum(mine for _, mine in refused)
+    return [
+        name,
+        version_of(spec),
+        r.case_id,
+        trajectory,
+        str(r.outcome),
+        "-"
+        if tests is None
+        else f"F2P {tests.f2p_passed}/{len(tests.fail_to_pass)} "
+        f"P2P {tests.p2p_passed}/{len(tests.pass_to_pass)}",
+        "ok" if g.side_effects.ok else "violated: " + ", ".join(g.side_effects.violated),
+        f"{len(refused)} ({own})",
+        str(g.wire.logical_calls),
+        f"{g.seconds.total:.0f}s",
+    ]

@@ -24,15 +24,17 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from replay.base.case import Case, LoadedCase, case_digest, read_case
 from replay.base.errors import ReplayError
 from replay.base.events import Event
 from replay.base.outcomes import Outcome
 from replay.base.snapshot import Snapshot
+from replay.gateway.modelcalls import ModelCall
 from replay.grade import Grade, RunToGrade, grade_run
 from replay.grade.hidden_tests import GradingBox
+from replay.grade.wire import group_logical_calls
 from replay.harness.install import HarnessImage, ensure_harness_image, needs_image
 from replay.harness.spec import PREFIX, HarnessSpec, load_harness
 from replay.harness.transcript import write_uniform
@@ -64,6 +66,33 @@ RUN_FILES = "/tmp/replay-run"
 
 class RunError(ReplayError):
     """A case cannot be run at all (a leaking snapshot, a missing image...)."""
+
+
+@dataclass(frozen=True)
+class PhaseDetail:
+    """What the runner tells beside a phase's name (to a :class:`PhaseWatcher`): where the
+    run stands in its batch and, during ``agent``, the agent's model calls so far."""
+
+    run: int | None = None
+    """The run's place among the batch's :attr:`runs`, from 1 (a run made again after a wire
+    failure keeps its place); None before the runs (``images``, ``world``)."""
+    runs: int = 1
+    """How many runs the batch makes (:attr:`RunOptions.runs`)."""
+    turns: int = 0
+    """The agent's model calls so far in this run, retries grouped as the grade groups them
+    (:func:`replay.grade.wire.group_logical_calls`); 0 outside ``agent``."""
+    tokens: int = 0
+    """Input and output tokens those calls reported."""
+
+
+@runtime_checkable
+class PhaseWatcher(Protocol):
+    """A :attr:`RunOptions.progress` that is told each phase with its :class:`PhaseDetail`
+    (the live display), instead of the phase alone; during ``agent``, told the same phase
+    again each time the agent's calls so far change."""
+
+    def phase(self, case_id: str, attempt: int | None, name: str, detail: PhaseDetail) -> None:
+        """``name`` has started (or, the same name again, its detail changed)."""
 
 
 @dataclass(frozen=True)
@@ -101,11 +130,18 @@ class RunOptions:
     progress: Callable[[str, int | None, str], None] | None = field(default=None, compare=False)
     """Told each phase as it starts: (case id, attempt or None before the runs, phase):
     ``images``, ``world``, then per run ``world reset``, ``sandbox``, ``agent``, ``grading``
-    (the live display of ``replay run`` and ``compare``)."""
+    (the live display of ``replay run`` and ``compare``). One that is a
+    :class:`PhaseWatcher` is told them through :meth:`PhaseWatcher.phase`, with their
+    :class:`PhaseDetail`."""
 
-    def phase(self, case_id: str, attempt: int | None, name: str) -> None:
-        if self.progress is not None:
-            self.progress(case_id, attempt, name)
+    def phase(
+        self, case_id: str, attempt: int | None, name: str, detail: PhaseDetail | None = None
+    ) -> None:
+        progress = self.progress
+        if isinstance(progress, PhaseWatcher):
+            progress.phase(case_id, attempt, name, detail or PhaseDetail())
+        elif progress is not None:
+            progress(case_id, attempt, name)
 
     @property
     def model_label(self) -> str:
@@ -205,7 +241,9 @@ def run_case(case_file: LoadedCase | Path, options: RunOptions) -> list[RunResul
                     # Every run but the batch's last starts the next run's sandbox while it
                     # is graded (see _Ahead).
                     result, ahead = run_once(
-                        replace(ctx, attempt=attempt), ahead, more=index < options.runs - 1
+                        replace(ctx, attempt=attempt, place=index + 1),
+                        ahead,
+                        more=index < options.runs - 1,
                     )
                     results.append(result)
                     if result.outcome != Outcome.TRANSPORT_FAIL:
@@ -338,6 +376,8 @@ class RunContext:
     """The price table every run's cost is read from (read once per batch)."""
     attempt: int = 1
     """1-based index of the run among the runs of this case and configuration."""
+    place: int = 1
+    """1-based place of the run among the batch's ``options.runs`` (:attr:`PhaseDetail.run`)."""
     world: WarmWorld | None = None
     """The batch's world, reset before each of its runs; None: a world for this run alone."""
 
@@ -633,6 +673,7 @@ def _run_and_grade(
     stopped_by: str | None = None
     diff = ""
     harness_seconds = 0.0
+    where = PhaseDetail(run=ctx.place, runs=options.runs)
     try:
         gateway_dir = run_dir / "gateway"
         gateway_dir.mkdir()
@@ -643,9 +684,9 @@ def _run_and_grade(
                 warm = own.enter_context(
                     WarmWorld(case.snapshot, world_dir, *_world_args(ctx.case, options, upstream))
                 )
-            options.phase(case.id, attempt, "world reset")
+            options.phase(case.id, attempt, "world reset", where)
             world = own.enter_context(warm.run(gateway_dir, run_dir / "events.db"))
-            options.phase(case.id, attempt, "sandbox")
+            options.phase(case.id, attempt, "sandbox", where)
             box = None if ahead is None else ahead.take(world.state)
             if box is None:
                 first = attempt == options.first_attempt
@@ -658,20 +699,21 @@ def _run_and_grade(
                     model=options.model,
                 )
                 box.agent_turn()
-                options.phase(case.id, attempt, "agent")
+                options.phase(case.id, attempt, "agent", where)
                 started_harness = time.monotonic()
                 caps = options.caps
                 # Its output goes straight to the run's files, each within its cap.
-                result = box.exec(
-                    argv,
-                    workdir=case.environment.workdir,
-                    env={**spec.environment(options.model), **options.harness_env},
-                    timeout=case.budgets.wall_time_s,
-                    user=AGENT_USER,
-                    cap=caps.harness_output,
-                    stdout_file=run_dir / "stdout.txt",
-                    stderr_file=run_dir / "stderr.txt",
-                )
+                with _agent_calls(options, case.id, attempt, where, warm.db):
+                    result = box.exec(
+                        argv,
+                        workdir=case.environment.workdir,
+                        env={**spec.environment(options.model), **options.harness_env},
+                        timeout=case.budgets.wall_time_s,
+                        user=AGENT_USER,
+                        cap=caps.harness_output,
+                        stdout_file=run_dir / "stdout.txt",
+                        stderr_file=run_dir / "stderr.txt",
+                    )
                 harness_seconds = time.monotonic() - started_harness
                 harness_ended = time.time()
                 harness_exit = result.exit_code
@@ -693,7 +735,7 @@ def _run_and_grade(
     if more and gateway is not None:
         # This run's sandbox is cut off; the next run's is started while this one is graded.
         following.append(_Ahead(ctx, gateway))
-    options.phase(case.id, attempt, "grading")
+    options.phase(case.id, attempt, "grading", where)
     events = _events(run_dir)
     return _grade(
         RunToGrade(
@@ -723,6 +765,90 @@ def _run_and_grade(
         store,
         ctx.prices,
     )
+
+
+CALLS_EVERY = 1.0
+"""Seconds between two looks at the agent's model calls while it runs (:func:`_agent_calls`)."""
+
+
+@contextmanager
+def _agent_calls(
+    options: RunOptions, case_id: str, attempt: int, where: PhaseDetail, db: Path
+) -> Iterator[None]:
+    """While the block runs (the harness), tell a :class:`PhaseWatcher` ``agent`` again each
+    time the agent's model calls so far change: the world's event log (``db``, where the
+    gateway records each call as it ends) read every :data:`CALLS_EVERY` seconds, and once
+    more at the end. Nothing is read for any other progress."""
+    if not isinstance(options.progress, PhaseWatcher):
+        yield
+        return
+    calls = _CallsSoFar(db)
+    told = PhaseDetail()
+    stop = threading.Event()
+
+    def look() -> None:
+        nonlocal told
+        turns, tokens = calls.look()
+        if (turns, tokens) != (told.turns, told.tokens):
+            told = replace(where, turns=turns, tokens=tokens)
+            options.phase(case_id, attempt, "agent", told)
+
+    def watch() -> None:
+        while not stop.wait(CALLS_EVERY):
+            look()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        look()
+        calls.close()
+
+
+class _CallsSoFar:
+    """The model calls a world's event log holds (``db``, the live database, opened
+    read-only), read a little more at each :meth:`look`."""
+
+    def __init__(self, db: Path) -> None:
+        from urllib.parse import quote
+
+        from sqlalchemy import create_engine
+
+        self._engine = create_engine(f"sqlite:///file:{quote(str(db))}?mode=ro&uri=true")
+        self._seq = 0
+        self._calls: list[ModelCall] = []
+
+    def look(self) -> tuple[int, int]:
+        """The calls so far, retries grouped as the grade groups them, and their tokens
+        (input and output). What cannot be read now (the database busy, not there yet) is
+        read at the next look; the grade counts every call anyway."""
+        from sqlalchemy import select
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from fakes.core.events import EventRow
+
+        query = (
+            select(EventRow.seq, EventRow.data)
+            .where(EventRow.seq > self._seq, EventRow.kind == "model.call")
+            .order_by(EventRow.seq)
+        )
+        try:
+            with self._engine.connect() as conn:
+                rows = conn.execute(query).all()
+            new = [ModelCall.model_validate(data) for _, data in rows]
+        except (SQLAlchemyError, ValueError):
+            new = []
+        else:
+            self._seq = rows[-1][0] if rows else self._seq
+        self._calls += new
+        tokens = sum(c.usage.input_tokens + c.usage.output_tokens for c in self._calls if c.usage)
+        return len(group_logical_calls(self._calls)), tokens
+
+    def close(self) -> None:
+        self._engine.dispose()
 
 
 def _world_args(case: LoadedCase, options: RunOptions, upstream: str | None) -> list[str]:
