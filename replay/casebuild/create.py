@@ -392,8 +392,8 @@ def create_case(
             told = measured.explain(spec.command, logs)
             if missing and _may_add(src, added):
                 told += (
-                    f"\n  the project's extras and requirements files name no distribution "
-                    f"that installs {', '.join(missing)}"
+                    "\n  the project's extras, dependency groups and requirements files name no "
+                    f"distribution that installs {', '.join(missing)}"
                 )
             raise MeasureError(f"{path}: {told}")
     write_lists(path, lists)

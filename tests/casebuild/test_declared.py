@@ -12,7 +12,7 @@ import pytest
 
 from replay.base.case import load_case
 from replay.casebuild.create import create_case
-from replay.casebuild.declared import declared_for, provides
+from replay.casebuild.declared import declared_for, dependency_groups, provides
 from replay.casebuild.environment import Wanted
 from replay.casebuild.testlists import MeasureError
 from replay.registry.serve import Registry, registry_app
@@ -79,6 +79,51 @@ def test_the_projects_extras_come_first_then_its_requirements_files(tmp_path: Pa
     assert declared_for(tmp_path, ["httpx"]) is None
 
 
+# cattrs 2023's pyproject.toml (python-attrs/cattrs 4a1d4c4^, MIT), in part: its test
+# requirements are a PDM dev-dependency group (sixth held-out corpus, README 13.3).
+CATTRS_2023_PYPROJECT = """\
+[project]
+name = "cattrs"
+dynamic = ["version"]
+dependencies = ["attrs>=20"]
+
+[tool.pdm.dev-dependencies]
+lint = ["isort>=5.11.5", "black>=23.3.0"]
+test = [
+    "hypothesis>=6.79.4",
+    "pytest>=7.4.0",
+    "immutables>=0.20",
+    "-e file:///${PROJECT_ROOT}/vendored",
+]
+
+[build-system]
+requires = ["hatchling", "hatch-vcs"]
+build-backend = "hatchling.build"
+"""
+
+
+def test_a_dependency_group_names_the_module_pep_735_or_pdms(tmp_path: Path) -> None:
+    """Found by the sixth held-out corpus (cattrs 2023): the tests import hypothesis, which
+    only PDM's ``[tool.pdm.dev-dependencies] test`` names; the stop said no declaration of the
+    project names it. A group's requirements are added whole; PEP 735's groups are read the
+    same way, an ``include-group`` through."""
+    (tmp_path / "pyproject.toml").write_text(CATTRS_2023_PYPROJECT)
+    found = declared_for(tmp_path, ["hypothesis"], requires=("pytest",))
+    assert found is not None
+    assert found.requires == ("hypothesis>=6.79.4", "pytest>=7.4.0", "immutables>=0.20")
+    assert found.where == "the project's dependency group 'test' (hypothesis)"
+    # Already given whole: nothing more to add.
+    assert declared_for(tmp_path, ["hypothesis"], requires=found.requires) is None
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[dependency-groups]\ncore = ["trio>=0.22"]\n'
+        'test = ["pytest", {include-group = "core"}]\nloop = [{include-group = "loop"}]\n'
+    )
+    assert dependency_groups(tmp_path) == {"test": ["pytest", "trio>=0.22"], "core": ["trio>=0.22"]}
+    found = declared_for(tmp_path, ["trio"], requires=("pytest",))
+    assert found is not None and found.requires == ("trio>=0.22",)
+    assert found.where == "the project's dependency group 'test' (trio)"
+
+
 def _source(tmp_path: Path, url: str, requirements: str) -> object:
     files = {
         "setup.py": "from setuptools import setup\nsetup(name='shapes', version='0.1', "
@@ -132,6 +177,5 @@ def test_case_create_adds_the_requirements_file_that_installs_a_missing_module(
         runtime.close()
     text = str(exc.value)
     assert "the tests cannot import pygments (ModuleNotFoundError, or an error" in text
-    assert "the project's extras and requirements files name no distribution that installs " in (
-        text
-    )
+    said = "the project's extras, dependency groups and requirements files name no distribution"
+    assert f"{said} that installs pygments" in text
