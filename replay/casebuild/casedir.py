@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -144,6 +144,10 @@ class LicenseFile:
     text: str
     spdx: str | None
     """The SPDX id of the permissive license its wording matches; ``None``: not recognised."""
+    points_to: str | None = None
+    """The license file beside it that this one refers the reader to for the full text, when
+    it is a short note rather than a license (immutables' ``LICENSE``: "provided under the
+    Apache 2.0 license. See LICENSE-APACHE"); its license is that file's."""
 
 
 def _words(text: str) -> str:
@@ -182,7 +186,37 @@ def license_at(repo: Path, rev: str) -> list[LicenseFile]:
     for name in sorted(names, key=_license_rank):
         text = gitrepo.run_exact(repo, "show", f"{rev}:{name}")
         found.append(LicenseFile(name, text, classify_license(text)))
-    return found
+    return [_pointer(f, found) for f in found]
+
+
+POINTER_MAX = 2000
+"""How long a license file whose wording is not recognised may be and still be read as a note
+that points to another (:func:`_pointer`): a license's own text is longer (MIT's, the
+shortest recognised, is about 1,000 characters with its title; a short note is a paragraph)."""
+
+
+_REFERS = r"(?i)\b(?:see|refer to|in|at)\s+(?:the\s+)?(?:file\s+)?[`'\"]?{name}(?![\w-])"
+"""A note's reference to a file by name: "See LICENSE-APACHE", "in the file `LICENSE.txt`"
+(not the name as a word of a text: "GNU GENERAL PUBLIC LICENSE")."""
+
+
+def _pointer(file: LicenseFile, found: list[LicenseFile]) -> LicenseFile:
+    """``file`` as a note pointing to a recognised license file beside it, when its wording is
+    not recognised, it is short (:data:`POINTER_MAX`), and it refers to exactly one of the other
+    files found, whose license is recognised: the note is shipped with the case, and the
+    license is the named file's. Otherwise ``file`` as it is (a stop that names it)."""
+    if file.spdx is not None or len(file.text) > POINTER_MAX:
+        return file
+    named = [
+        other
+        for other in found
+        if other.name != file.name
+        and other.spdx is not None
+        and re.search(_REFERS.format(name=re.escape(other.name)), file.text)
+    ]
+    if len(named) != 1:
+        return file
+    return replace(file, spdx=named[0].spdx, points_to=named[0].name)
 
 
 def license_text(files: list[LicenseFile]) -> str:

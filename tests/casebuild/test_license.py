@@ -184,3 +184,55 @@ def test_without_a_license_file_the_stop_says_what_was_looked_for(tmp_path: Path
     assert "no license file (LICENSE*, LICENCE*, COPYING*" in str(exc.value)
     with pytest.raises(InputError, match="not an SPDX license id"):
         spec_from_fix("shapes-area", _source(repo, base, fix, "MIT; rm -rf"))
+
+
+# MagicStack/immutables' LICENSE from 2021 on (sixth held-out corpus, README 13.3): a note that
+# sends the reader to LICENSE-APACHE, beside it.
+POINTER = """\
+The Immutables project is provided under the Apache 2.0 license.  See
+LICENSE-APACHE for the full text of the license.
+
+Additionally, this software contains the following code distributed a
+different license (refer to the specific files for details):
+
+  immutables/pythoncapi_compat.h  (MIT License)
+"""
+
+
+def test_a_note_pointing_to_a_recognised_license_file_takes_its_license(
+    tmp_path: Path,
+) -> None:
+    repo, base, fix = _licensed(tmp_path, {"LICENSE": POINTER, "LICENSE-APACHE": APACHE})
+    found = license_at(repo, fix)
+    assert [(f.name, f.spdx, f.points_to) for f in found] == [
+        ("LICENSE", "Apache-2.0", "LICENSE-APACHE"),
+        ("LICENSE-APACHE", "Apache-2.0", None),
+    ]
+    spec = spec_from_fix("shapes-area", _source(repo, base, fix))
+    assert spec.provenance is not None
+    assert spec.provenance.license == "Apache-2.0"
+    # Both travel with the case: the note names code under another license.
+    assert "==> LICENSE <==" in spec.provenance.license_text
+    assert "pythoncapi_compat.h  (MIT License)" in spec.provenance.license_text
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        # The file it names is not recognised either.
+        {"LICENSE": POINTER, "LICENSE-APACHE": HPND},
+        # It names no file that is there.
+        {"LICENSE": POINTER.replace("LICENSE-APACHE", "LICENSE-APACHE2"), "COPYING": APACHE},
+        # It names the file only as a word of its text, not as a file to see.
+        {"LICENSE": "Licensed under the LICENSE-APACHE terms.\n", "LICENSE-APACHE": APACHE},
+        # A long text is a license of its own, whatever it mentions.
+        {"LICENSE": HPND * 12 + "See LICENSE-APACHE.\n", "LICENSE-APACHE": APACHE},
+    ],
+    ids=["names-unrecognised", "names-nothing-there", "mentions-only", "long-text"],
+)
+def test_a_note_is_no_license_unless_it_points_to_one(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    repo, base, fix = _licensed(tmp_path, files)
+    with pytest.raises(InputError, match=r"not a license recognised"):
+        spec_from_fix("shapes-area", _source(repo, base, fix))
