@@ -6,7 +6,8 @@ keeps its test requirements in a top-level ``requirements.txt`` no metadata name
 import ``requests``, later ``httpx``); anyio 2019's tests import ``curio``, which its ``curio``
 extra installs and its ``test`` extra does not (the fourth held-out corpus). When the tests
 stop on ``ModuleNotFoundError``, the project's own declarations are searched for the module:
-its extras first, then its dependency groups (PEP 735's ``[dependency-groups]``, PDM's
+its extras first (an extra named after the module too: cattrs' ``bson`` installs
+``pymongo``), then its dependency groups (PEP 735's ``[dependency-groups]``, PDM's
 ``[tool.pdm.dev-dependencies]``: cattrs 2023 keeps its test requirements there, sixth
 held-out corpus), then its requirements files, and what names it is added as a whole (the
 extra, the group's requirements, or ``-r FILE``), as the project's developers install it.
@@ -145,7 +146,9 @@ def declared_for(
 ) -> Addition | None:
     """The first declaration of the project (``checkout``, the base's files) that installs one
     of ``modules`` and is not already in ``requires`` or ``extras``: an extra naming a
-    distribution that provides it (:func:`provides`), else a dependency group naming one
+    distribution that provides it (:func:`provides`) or named after the module itself (cattrs'
+    ``bson`` extra installs ``pymongo``, whose name says nothing of the ``bson`` module it
+    installs: the project says what the extra is for), else a dependency group naming one
     (:func:`dependency_groups`), else a requirements file naming one.
     None when the project declares none of them."""
     try:
@@ -167,6 +170,13 @@ def declared_for(
             if named:
                 return Addition(
                     module, extras=(extra,), where=f"the project's extra '{extra}' ({named[0]})"
+                )
+            if provides(extra, module) and _names(specs):
+                return Addition(
+                    module,
+                    extras=(extra,),
+                    where=f"the project's extra '{extra}', named after the module "
+                    f"({', '.join(_names(specs))})",
                 )
         for group, specs in dependency_groups(checkout).items():
             if all(spec.strip() in given for spec in specs):

@@ -124,6 +124,42 @@ def test_a_dependency_group_names_the_module_pep_735_or_pdms(tmp_path: Path) -> 
     assert found.where == "the project's dependency group 'test' (trio)"
 
 
+# cattrs 2026's pyproject.toml (python-attrs/cattrs 3d07082^, MIT), in part: its tests import
+# bson, which the extra named after it installs as pymongo (sixth held-out corpus, README 13.3).
+CATTRS_2026_PYPROJECT = """\
+[project]
+name = "cattrs"
+dynamic = ["version"]
+dependencies = ["attrs>=25.4.0"]
+
+[project.optional-dependencies]
+ujson = ["ujson>=5.10.0"]
+msgpack = ["msgpack>=1.0.5"]
+pyyaml = ["PyYAML>=6.0"]
+bson = ["pymongo>=4.4.0"]
+
+[build-system]
+requires = ["hatchling", "hatch-vcs"]
+build-backend = "hatchling.build"
+"""
+
+
+def test_an_extra_named_after_the_module_installs_it(tmp_path: Path) -> None:
+    """Found by the sixth held-out corpus (cattrs 2026): no distribution the project declares
+    is named like ``bson``; the extra named ``bson`` says what it is for."""
+    (tmp_path / "pyproject.toml").write_text(CATTRS_2026_PYPROJECT)
+    found = declared_for(tmp_path, ["bson"], requires=("pytest",))
+    assert found is not None
+    assert (found.module, found.extras, found.requires) == ("bson", ("bson",), ())
+    assert found.where == "the project's extra 'bson', named after the module (pymongo)"
+    # A distribution named like the module still comes first; an extra given is not offered.
+    yaml = declared_for(tmp_path, ["yaml"])
+    assert yaml is not None and yaml.where == "the project's extra 'pyyaml' (PyYAML)"
+    assert declared_for(tmp_path, ["bson"], extras=("bson",)) is None
+    # A module no extra is named after, nor any distribution, is still not found.
+    assert declared_for(tmp_path, ["gridfs"]) is None
+
+
 def _source(tmp_path: Path, url: str, requirements: str) -> object:
     files = {
         "setup.py": "from setuptools import setup\nsetup(name='shapes', version='0.1', "
