@@ -68,6 +68,8 @@ from replay.casebuild.conflicts import (
 )
 from replay.casebuild.extensions import (
     BUILD_TOOLCHAIN,
+    COMMON,
+    GCC_10,
     REBUILD,
     built_c_sources,
     cython_outputs,
@@ -77,6 +79,7 @@ from replay.casebuild.extensions import (
     lacks_compiler,
     rebuild_command,
     rebuild_requires,
+    with_common,
 )
 from replay.images.base import (
     Release,
@@ -493,6 +496,14 @@ def plan_environment(
                     "build and before each run of the hidden tests: the build compiles "
                     f"{'it' if len(generated) == 1 else 'them'} and the tree holds only the "
                     "Cython source"
+                )
+            if at < GCC_10:
+                setup = [with_common(command) for command in setup]
+                rebuild = with_common(rebuild) if rebuild else None
+                notes.append(
+                    f"the C code is built with {COMMON}: it is from before GCC 10 (May 2020), "
+                    f"which made -fno-common the default, and Debian {release.name}'s GCC "
+                    "refuses what the compilers of T linked (a variable defined in a header)"
                 )
             others = f" and {len(sources) - 3} more" if sources[3:] else ""
             shown = ", ".join(sources[:3]) + others

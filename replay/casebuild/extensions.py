@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from replay.base.case import Case
@@ -57,6 +58,26 @@ REBUILD = "python setup.py build_ext --inplace -q"
 """Run before the hidden tests of a project with extension modules: the tests must run the C
 code of the tree as it is (the agent's diff, the gold patch), not what the image compiled at
 the base commit."""
+
+
+GCC_10 = datetime(2020, 5, 7, tzinfo=UTC)
+"""GCC 10.1's release, which made ``-fno-common`` the default: a global variable defined in a
+header that two C files include no longer links ("multiple definition of
+`CBOREncoderType'", cbor2 2019 in the sixth held-out corpus). Every base image's GCC is 10 or
+later (bullseye's 10, bookworm's 12, trixie's 14); C code from before it was written for
+``-fcommon``, the compilers' default until then."""
+COMMON = "CFLAGS=-fcommon"
+
+
+def with_common(command: str) -> str:
+    """``command`` with each of its steps that runs Python (a pip install, ``setup.py
+    build_ext``) run with :data:`COMMON`: extensions compiled as a compiler before
+    :data:`GCC_10` compiled them. Steps that run nothing compiled (``rm -f``) are left."""
+    steps = command.split(" && ")
+    return " && ".join(
+        f"{COMMON} {step}" if re.match(r"(?:[A-Z_]+=\S+ )*python ", step) else step
+        for step in steps
+    )
 
 
 def lacks_compiler(message: str) -> bool:

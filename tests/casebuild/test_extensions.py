@@ -10,16 +10,26 @@ simplejson's speedups are), with a pure-Python fallback, and the fix is in the C
 
 from __future__ import annotations
 
-from datetime import datetime
+import subprocess
+from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
 import yaml
 
 from replay.base import gitrepo
 from replay.base.case import load_case
+from replay.casebuild import environment
 from replay.casebuild.create import FixSource, create_case
 from replay.casebuild.environment import Wanted
-from replay.casebuild.extensions import DROP_EXTENSIONS, REBUILD, extension_sources, lacks_compiler
+from replay.casebuild.extensions import (
+    COMMON,
+    DROP_EXTENSIONS,
+    REBUILD,
+    extension_sources,
+    lacks_compiler,
+    with_common,
+)
 from replay.registry.serve import Registry, registry_app
 from replay.runtime import get_runtime
 from replay.snapshot import load_snapshot
@@ -293,7 +303,9 @@ def test_a_c_file_made_outside_the_build_is_generated_before_it(tmp_path: Path) 
     assert cython_outputs(repo) == []  # a C file the tree holds is compiled as it is
 
 
-def test_the_rebuild_gets_what_the_build_requires(tmp_path: Path) -> None:
+def test_the_rebuild_gets_what_the_build_requires(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 34 (msgpack 2022): setup.py cythonizes ``_unpacker.pyx`` when Cython is
     importable and otherwise compiles the C++ file generated earlier. Cython was only in pip's
     isolated build environment, so the hidden tests' rebuild compiled the base commit's C++ and
@@ -319,6 +331,18 @@ def test_the_rebuild_gets_what_the_build_requires(tmp_path: Path) -> None:
         "rebuilds the extensions in place, outside pip's isolated build, so what the build "
         "requires must be installed (its [build-system] requires and setup_requires, but "
         "setuptools and wheel, which the image holds)"
+    )
+    # The same project as if T were before GCC 10 (cbor2 2019): its build and its rebuild
+    # compile with -fcommon, and the case says why.
+    monkeypatch.setattr(environment, "GCC_10", T + timedelta(days=1))
+    with serving(_cython_upstream().app()) as url:
+        wanted = Wanted(requires=("pytest",), index_url=url + "/simple/")
+        old = plan_environment(repo, base, T, wanted, BlobStore(tmp_path / "blobs"))
+    assert old.setup == [f"{COMMON} {planned.setup[0]}"]
+    assert old.rebuild == f"rm -f fastpack/_cpack.c fastpack/_cpack.cpp && {COMMON} {REBUILD}"
+    assert any(
+        n.startswith(f"the C code is built with {COMMON}: it is from before GCC 10")
+        for n in old.notes
     )
 
 
@@ -409,3 +433,39 @@ def test_a_c_file_the_build_generates_is_removed_before_each_rebuild(tmp_path: P
     assert stale == [("pkg/a.pyx", "pkg/a.c")]
     assert rebuild_command(stale) == f"rm -f pkg/a.c pkg/a.cpp && {REBUILD}"
     assert rebuild_command([]) == REBUILD
+
+
+# cbor2 2019 (agronholm/cbor2 9927bb5^, MIT), in miniature: its module header defines the type
+# objects every C file that includes it shares (sixth held-out corpus, README 13.3).
+COMMON_H = "int encoder_type;  /* a definition in a header: one per file that includes it */\n"
+COMMON_C = {
+    "module.c": '#include "module.h"\nint encode(void);\nint main(void) { return encode(); }\n',
+    "encoder.c": '#include "module.h"\nint encode(void) { return encoder_type; }\n',
+}
+
+
+def _link(tmp_path: Path, flags: list[str]) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "module.h").write_text(COMMON_H)
+    for name, text in COMMON_C.items():
+        (tmp_path / name).write_text(text)
+    return subprocess.run(
+        ["gcc", *flags, "-o", str(tmp_path / "a.out"), *(str(tmp_path / n) for n in COMMON_C)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_c_code_from_before_gcc_10_is_built_as_its_compilers_built_it(tmp_path: Path) -> None:
+    """Found by the sixth held-out corpus (cbor2 2019): the extension's header defines a
+    variable, which GCC 10 and later (every base image's) refuse to link twice; the case
+    stopped at its build. Code from before GCC 10 is built with ``-fcommon``, as GCC 9 and
+    earlier built it by default: the machine's GCC (12, as bookworm's) shows both."""
+    refused = _link(tmp_path, [])
+    assert refused.returncode != 0 and "multiple definition of" in refused.stderr
+    assert _link(tmp_path, COMMON.removeprefix("CFLAGS=").split()).returncode == 0
+    # Each step that runs Python gets it, whatever variables it already sets; rm does not.
+    rebuild = f"rm -f cbor2/_encoder.c && {REBUILD}"
+    assert with_common(rebuild) == f"rm -f cbor2/_encoder.c && {COMMON} {REBUILD}"
+    setup = "SETUPTOOLS_USE_DISTUTILS=stdlib python -m pip install -e . pytest"
+    assert with_common(setup) == f"{COMMON} {setup}"
