@@ -58,6 +58,27 @@ def gateway_python() -> Path:
     )
 
 
+def _not_started(code: int | None, timeout: float, log: Path) -> str:
+    """Why the gateway did not start, in one line and never empty: it exited (with the code,
+    or the signal that ended it) or it was still starting when ``timeout`` ran out, then the
+    end of what it wrote, or that it wrote nothing (jedi 2026, sixth held-out corpus: the
+    stop read "the gateway did not start:" and named nothing)."""
+    if code is None:
+        why = f"it was still starting after {timeout:.0f} s (a machine too busy, or a hang)"
+    elif code < 0:
+        why = f"it was ended by signal {-code}"
+    else:
+        why = f"it exited with code {code}"
+    try:
+        lines = [line.strip() for line in log.read_text(errors="replace").splitlines()]
+    except OSError as exc:
+        return f"the gateway did not start: {why}; its log {log} could not be read ({exc})"
+    tail = " | ".join(line for line in lines if line)[-600:]
+    return f"the gateway did not start: {why}" + (
+        f"; the end of its log ({log}): {tail}" if tail else f" and wrote nothing to {log}"
+    )
+
+
 class World:
     """One snapshot's world: its fakes, registry and docs behind the gateway.
 
@@ -130,8 +151,9 @@ class World:
         try:
             deadline = time.monotonic() + self.timeout
             while not state.exists():
-                if self._process.poll() is not None or time.monotonic() > deadline:
-                    raise ReplayError(f"the gateway did not start: {log.read_text()[-2000:]}")
+                code = self._process.poll()
+                if code is not None or time.monotonic() > deadline:
+                    raise ReplayError(_not_started(code, self.timeout, log))
                 time.sleep(0.1)
             self._state = json.loads(state.read_text())
         except BaseException:
