@@ -24,8 +24,9 @@ from fakes.core.events import EventBase, EventLog
 from replay.cli import progress
 from replay.cli.progress import Pace, PhaseDisplay, span
 from replay.gateway.modelcalls import ModelCall, ModelCallObserver, TokenUsage
-from replay.run import runner
-from replay.run.runner import PhaseDetail, PhaseWatcher, RunOptions
+from replay.run import watch
+from replay.run.runner import RunOptions
+from replay.run.watch import PhaseDetail, PhaseWatcher
 
 
 class Clock:
@@ -308,7 +309,7 @@ def test_the_calls_so_far_are_read_from_the_live_log_as_the_grade_counts_them(
     world_db: tuple[Path, Engine],
 ) -> None:
     path, engine = world_db
-    calls = runner._CallsSoFar(path)
+    calls = watch.CallsSoFar(path)
     try:
         assert calls.look() == (0, 0)
         _record(engine, _call("a", 1, None, failed=True), _call("a", 3, (100, 20)))
@@ -321,7 +322,7 @@ def test_the_calls_so_far_are_read_from_the_live_log_as_the_grade_counts_them(
 
 
 def test_a_log_not_there_yet_is_no_call_and_no_error(tmp_path: Path) -> None:
-    calls = runner._CallsSoFar(tmp_path / "missing.db")
+    calls = watch.CallsSoFar(tmp_path / "missing.db")
     try:
         assert calls.look() == (0, 0)
     finally:
@@ -332,7 +333,7 @@ def test_the_agent_phase_is_told_again_as_its_calls_come(
     world_db: tuple[Path, Engine], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path, engine = world_db
-    monkeypatch.setattr(runner, "CALLS_EVERY", 0.01)
+    monkeypatch.setattr(watch, "CALLS_EVERY", 0.01)
     seen: list[PhaseDetail] = []
     arrived = threading.Event()
 
@@ -347,7 +348,7 @@ def test_the_agent_phase_is_told_again_as_its_calls_come(
 
     options = RunOptions(progress=Watcher())
     where = PhaseDetail(run=2, runs=3)
-    with runner._agent_calls(options, "c", 2, where, path):
+    with watch.agent_calls(options.progress, "c", 2, where, path):
         _record(engine, _call("a", 1, (10, 5)))
         # Told while the agent still runs, not only at its end.
         assert arrived.wait(60), "the first call was never told"
@@ -360,8 +361,8 @@ def test_the_agent_phase_is_told_again_as_its_calls_come(
 def test_nothing_is_read_for_a_plain_progress(tmp_path: Path) -> None:
     made: list[Path] = []
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(runner, "_CallsSoFar", made.append)
+        mp.setattr(watch, "CallsSoFar", made.append)
         for options in (RunOptions(progress=lambda *a: None), RunOptions()):
-            with runner._agent_calls(options, "c", 1, PhaseDetail(), tmp_path / "world.db"):
+            with watch.agent_calls(options.progress, "c", 1, PhaseDetail(), tmp_path / "world.db"):
                 pass
     assert made == []

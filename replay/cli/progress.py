@@ -18,7 +18,7 @@ from rich.live import Live
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from replay.run.runner import PhaseDetail
+    from replay.run.watch import PhaseDetail
 
 
 class Pace:

@@ -24,17 +24,15 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from replay.base.case import Case, LoadedCase, case_digest, read_case
 from replay.base.errors import ReplayError
 from replay.base.events import Event
 from replay.base.outcomes import Outcome
 from replay.base.snapshot import Snapshot
-from replay.gateway.modelcalls import ModelCall
 from replay.grade import Grade, RunToGrade, grade_run
 from replay.grade.hidden_tests import GradingBox
-from replay.grade.wire import group_logical_calls
 from replay.harness.install import HarnessImage, ensure_harness_image, needs_image
 from replay.harness.spec import PREFIX, HarnessSpec, load_harness
 from replay.harness.transcript import write_uniform
@@ -45,6 +43,7 @@ from replay.results import GradeRow, RunRow, Store
 from replay.run.crash import CRASH_FILE, crash_grade, write_cuts
 from replay.run.prices import PriceTable, load_prices
 from replay.run.task import render_task
+from replay.run.watch import PhaseDetail, PhaseWatcher, agent_calls
 from replay.runtime import get_runtime
 from replay.runtime.base import Limits, Mount, Owner, Runtime
 from replay.runtime.bounded import Caps
@@ -66,33 +65,6 @@ RUN_FILES = "/tmp/replay-run"
 
 class RunError(ReplayError):
     """A case cannot be run at all (a leaking snapshot, a missing image...)."""
-
-
-@dataclass(frozen=True)
-class PhaseDetail:
-    """What the runner tells beside a phase's name (to a :class:`PhaseWatcher`): where the
-    run stands in its batch and, during ``agent``, the agent's model calls so far."""
-
-    run: int | None = None
-    """The run's place among the batch's :attr:`runs`, from 1 (a run made again after a wire
-    failure keeps its place); None before the runs (``images``, ``world``)."""
-    runs: int = 1
-    """How many runs the batch makes (:attr:`RunOptions.runs`)."""
-    turns: int = 0
-    """The agent's model calls so far in this run, retries grouped as the grade groups them
-    (:func:`replay.grade.wire.group_logical_calls`); 0 outside ``agent``."""
-    tokens: int = 0
-    """Input and output tokens those calls reported."""
-
-
-@runtime_checkable
-class PhaseWatcher(Protocol):
-    """A :attr:`RunOptions.progress` that is told each phase with its :class:`PhaseDetail`
-    (the live display), instead of the phase alone; during ``agent``, told the same phase
-    again each time the agent's calls so far change."""
-
-    def phase(self, case_id: str, attempt: int | None, name: str, detail: PhaseDetail) -> None:
-        """``name`` has started (or, the same name again, its detail changed)."""
 
 
 @dataclass(frozen=True)
@@ -703,7 +675,7 @@ def _run_and_grade(
                 started_harness = time.monotonic()
                 caps = options.caps
                 # Its output goes straight to the run's files, each within its cap.
-                with _agent_calls(options, case.id, attempt, where, warm.db):
+                with agent_calls(options.progress, case.id, attempt, where, warm.db):
                     result = box.exec(
                         argv,
                         workdir=case.environment.workdir,
@@ -765,90 +737,6 @@ def _run_and_grade(
         store,
         ctx.prices,
     )
-
-
-CALLS_EVERY = 1.0
-"""Seconds between two looks at the agent's model calls while it runs (:func:`_agent_calls`)."""
-
-
-@contextmanager
-def _agent_calls(
-    options: RunOptions, case_id: str, attempt: int, where: PhaseDetail, db: Path
-) -> Iterator[None]:
-    """While the block runs (the harness), tell a :class:`PhaseWatcher` ``agent`` again each
-    time the agent's model calls so far change: the world's event log (``db``, where the
-    gateway records each call as it ends) read every :data:`CALLS_EVERY` seconds, and once
-    more at the end. Nothing is read for any other progress."""
-    if not isinstance(options.progress, PhaseWatcher):
-        yield
-        return
-    calls = _CallsSoFar(db)
-    told = PhaseDetail()
-    stop = threading.Event()
-
-    def look() -> None:
-        nonlocal told
-        turns, tokens = calls.look()
-        if (turns, tokens) != (told.turns, told.tokens):
-            told = replace(where, turns=turns, tokens=tokens)
-            options.phase(case_id, attempt, "agent", told)
-
-    def watch() -> None:
-        while not stop.wait(CALLS_EVERY):
-            look()
-
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-        look()
-        calls.close()
-
-
-class _CallsSoFar:
-    """The model calls a world's event log holds (``db``, the live database, opened
-    read-only), read a little more at each :meth:`look`."""
-
-    def __init__(self, db: Path) -> None:
-        from urllib.parse import quote
-
-        from sqlalchemy import create_engine
-
-        self._engine = create_engine(f"sqlite:///file:{quote(str(db))}?mode=ro&uri=true")
-        self._seq = 0
-        self._calls: list[ModelCall] = []
-
-    def look(self) -> tuple[int, int]:
-        """The calls so far, retries grouped as the grade groups them, and their tokens
-        (input and output). What cannot be read now (the database busy, not there yet) is
-        read at the next look; the grade counts every call anyway."""
-        from sqlalchemy import select
-        from sqlalchemy.exc import SQLAlchemyError
-
-        from fakes.core.events import EventRow
-
-        query = (
-            select(EventRow.seq, EventRow.data)
-            .where(EventRow.seq > self._seq, EventRow.kind == "model.call")
-            .order_by(EventRow.seq)
-        )
-        try:
-            with self._engine.connect() as conn:
-                rows = conn.execute(query).all()
-            new = [ModelCall.model_validate(data) for _, data in rows]
-        except (SQLAlchemyError, ValueError):
-            new = []
-        else:
-            self._seq = rows[-1][0] if rows else self._seq
-        self._calls += new
-        tokens = sum(c.usage.input_tokens + c.usage.output_tokens for c in self._calls if c.usage)
-        return len(group_logical_calls(self._calls)), tokens
-
-    def close(self) -> None:
-        self._engine.dispose()
 
 
 def _world_args(case: LoadedCase, options: RunOptions, upstream: str | None) -> list[str]:
