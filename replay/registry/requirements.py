@@ -215,6 +215,15 @@ def _lines(value: object) -> list[str]:
     return []
 
 
+def _cfg_lines(value: str) -> list[str]:
+    """A setup.cfg requirements value as setuptools reads it (its ``list-semi`` type): one
+    requirement per line when the value spans lines, else the one line split at ``;``
+    (pint 2021: ``setup_requires = setuptools; setuptools_scm`` is two requirements, sixth
+    held-out corpus). A marker therefore needs the dangling-list form, as setuptools warns."""
+    chunks = value.splitlines() if "\n" in value else value.split(";")
+    return [c.strip() for c in chunks if c.strip() and not c.strip().startswith("#")]
+
+
 Reader = Callable[[str], bytes | None]
 
 
@@ -371,7 +380,9 @@ def read_source(read: Reader, egg_info: Reader | None = None) -> SourceMetadata:
             else "pip's fallback: no pyproject.toml"
         )
     if backend is None or backend in _SETUPTOOLS_BACKENDS:
-        setup_requires = _lines(cfg.get("options", "setup_requires", fallback="")) if cfg else []
+        setup_requires = (
+            _cfg_lines(cfg.get("options", "setup_requires", fallback="")) if cfg else []
+        )
         setup_requires += _lines(setup_py.get("setup_requires"))
         if setup_requires:
             build += setup_requires
@@ -424,7 +435,7 @@ def read_source(read: Reader, egg_info: Reader | None = None) -> SourceMetadata:
         reqs = [s for s in (_with_extra(r, None) for r in listed) if s]
         if cfg.has_section("options.extras_require"):
             for extra, value in cfg.items("options.extras_require"):
-                reqs += [s for s in (_with_extra(r, extra) for r in _lines(value)) if s]
+                reqs += [s for s in (_with_extra(r, extra) for r in _cfg_lines(value)) if s]
         meta.requires, meta.requires_source = reqs, "setup.cfg install_requires"
         return meta
     if "install_requires" in setup_py or "extras_require" in setup_py:
@@ -482,7 +493,7 @@ def _cfg_list(cfg: configparser.ConfigParser, key: str, read: Reader) -> list[st
             if data is not None:
                 out += [ln for _, ln in _logical_lines(data.decode(errors="replace"))]
         return out
-    return _lines(value)
+    return _cfg_lines(value)
 
 
 def read_project(root: Path) -> SourceMetadata:

@@ -256,3 +256,40 @@ def test_a_setup_py_literal_spread_over_names_is_read(tmp_path: Path) -> None:
         "setup(name='x', install_requires=[], extras_require=extras_require)\n"
     )
     assert read_project(tmp_path).requires == []
+
+
+# pint 2021's setup.cfg (hgrecco/pint 4d0f842^, BSD-3-Clause), in part (sixth held-out corpus).
+PINT_2021_SETUP_CFG = """\
+[metadata]
+name = Pint
+
+[options]
+packages = pint
+install_requires =
+    packaging
+    importlib-metadata; python_version < '3.8'
+setup_requires = setuptools; setuptools_scm
+
+[options.extras_require]
+numpy = numpy >= 1.17
+test =
+    pytest
+    pytest-subtests
+"""
+
+
+def test_setup_cfg_values_are_read_as_setuptools_reads_them(tmp_path: Path) -> None:
+    """A one-line value is split at ``;`` (setuptools' ``list-semi``), a multi-line value is
+    one requirement per line, markers kept: pint 2021's ``setup_requires`` stopped case create
+    ("'setuptools; setuptools_scm': not a requirement")."""
+    (tmp_path / "setup.cfg").write_text(PINT_2021_SETUP_CFG)
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    meta = read_project(tmp_path)
+    assert meta.build_requires == [*LEGACY_BUILD_REQUIRES, "setuptools", "setuptools_scm"]
+    assert meta.requires == [
+        "packaging",
+        'importlib-metadata; python_version < "3.8"',
+        'numpy>=1.17; extra == "numpy"',
+        'pytest; extra == "test"',
+        'pytest-subtests; extra == "test"',
+    ]
