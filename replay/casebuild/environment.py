@@ -762,11 +762,17 @@ def settle(
                     raise SettleError(conflict) from exc
                 unbuilt = sdist_build_failure(output)
                 if missing and unbuilt is not None:
+                    carries = (
+                        "the image carries Debian's compilers, Python's headers, libffi-dev "
+                        "and libssl-dev"
+                        if BUILD_TOOLCHAIN in load_case(case_path).environment.toolchains
+                        else "the image carries no compiler, and the build's words do not "
+                        "say it wants one"
+                    )
                     raise SettleError(
                         f"pip at T found {', '.join(missing)} only as a source distribution "
                         f"that does not build here ({unbuilt}): the build needs something "
-                        "the image lacks, most often a system library (the base images carry "
-                        "Debian's compilers, Python's headers, libffi-dev and libssl-dev); name "
+                        f"the image lacks, most often a system library ({carries}); name "
                         "the test requirements without it (--requires), or choose a T when a "
                         f"wheel for Python {release.python_version} existed (--at)\n{exc}"
                     ) from exc

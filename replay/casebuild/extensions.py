@@ -47,10 +47,12 @@ _NO_COMPILER = re.compile(
     r"(?:gcc|g\+\+|cc): (?:command )?not found|"
     r"Python\.h: No such file or directory|"
     r"error: Microsoft Visual C\+\+|"  # never here, but the same cause
-    r"No working compiler found|no acceptable C compiler found"
+    r"No working compiler found|no acceptable C compiler found|"
+    r"Broken toolchain: cannot (?:compile|link) a simple C program"  # numpy's distutils
 )
 """What a build missing a compiler or the interpreter's headers says (distutils, setuptools,
-cffi, Cython, autoconf): the cause is the image's toolchain, not the registry."""
+cffi, Cython, autoconf, numpy's own distutils): the cause is the image's toolchain, not the
+registry."""
 BUILD_TOOLCHAIN = "build"
 EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".pyx")
 _BUILDS_EXTENSIONS = re.compile(r"\bExtension\s*\(|\bext_modules\b|\bcythonize\s*\(")
