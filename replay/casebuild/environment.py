@@ -88,7 +88,7 @@ from replay.images.base import (
     parse_base_tag,
     read_requires_python,
 )
-from replay.images.env import cause_line
+from replay.images.env import cause_line, failed_distribution
 from replay.registry.errors import NothingAtT
 from replay.registry.record import (
     TEST_RUNNER,
@@ -761,11 +761,26 @@ def settle(
                 if conflict is not None:
                     raise SettleError(conflict) from exc
                 unbuilt = sdist_build_failure(output)
+                broken = _unbuildable(output, missing)
+                if broken and (dropped := drop_pins(case_path, broken)):
+                    say(
+                        f"{', '.join(broken)} left out of {', '.join(dropped)} (the rest "
+                        f"installed): its source distribution as of T does not build here "
+                        f"({cause_line(output) or 'its build failed'}) and no wheel of it at T "
+                        f"fits Python {release.python_version}, the oldest interpreter here; "
+                        "only the project's requirements files ask for it. Tests that import "
+                        "it fail before and after the fix alike, and the measure names it if "
+                        "the fix's tests need it"
+                    )
+                    continue
                 if missing and unbuilt is not None:
+                    toolchains = (
+                        yaml.safe_load(case_path.read_text()).get("environment", {}) or {}
+                    ).get("toolchains") or []
                     carries = (
                         "the image carries Debian's compilers, Python's headers, libffi-dev "
                         "and libssl-dev"
-                        if BUILD_TOOLCHAIN in load_case(case_path).environment.toolchains
+                        if BUILD_TOOLCHAIN in toolchains
                         else "the image carries no compiler, and the build's words do not "
                         "say it wants one"
                     )
@@ -810,10 +825,18 @@ def breaks_on_interpreter(output: str) -> bool:
 
 
 def drop_tool_pin(case_path: Path) -> list[str]:
-    """Replace each ``-r FILE`` of the case's setup commands whose requirements name
-    setuptools by that file's other requirements (:func:`_expanded`); the files replaced,
-    none when no file names it. A project's CI pins setuptools for its own tools; the image's
-    setuptools, of the interpreter's release, is the one that runs there."""
+    """:func:`drop_pins` of setuptools. A project's CI pins setuptools for its own tools; the
+    image's setuptools, of the interpreter's release, is the one that runs there."""
+    return drop_pins(case_path, ["setuptools"])
+
+
+def drop_pins(case_path: Path, names: Sequence[str]) -> list[str]:
+    """Replace each ``-r FILE`` of the case's setup commands whose requirements name one of
+    the projects ``names`` (canonical) by that file's other requirements
+    (:func:`_expanded`); the files replaced, none when no file names one."""
+    wanted_out = {canonicalize_name(n) for n in names}
+    if not wanted_out:
+        return []
     data = yaml.safe_load(case_path.read_text())
     setup: list[str] = data.get("environment", {}).get("setup", [])
     replaced: list[str] = []
@@ -833,9 +856,9 @@ def drop_tool_pin(case_path: Path) -> list[str]:
                 checkout,
                 Wanted(requires=tuple(specs)),
                 lambda path: any(
-                    requirement_name(r) == "setuptools" for r in read_requirements_file(path)
+                    requirement_name(r) in wanted_out for r in read_requirements_file(path)
                 ),
-                lambda req: requirement_name(req) != "setuptools",
+                lambda req: requirement_name(req) not in wanted_out,
             )
             if found is None:
                 commands.append(command)
@@ -905,6 +928,18 @@ _BUILD_FAILED = re.compile(
     r"|^error: (?:metadata-generation-failed|subprocess-exited-with-error)",
     re.MULTILINE,
 )
+
+
+def _unbuildable(output: str, missing: Sequence[str]) -> list[str]:
+    """The projects (canonical names) whose source distribution pip failed to build: those
+    it then found nothing else for (``missing``, :func:`sdist_build_failure`), or the one
+    whose install from source failed (:func:`replay.images.env.failed_distribution`: numpy
+    1.16 on Python 3.9, deepdiff 2019 in the sixth held-out corpus). Empty when no build
+    of a dependency failed."""
+    if missing and sdist_build_failure(output) is not None:
+        return [n for n in map(requirement_name, missing) if n]
+    built = failed_distribution(output)
+    return [canonicalize_name(built)] if built else []
 
 
 def sdist_build_failure(output: str) -> str | None:
