@@ -542,22 +542,26 @@ def leave_out(checkout: Path, wanted: Wanted, exc: NothingAtT) -> tuple[Wanted, 
 
     It is left out only when the index holds no file of that project from at or before T
     at all (the project was deleted and uploaded again later: codecov, in cloudpickle's
-    ``dev-requirements.txt``, has only 2023 files), it was asked for, not wanted by a
-    dependency, and only a requirements file names it (not a requirement given by name).
-    Each ``-r FILE`` naming it is replaced by that file's requirements without it
-    (:func:`_expanded`). The tests of such a case do not import it, or the measure stops
+    ``dev-requirements.txt``, has only 2023 files), and only a requirements file or an extra
+    of the project's names it (not a requirement given by name, nor only a dependency). Each
+    ``-r FILE`` naming it is replaced by that file's requirements without it
+    (:func:`_expanded`), or else each extra naming it by the extra's other requirements
+    (:func:`_without_in_extras`, cmd2 2019's ``test`` extra). The tests of such a case do not import it, or the measure stops
     naming the module they cannot import."""
     name = exc.project
-    if name is None or not exc.absent or not exc.asked:
+    if name is None or not exc.absent:
         return None
     if any(requirement_name(spec) == name for spec in wanted.requires):
         return None
-    found = _expanded(
-        checkout,
-        wanted,
-        lambda path: any(requirement_name(r) == name for r in read_requirements_file(path)),
-        lambda req: requirement_name(req) != name,
-    )
+    found = None
+    if exc.asked:
+        found = _expanded(
+            checkout,
+            wanted,
+            lambda path: any(requirement_name(r) == name for r in read_requirements_file(path)),
+            lambda req: requirement_name(req) != name,
+        )
+    found = found or _without_in_extras(checkout, wanted, name)
     if found is None:
         return None
     wanted, files = found
@@ -570,6 +574,46 @@ def leave_out(checkout: Path, wanted: Wanted, exc: NothingAtT) -> tuple[Wanted, 
         "stop the measure, naming it"
     )
     return wanted, note
+
+
+_OF_EXTRA = re.compile(
+    r"""^(?P<spec>.*?)(?:;\s*|\s+and\s+)extra\s*==\s*["'](?P<extra>[^"']+)["']\s*$"""
+)
+"""A ``Requires-Dist`` line limited to an extra, as :func:`read_project` writes it (the
+extra's clause last): the requirement with the rest of its marker, and the extra."""
+
+
+def _without_in_extras(
+    checkout: Path, wanted: Wanted, name: str
+) -> tuple[Wanted, list[str]] | None:
+    """``wanted`` with each of its extras that names ``name`` replaced by that extra's other
+    requirements, given by name (cmd2 2019's ``test`` extra names codecov, whose every file
+    on the index is from 2023; sixth held-out corpus), and the extras replaced (``the
+    project's extra 'test'``); None when no extra names it, or when one names the project
+    itself (``anyio[curio,trio]``), which only the extra can install from the checkout."""
+    try:
+        meta = read_project(checkout)
+    except (ReplayError, OSError, ValueError):
+        return None
+    own = canonicalize_name(meta.name) if meta.name else None
+    by_extra: dict[str, list[str]] = {}
+    for line in meta.requires:
+        found = _OF_EXTRA.match(line)
+        if found:
+            by_extra.setdefault(found["extra"], []).append(found["spec"].strip())
+    extras, requires, replaced = list(wanted.extras), list(wanted.requires), []
+    for extra in wanted.extras:
+        specs = by_extra.get(extra, [])
+        if not any(requirement_name(spec) == name for spec in specs):
+            continue
+        if own is not None and any(requirement_name(spec) == own for spec in specs):
+            return None
+        extras.remove(extra)
+        requires += [spec for spec in specs if requirement_name(spec) != name]
+        replaced.append(f"the project's extra '{extra}'")
+    if not replaced:
+        return None
+    return replace(wanted, extras=tuple(extras), requires=tuple(requires)), replaced
 
 
 _BY_URL = re.compile(r"^(?:-e\s+|--editable[=\s]+)?(?:[\w.+-]+\s*@\s*)?(?:[a-z][\w+.-]*://|git\+)")

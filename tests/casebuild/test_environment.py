@@ -1012,3 +1012,47 @@ def test_a_requirement_whose_sdist_does_not_build_here_is_left_out(monkeypatch, 
 
     with pytest.raises(SetupError):
         settle(case, always, at, release_named("bullseye"), BlobStore(tmp_path), "")
+
+
+def test_a_requirement_the_index_lost_is_left_out_of_an_extra(tmp_path: Path) -> None:
+    """Found by the sixth held-out corpus (cmd2 2019): its ``test`` extra names codecov, whose
+    every file on the index is from 2023, and the case stopped. The extra is replaced by its
+    other requirements, given by name (their markers kept), saying so; an extra that names the
+    project itself is not replaced (only the extra installs it from the checkout)."""
+    from replay.registry.errors import NothingAtT
+
+    repo, base = _unittest_project(
+        tmp_path / "mylib",
+        extra_test='"codecov", "pytest", "attrs; sys_platform == \'darwin\'"',
+    )
+    up = _runner_upstream()
+    up.add("attrs", "23.1", before(days=5))
+    up.add("codecov", "2.1.13", after(days=400))  # the only file: uploaded long after T
+    blobs = BlobStore(tmp_path / "blobs")
+    with serving(up.app()) as url:
+        wanted = Wanted(extras=("test",), index_url=url + "/simple/")
+        planned = plan_environment(repo, base, T, wanted, blobs)
+        assert planned.notes[0].startswith(
+            "codecov left out of the test requirements (the project's extra 'test' names it; "
+            "the rest of it is installed): the index holds no file of it from at or before T"
+        )
+        assert planned.setup == [
+            "python -m pip install --ignore-installed -e . pytest "
+            "'attrs; sys_platform == \"darwin\"'"
+        ]
+        assert "codecov" not in {f.project for f in planned.files}
+        commit(
+            repo,
+            "2026-03-01T12:00:00Z",
+            "the test extra installs another extra",
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["hatchling"]\n'
+                'build-backend = "hatchling.build"\n'
+                '[project]\nname = "mylib"\nversion = "0.1"\ndependencies = []\n'
+                '[project.optional-dependencies]\ntest = ["codecov", "mylib[fast]"]\n'
+                "fast = []\n"
+            },
+        )
+        base = gitrepo.run(repo, "rev-parse", "HEAD").strip()
+        with pytest.raises(NothingAtT, match="codecov had no file on the index at T"):
+            plan_environment(repo, base, T, wanted, blobs)
