@@ -546,8 +546,8 @@ def leave_out(checkout: Path, wanted: Wanted, exc: NothingAtT) -> tuple[Wanted, 
     of the project's names it (not a requirement given by name, nor only a dependency). Each
     ``-r FILE`` naming it is replaced by that file's requirements without it
     (:func:`_expanded`), or else each extra naming it by the extra's other requirements
-    (:func:`_without_in_extras`, cmd2 2019's ``test`` extra). The tests of such a case do not import it, or the measure stops
-    naming the module they cannot import."""
+    (:func:`_without_in_extras`, cmd2 2019's ``test`` extra). The tests of such a case do
+    not import it, or the measure stops naming the module they cannot import."""
     name = exc.project
     if name is None or not exc.absent:
         return None
