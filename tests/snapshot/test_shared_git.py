@@ -433,3 +433,39 @@ def test_cached_bundles_can_be_pruned_and_are_made_again(
     # The next use cuts the same bundle again from the store.
     again = load_snapshot(lineage.snapshots[0], lineage.root).bundle(REPO)
     assert again.read_bytes() == first
+
+
+def test_a_world_cuts_its_bundles_before_its_bounded_start(
+    lineage: Lineage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the sixth held-out corpus (cmd2 2026): the world's process cut the base
+    history from the shared store while it started, and a long history's first cut took
+    more than the start's whole timeout on a busy machine ("the gateway did not start"). The
+    bundle is cut before the world's process starts, so its start only reads it: here a
+    gateway that only starts if the bundle is already there, given one second."""
+    from replay.world import World
+
+    monkeypatch.setenv(ENV, str(lineage.root))
+    snap = lineage.snapshots[2]
+    part = load_snapshot(snap).manifest.repositories[0]
+    bundle = bundle_path(lineage.root, part)
+    bundle.unlink(missing_ok=True)
+    gateway = tmp_path / "python"
+    # As `replay world up` writes its state once it listens: the state file's path follows
+    # --state among its arguments.
+    gateway.write_text(
+        "#!/bin/sh\n"
+        f'[ -f "{bundle}" ] || exec sleep 30\n'
+        'while [ "$1" != --state ]; do shift; done\n'
+        'echo \'{"pid": 0}\' > "$2"\n'
+        "exec sleep 30\n"
+    )
+    gateway.chmod(0o755)
+    monkeypatch.setenv("REPLAY_GATEWAY_PYTHON", str(gateway))
+    world = World(snap, tmp_path / "work", timeout=1)
+    (tmp_path / "work").mkdir()
+    try:
+        assert world.start() == {"pid": 0}
+        assert bundle.is_file()
+    finally:
+        world.stop()
