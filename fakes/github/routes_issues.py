@@ -214,15 +214,14 @@ def unlock_issue(owner: str, repo: str, number: Id, ctx: Auth) -> Response:
 
 
 @router.get("/repos/{owner}/{repo}/issues/{number}/labels")
-def issue_labels(owner: str, repo: str, number: Id, ctx: Auth) -> Response:
-    return wire(
-        ctx.run(
-            lambda s: [
-                render.label(lb)
-                for lb in ctx.backend.issues.get(s, f"{owner}/{repo}", number).labels
-            ]
-        )
+def issue_labels(owner: str, repo: str, number: Id, ctx: Auth, paging: Paged) -> Response:
+    rows = ctx.run(
+        lambda s: [
+            render.label(lb) for lb in ctx.backend.issues.get(s, f"{owner}/{repo}", number).labels
+        ]
     )
+    chunk, headers = paging.slice(rows)
+    return wire(chunk, headers=headers)
 
 
 @router.post("/repos/{owner}/{repo}/issues/{number}/labels")

@@ -347,13 +347,14 @@ def combined_status(owner: str, repo: str, ref: str, ctx: Auth) -> Response:
 
 
 @router.get("/repos/{owner}/{repo}/commits/{ref:path}/statuses")
-def commit_statuses(owner: str, repo: str, ref: str, ctx: Auth) -> Response:
+def commit_statuses(owner: str, repo: str, ref: str, ctx: Auth, paging: Paged) -> Response:
     def go(s: Session) -> list[w.Status]:
         r = ctx.backend.repos.get(s, owner, repo)
         sha = ctx.backend.repos.resolve(s, r, ref)
         return [render.status(st, r) for st in ctx.backend.repos.statuses(s, r, sha)]
 
-    return wire(ctx.run(go))
+    chunk, headers = paging.slice(ctx.run(go))
+    return wire(chunk, headers=headers)
 
 
 @router.get("/repos/{owner}/{repo}/commits/{ref:path}/check-runs")
@@ -391,8 +392,8 @@ def get_commit(request: Request, owner: str, repo: str, ref: str, ctx: Auth) -> 
 
 
 @router.get("/repos/{owner}/{repo}/statuses/{ref}")
-def statuses_legacy(owner: str, repo: str, ref: str, ctx: Auth) -> Response:
-    return commit_statuses(owner, repo, ref, ctx)
+def statuses_legacy(owner: str, repo: str, ref: str, ctx: Auth, paging: Paged) -> Response:
+    return commit_statuses(owner, repo, ref, ctx, paging)
 
 
 @router.post("/repos/{owner}/{repo}/statuses/{sha}")

@@ -60,6 +60,9 @@ def _holds_the_evidence_report(out: str) -> None:
         "linear SDK documents: ",
         "slack response conformance: ",
         "slack error codes: ",
+        "github pagination: ",
+        "linear pagination: ",
+        "slack pagination: ",
     ):
         assert any(
             re.match(rf"{family}\d+/\d+ \(\d+ known gaps, 0 failures\)", h) for h in headlines
