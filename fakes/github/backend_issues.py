@@ -635,6 +635,7 @@ class Issues:
         if issue.locked != locked:
             diff = {"locked": {"from": issue.locked, "to": locked}}
             issue.locked = locked
+            issue.lock_reason = reason if locked else None
             issue.updated_at = self.state.now()
             kind = "github.pull_request.updated" if issue.is_pull else "github.issue.updated"
             obj = "pull_request" if issue.is_pull else "issue"

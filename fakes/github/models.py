@@ -186,6 +186,9 @@ class Issue(GitHubBase):
     state_reason: Mapped[str | None] = mapped_column(String(20))
     """``completed``, ``not_planned``, ``reopened`` or None."""
     locked: Mapped[bool] = mapped_column(Boolean, default=False)
+    lock_reason: Mapped[str | None] = mapped_column(String(20))
+    """The reason given when it was locked (``off-topic``, ``too heated``, ``resolved``,
+    ``spam``): GitHub's ``active_lock_reason``; None when unlocked or locked without one."""
     author_id: Mapped[int] = mapped_column(ForeignKey("github_users.id"))
     """Who opened it."""
     closed_by_id: Mapped[int | None] = mapped_column(ForeignKey("github_users.id"))

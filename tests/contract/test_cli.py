@@ -63,6 +63,9 @@ def _holds_the_evidence_report(out: str) -> None:
         "github pagination: ",
         "linear pagination: ",
         "slack pagination: ",
+        "github read your writes: ",
+        "linear read your writes: ",
+        "slack read your writes: ",
     ):
         assert any(
             re.match(rf"{family}\d+/\d+ \(\d+ known gaps, 0 failures\)", h) for h in headlines

@@ -1197,7 +1197,12 @@ class ThreadView(CommentLike):
     def locked(self) -> bool:
         return self.row.locked
 
-    active_lock_reason: str | None = None
+    @property
+    def active_lock_reason(self) -> str | None:
+        """REST's ``too heated`` is GraphQL's ``TOO_HEATED``."""
+        reason = self.row.lock_reason
+        return reason.upper().replace("-", "_").replace(" ", "_") if reason else None
+
     milestone: None = None  # the world holds no milestones
     is_pinned = False
 

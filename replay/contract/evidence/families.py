@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from replay.contract.evidence import Report, graphql_schemas, octokit, pagination, slack_spec
+from replay.contract.evidence import (
+    Report,
+    graphql_schemas,
+    octokit,
+    pagination,
+    slack_spec,
+    writes,
+)
 
 FAMILIES: tuple[Callable[[], list[Report]], ...] = (
     octokit.reports,
     graphql_schemas.reports,
     slack_spec.reports,
     pagination.reports,
+    writes.reports,
 )
 """Each family's ``reports``."""
 
