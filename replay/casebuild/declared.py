@@ -70,13 +70,12 @@ def provides(distribution: str, module: str) -> bool:
 def _requirement_files(checkout: Path) -> list[Path]:
     """The project's pip requirements files, those named for tests first: top-level
     ``*requirements*.txt`` and ``requirements/*.txt`` (``test-requirements.txt``,
-    ``requirements-dev.txt``, ``requirements/testing.txt``)."""
-    found = {
-        p
-        for pattern in ("*requirements*.txt", "requirements/*.txt", "requirements*/*.txt")
-        for p in checkout.glob(pattern)
-        if p.is_file()
-    }
+    ``requirements-dev.txt``, ``requirements/testing.txt``), and those kept beside the tests
+    (authlib 2022's ``tests/requirements-flask.txt``, which tox.ini's ``flask`` factor
+    installs; sixth held-out corpus)."""
+    patterns = ("*requirements*.txt", "requirements/*.txt", "requirements*/*.txt")
+    beside = tuple(f"{tests}/*requirements*.txt" for tests in ("tests", "test", "testing"))
+    found = {p for pattern in (*patterns, *beside) for p in checkout.glob(pattern) if p.is_file()}
 
     def rank(path: Path) -> tuple[int, str]:
         name = path.relative_to(checkout).as_posix().lower()

@@ -215,3 +215,24 @@ def test_case_create_adds_the_requirements_file_that_installs_a_missing_module(
     assert "the tests cannot import pygments (ModuleNotFoundError, or an error" in text
     said = "the project's extras, dependency groups and requirements files name no distribution"
     assert f"{said} that installs pygments" in text
+
+
+def test_requirements_files_beside_the_tests_are_searched(tmp_path: Path) -> None:
+    """Found by the sixth held-out corpus (authlib 2022): its tox.ini installs
+    ``tests/requirements-base.txt`` for every environment and ``tests/requirements-flask.txt``
+    for its ``flask`` factor, whose tests the fix adds; flask_sqlalchemy was looked for only in
+    top-level requirements files."""
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='authlib')\n")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "requirements-base.txt").write_text("cryptography\npytest\ncoverage\n")
+    (tests / "requirements-flask.txt").write_text("Flask\nFlask-SQLAlchemy\n")
+    (tests / "requirements-django.txt").write_text("Django\npytest-django\n")
+    given = ("-r tests/requirements-base.txt",)
+    found = declared_for(tmp_path, ["flask_sqlalchemy"], requires=given)
+    assert found is not None and found.requires == ("-r tests/requirements-flask.txt",)
+    assert found.where == "tests/requirements-flask.txt (Flask-SQLAlchemy)"
+    # Deeper than the tests' own directory is not searched.
+    (tests / "flask").mkdir()
+    (tests / "requirements-flask.txt").rename(tests / "flask" / "requirements.txt")
+    assert declared_for(tmp_path, ["flask_sqlalchemy"], requires=given) is None
