@@ -145,6 +145,32 @@ class ById:
         await self.app(scope, receive, send)
 
 
+class JSONBodies:
+    """A request body is read as JSON whatever its ``Content-Type``, as GitHub reads it (the
+    curl examples of GitHub's REST docs send ``-d '{...}'``, which curl labels
+    ``application/x-www-form-urlencoded``). FastAPI parses only a JSON type, and answered any
+    other with a 422 quoting the body's Python bytes; now a valid body works and one that does
+    not parse is GitHub's 400 "Problems parsing JSON", whatever it is labelled."""
+
+    METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("method") in self.METHODS:
+            headers = list(scope.get("headers", []))
+            kind = next((v for k, v in headers if k == b"content-type"), b"")
+            media = kind.split(b";")[0].strip().lower()
+            json_type = media.startswith(b"application/") and (
+                media == b"application/json" or media.endswith(b"+json")
+            )
+            if not json_type:
+                headers = [(k, v) for k, v in headers if k != b"content-type"]
+                scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+        await self.app(scope, receive, send)
+
+
 def make_rest_app(backend: GitHubBackend) -> ASGIApp:
     """The REST app: every route at the root and again under ``/api/v3``."""
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
@@ -192,4 +218,5 @@ def make_rest_app(backend: GitHubBackend) -> ASGIApp:
         for router in ROUTERS:
             app.include_router(router, prefix=prefix)
     app.add_middleware(ById, backend=backend)
+    app.add_middleware(JSONBodies)
     return GitHubHeaders(app)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 from replay.contract.evidence import (
     Report,
+    errors,
     graphql_schemas,
     octokit,
     pagination,
@@ -19,6 +20,7 @@ FAMILIES: tuple[Callable[[], list[Report]], ...] = (
     slack_spec.reports,
     pagination.reports,
     writes.reports,
+    errors.reports,
 )
 """Each family's ``reports``."""
 
