@@ -28,7 +28,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from replay.base.errors import ReplayError
-from replay.registry.requirements import read_project, read_requirements_file
+from replay.registry.requirements import read_project, read_requirements_file, tests_require
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,8 @@ def declared_for(
     of ``modules`` and is not already in ``requires`` or ``extras``: an extra naming a
     distribution that provides it (:func:`provides`) or named after the module itself (cattrs'
     ``bson`` extra installs ``pymongo``, whose name says nothing of the ``bson`` module it
-    installs: the project says what the extra is for), else a dependency group naming one
+    installs: the project says what the extra is for), else a dependency group naming one,
+    else setuptools' ``tests_require`` (added whole)
     (:func:`dependency_groups`), else a requirements file naming one.
     None when the project declares none of them."""
     try:
@@ -187,6 +188,12 @@ def declared_for(
                     requires=tuple(spec for spec in specs if spec.strip() not in given),
                     where=f"the project's dependency group '{group}' ({named[0]})",
                 )
+        tests = [spec for spec in tests_require(checkout) if spec.strip() not in given]
+        named = [n for n in _names(tests) if provides(n, module)]
+        if named:
+            return Addition(
+                module, requires=tuple(tests), where=f"setuptools' tests_require ({named[0]})"
+            )
         for path in _requirement_files(checkout):
             relative = path.relative_to(checkout).as_posix()
             if f"-r {relative}" in given:

@@ -236,3 +236,47 @@ def test_requirements_files_beside_the_tests_are_searched(tmp_path: Path) -> Non
     (tests / "flask").mkdir()
     (tests / "requirements-flask.txt").rename(tests / "flask" / "requirements.txt")
     assert declared_for(tmp_path, ["flask_sqlalchemy"], requires=given) is None
+
+
+# python-fire 2020's setup.py (google/python-fire c1a0450^, Apache-2.0), in part: its tests
+# import mock, which only setuptools' tests_require names (sixth held-out corpus).
+FIRE_2020_SETUP_PY = """\
+from setuptools import setup
+
+DEPENDENCIES = [
+    'six',
+    'termcolor',
+    'enum34; python_version < "3.4"'
+]
+
+TEST_DEPENDENCIES = [
+    'hypothesis',
+    'mock',
+    'python-Levenshtein',
+]
+
+setup(
+    name='fire',
+    version='0.3.1',
+    install_requires=DEPENDENCIES,
+    tests_require=TEST_DEPENDENCIES,
+)
+"""
+
+
+def test_setuptools_tests_require_names_the_module(tmp_path: Path) -> None:
+    """Found by the sixth held-out corpus (python-fire 2020 and 2022): the tests import mock,
+    which only ``tests_require`` names; the stop said no declaration installs it. It is added
+    whole, as ``setup.py test`` installed it; setup.cfg's ``tests_require`` is read too."""
+    (tmp_path / "setup.py").write_text(FIRE_2020_SETUP_PY)
+    found = declared_for(tmp_path, ["mock"], requires=("pytest",))
+    assert found is not None
+    assert found.requires == ("hypothesis", "mock", "python-Levenshtein")
+    assert found.where == "setuptools' tests_require (mock)"
+    assert declared_for(tmp_path, ["mock"], requires=found.requires) is None
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    (tmp_path / "setup.cfg").write_text(
+        "[metadata]\nname = x\n[options]\ntests_require = mock; nose\n"
+    )
+    found = declared_for(tmp_path, ["nose"])
+    assert found is not None and found.requires == ("mock", "nose")
