@@ -818,9 +818,8 @@ def settle(
                     )
                     continue
                 if missing and unbuilt is not None:
-                    toolchains = (
-                        yaml.safe_load(case_path.read_text()).get("environment", {}) or {}
-                    ).get("toolchains") or []
+                    written = yaml.safe_load(case_path.read_text()) if case_path.is_file() else {}
+                    toolchains = ((written or {}).get("environment") or {}).get("toolchains") or []
                     carries = (
                         "the image carries Debian's compilers, Python's headers, libffi-dev "
                         "and libssl-dev"
@@ -879,7 +878,7 @@ def drop_pins(case_path: Path, names: Sequence[str]) -> list[str]:
     the projects ``names`` (canonical) by that file's other requirements
     (:func:`_expanded`); the files replaced, none when no file names one."""
     wanted_out = {canonicalize_name(n) for n in names}
-    if not wanted_out:
+    if not wanted_out or not case_path.is_file():
         return []
     data = yaml.safe_load(case_path.read_text())
     setup: list[str] = data.get("environment", {}).get("setup", [])
