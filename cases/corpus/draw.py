@@ -173,6 +173,40 @@ SIXTH = (
 """Section 13.1's table, in its order: the sixth held-out corpus (reserves are added here, in
 their order, only under section 13.1's rule)."""
 SIXTH_DRAWN = "2026-12-04"
+SEVENTH = (
+    "asottile/pyupgrade",
+    "executablebooks/markdown-it-py",
+    "falconry/falcon",
+    "fonttools/fonttools",
+    "jmcnamara/XlsxWriter",
+    "pdfminer/pdfminer.six",
+    "python-openxml/python-docx",
+    "PyCQA/flake8",
+    "google/yapf",
+    "python-lsp/python-lsp-server",
+    "jendrikseipp/vulture",
+    "hhatto/autopep8",
+    "alecthomas/voluptuous",
+    "msiemens/tinydb",
+    "uiri/toml",
+    "regebro/tzlocal",
+    "pytest-dev/pyfakefs",
+    "python-lz4/python-lz4",
+)
+"""Section 14.1's table, in its order: the seventh held-out corpus (reserves are added here,
+in their order, only under section 14.1's rule)."""
+SEVENTH_DRAWN = "2026-12-05"
+
+HELD_OUT = {
+    "second": (SECOND, SECOND_DRAWN, 9),
+    "third": (THIRD, THIRD_DRAWN, 10),
+    "fourth": (FOURTH, FOURTH_DRAWN, 11),
+    "fifth": (FIFTH, FIFTH_DRAWN, 12),
+    "sixth": (SIXTH, SIXTH_DRAWN, 13),
+    "seventh": (SEVENTH, SEVENTH_DRAWN, 14),
+}
+"""Each held-out corpus after the first: its repositories, the day it was drawn and the
+README.md section that pre-registers it. Each is drawn under rule 2 (section 9.2)."""
 
 CHORE_OR_INTERPRETER = re.compile(
     r"\b(typos?|spelling|lint|linting|linter|flake8|pylint|black|ruff|pyupgrade|isort|mypy"
@@ -664,61 +698,20 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="a list whose fixes are no candidates (the real set leaves out the corpus's)",
     )
-    ap.add_argument(
-        "--second",
-        action="store_true",
-        help="the second held-out corpus: section 9's repositories and rule 2 (second.yaml)",
-    )
-    ap.add_argument(
-        "--third",
-        action="store_true",
-        help="the third held-out corpus: section 10's repositories and rule 2 (third.yaml)",
-    )
-    ap.add_argument(
-        "--fourth",
-        action="store_true",
-        help="the fourth held-out corpus: section 11's repositories and rule 2 (fourth.yaml)",
-    )
-    ap.add_argument(
-        "--fifth",
-        action="store_true",
-        help="the fifth held-out corpus: section 12's repositories and rule 2 (fifth.yaml)",
-    )
-    ap.add_argument(
-        "--sixth",
-        action="store_true",
-        help="the sixth held-out corpus: section 13's repositories and rule 2 (sixth.yaml)",
-    )
-    args = ap.parse_args(argv)
-    third, fourth, fifth, sixth = args.third, args.fourth, args.fifth, args.sixth
-    if third or fourth or fifth or sixth:
-        args.second = True  # rule 2, the same narrowing
-    if args.second and args.out == ap.get_default("out"):
-        name = (
-            "sixth.yaml"
-            if sixth
-            else "fifth.yaml"
-            if fifth
-            else "fourth.yaml"
-            if fourth
-            else "third.yaml"
-            if third
-            else "second.yaml"
+    for name, (_, _, section) in HELD_OUT.items():
+        ap.add_argument(
+            f"--{name}",
+            action="store_true",
+            help=f"the {name} held-out corpus: section {section}'s repositories and rule 2"
+            f" ({name}.yaml)",
         )
-        args.out = Path(__file__).parent / name
-    repositories = (
-        SIXTH
-        if sixth
-        else FIFTH
-        if fifth
-        else FOURTH
-        if fourth
-        else THIRD
-        if third
-        else SECOND
-        if args.second
-        else REPOSITORIES
-    )
+    args = ap.parse_args(argv)
+    held_out = next((name for name in HELD_OUT if getattr(args, name)), None)
+    if held_out:
+        args.second = True  # rule 2, the same narrowing
+    if held_out and args.out == ap.get_default("out"):
+        args.out = Path(__file__).parent / f"{held_out}.yaml"
+    repositories = HELD_OUT[held_out][0] if held_out else REPOSITORIES
     excluded = {
         line.split(":", 1)[1].strip()
         for path in args.exclude
@@ -731,34 +724,11 @@ def main(argv: list[str] | None = None) -> int:
         "schema: 1",
         "fixes:",
     ]
-    if sixth:
+    if held_out:
+        _, drawn, section = HELD_OUT[held_out]
         header[0:2] = [
-            f"# Issue 34's sixth held-out corpus, drawn {SIXTH_DRAWN} by draw.py --sixth"
-            " (README.md section 13); not",
-            "# edited by hand. Clones as the first corpus's: cases/corpus/README.md section 5.",
-        ]
-    elif fifth:
-        header[0:2] = [
-            f"# Issue 34's fifth held-out corpus, drawn {FIFTH_DRAWN} by draw.py --fifth"
-            " (README.md section 12); not",
-            "# edited by hand. Clones as the first corpus's: cases/corpus/README.md section 5.",
-        ]
-    elif fourth:
-        header[0:2] = [
-            f"# Issue 34's fourth held-out corpus, drawn {FOURTH_DRAWN} by draw.py --fourth"
-            " (README.md section 11); not",
-            "# edited by hand. Clones as the first corpus's: cases/corpus/README.md section 5.",
-        ]
-    elif third:
-        header[0:2] = [
-            f"# Issue 34's third held-out corpus, drawn {THIRD_DRAWN} by draw.py --third"
-            " (README.md section 10); not",
-            "# edited by hand. Clones as the first corpus's: cases/corpus/README.md section 5.",
-        ]
-    elif args.second:
-        header[0:2] = [
-            f"# Issue 34's second held-out corpus, drawn {SECOND_DRAWN} by draw.py --second"
-            " (README.md section 9); not",
+            f"# Issue 34's {held_out} held-out corpus, drawn {drawn} by draw.py --{held_out}"
+            f" (README.md section {section}); not",
             "# edited by hand. Clones as the first corpus's: cases/corpus/README.md section 5.",
         ]
     elif args.exclude or args.per_repository != PER_REPOSITORY:
