@@ -148,8 +148,10 @@ def declared_for(
     distribution that provides it (:func:`provides`) or named after the module itself (cattrs'
     ``bson`` extra installs ``pymongo``, whose name says nothing of the ``bson`` module it
     installs: the project says what the extra is for), else a dependency group naming one,
-    else setuptools' ``tests_require`` (added whole)
-    (:func:`dependency_groups`), else a requirements file naming one.
+    (:func:`dependency_groups`), else the requirement in setuptools' ``tests_require`` that
+    provides it (only that one: the rest is added when the tests miss it, and may not install
+    at T; python-fire 2020 names python-Levenshtein there, which its tests do not import),
+    else a requirements file naming one.
     None when the project declares none of them."""
     try:
         meta = read_project(checkout)
@@ -189,10 +191,12 @@ def declared_for(
                     where=f"the project's dependency group '{group}' ({named[0]})",
                 )
         tests = [spec for spec in tests_require(checkout) if spec.strip() not in given]
-        named = [n for n in _names(tests) if provides(n, module)]
-        if named:
+        needed = [spec for spec in tests if any(provides(n, module) for n in _names([spec]))]
+        if needed:
             return Addition(
-                module, requires=tuple(tests), where=f"setuptools' tests_require ({named[0]})"
+                module,
+                requires=tuple(needed),
+                where=f"setuptools' tests_require ({', '.join(_names(needed))})",
             )
         for path in _requirement_files(checkout):
             relative = path.relative_to(checkout).as_posix()
