@@ -69,8 +69,14 @@ def step_back(output: str) -> str | None:
         floors = [
             Version(s.version) for s in wanted if s.operator in _LOWER and "*" not in s.version
         ]
-        if floors and (best is None or max(floors) > best[0]):
-            best = (max(floors), name, version)
+        if not floors:
+            continue
+        floor = max(floors)
+        # pip shows each version of a dependent it tried, newest first (markdown-it-py 2020:
+        # pytest-cov 2.10.1 and 2.10.0 both ask for pytest>=4.6): below the oldest shown.
+        again = best is not None and floor == best[0] and canonicalize_name(name) == best[1]
+        if best is None or floor > best[0] or (again and Version(version) < Version(best[2])):
+            best = (floor, canonicalize_name(name), version)
     return None if best is None else f"{best[1]}<{best[2]}"
 
 
