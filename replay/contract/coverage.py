@@ -430,6 +430,9 @@ def render(recordings: list[Recording], events: list[Path] | None = None) -> str
                 f"| {r.status} |"
             )
         lines.append("")
+    from replay.contract.evidence import gh_documents
+
+    lines += [*gh_documents.coverage_lines(gh_documents.execute()), ""]
     lines += ["Recordings read:", ""] + [f"- {s}" for s in sources] + [""]
     return "\n".join(lines)
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from replay.contract.evidence import (
     Report,
     errors,
+    gh_documents,
     graphql_schemas,
     octokit,
     pagination,
@@ -21,6 +22,7 @@ FAMILIES: tuple[Callable[[], list[Report]], ...] = (
     pagination.reports,
     writes.reports,
     errors.reports,
+    gh_documents.reports,
 )
 """Each family's ``reports``."""
 
