@@ -2,10 +2,10 @@
 ``last``/``before`` backward; ``edges``, ``nodes``, ``pageInfo`` and ``totalCount``.
 
 The shapes and the steps are the same for GitHub and Linear; what differs is written in each
-service's :class:`Paging`: its cursor format (GitHub's opaque ``cursor:v2:<offset>``, Linear's
-node id), its page limit and the error for a size out of range, and where a window falls
-(:data:`Place`: GitHub takes ``first`` then ``last`` of it and returns everything when neither
-is given; Linear pages 50 by default and takes ``last`` only without ``first``).
+service's :class:`Paging`: its cursor format (GitHub's opaque ``cursor:v2:`` naming the node's
+row, Linear's node id), its page limit and the error for a size out of range, and where a window
+falls (:data:`Place`: GitHub takes ``first`` then ``last`` of it and returns everything when
+neither is given; Linear pages 50 by default and takes ``last`` only without ``first``).
 """
 
 from __future__ import annotations

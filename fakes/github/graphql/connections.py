@@ -1,9 +1,17 @@
-"""GitHub's pagination rules for :mod:`fakes.core.relay`: opaque ``cursor:v2:<offset>``
-cursors, at most 100 a page, ``first`` then ``last`` of what the cursors leave."""
+"""GitHub's pagination rules for :mod:`fakes.core.relay`: opaque cursors, at most 100 a page,
+``first`` then ``last`` of what the cursors leave.
+
+A cursor names its node's row, ``cursor:v2:<offset>:<table>.<id>``, so it keeps its place when
+items are added ahead of it while a client pages (a list newest first): GitHub's cursors name
+a node too (its GraphQL pagination guide's example, ``Y3Vyc29yOnYyOpHOUH8B7g==``, is
+``cursor:v2:`` and a node id), not an offset. The offset is where the node stood, used when
+the node has no row (a commit, a changed file) or is no longer in the list.
+"""
 
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,22 +24,44 @@ __all__ = ["MAX_PAGE", "PAGING", "Connection", "Edge", "PageInfo", "connection",
 MAX_PAGE = 100
 
 
+# Only what cursor() makes: ASCII digits, no sign (a negative offset counted from the end).
+_CURSOR = re.compile(r"cursor:v2:(?P<offset>[0-9]+)(?::(?P<key>[a-z_]+\.[0-9]+))?")
+
+
+def _row_key(node: Any) -> str | None:
+    """``<table>.<id>`` of the node's row; None for a node without one."""
+    row = getattr(node, "row", None)
+    table, ident = getattr(row, "__tablename__", None), getattr(row, "id", None)
+    if isinstance(table, str) and isinstance(ident, int) and not isinstance(ident, bool):
+        return f"{table}.{ident}"
+    return None
+
+
 def cursor(index: int, node: Any = None) -> str:
-    return base64.b64encode(f"cursor:v2:{index}".encode()).decode()
+    key = _row_key(node)
+    raw = f"cursor:v2:{index}" if key is None else f"cursor:v2:{index}:{key}"
+    return base64.b64encode(raw.encode()).decode()
 
 
 def _offset(value: str, items: Sequence[Any]) -> int:
     try:
         raw = base64.b64decode(value.encode(), validate=True).decode()
-        prefix, _, number = raw.rpartition(":")
-        # Only what cursor() makes: digits, no sign (a negative offset counted from the end).
-        if prefix != "cursor:v2" or not number.isascii() or not number.isdigit():
+        found = _CURSOR.fullmatch(raw)
+        if found is None:
             raise ValueError(raw)
-        return int(number)
+        offset, key = int(found["offset"]), found["key"]
     except ValueError as exc:
         raise Fault(
             "INVALID_CURSOR_ARGUMENTS", f"`{value}` does not appear to be a valid cursor."
         ) from exc
+    if key is None:
+        return offset
+    if isinstance(items, relay.Rows):  # one table's rows, kept in SQL: found by id
+        at = items.position(int(key.partition(".")[2]))
+    else:
+        keys = [_row_key(n) for n in items]
+        at = keys.index(key) if key in keys else None
+    return offset if at is None else at
 
 
 def _refuse(arg: str, value: int, connection: str) -> Fault:
@@ -89,7 +119,7 @@ class Connection(relay.Connection[Any]):
 
 def edge(typename: str, index: int, node: Any) -> Edge[Any]:
     """The edge of the node at ``index`` of its connection (a mutation's payload)."""
-    return Edge(typename, cursor(index), node)
+    return Edge(typename, cursor(index, node), node)
 
 
 def connection(

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 from replay.contract.evidence import (
     Report,
+    concurrency,
     errors,
     gh_documents,
     graphql_schemas,
@@ -22,6 +23,7 @@ FAMILIES: tuple[Callable[[], list[Report]], ...] = (
     pagination.reports,
     writes.reports,
     errors.reports,
+    concurrency.reports,
     gh_documents.reports,
 )
 """Each family's ``reports``."""

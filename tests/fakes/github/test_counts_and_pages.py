@@ -8,6 +8,7 @@ comments and every answer is compared with what that walk gives, body and ``Link
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -145,7 +146,7 @@ def _walked_connection(served: Served, variables: dict[str, Any]) -> dict[str, A
             rows.reverse()
         page = Connection(
             "IssueCommentConnection",
-            [(c.id, c.body) for c in rows],
+            [SimpleNamespace(row=c) for c in rows],  # a node carries its row, as the fake's do
             connection="comments",
             first=variables.get("first"),
             after=variables.get("after"),
@@ -162,7 +163,7 @@ def _walked_connection(served: Served, variables: dict[str, Any]) -> dict[str, A
                 "hasPreviousPage": info.has_previous_page,
             },
             "edges": [
-                {"cursor": e.cursor, "node": {"databaseId": e.node[0], "body": e.node[1]}}
+                {"cursor": e.cursor, "node": {"databaseId": e.node.row.id, "body": e.node.row.body}}
                 for e in page.edges
             ],
         }

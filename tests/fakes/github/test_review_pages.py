@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -183,7 +184,7 @@ query($first: Int, $last: Int, $after: String, $before: String, $states: [PullRe
 def _connection(items: list[Any], variables: dict[str, Any], node: Any) -> dict[str, Any]:
     page = Connection(
         "PullRequestReviewConnection",
-        items,
+        [SimpleNamespace(row=r) for r in items],  # a node carries its row, as the fake's do
         connection="reviews",
         first=variables.get("first"),
         after=variables.get("after"),
@@ -242,13 +243,15 @@ def _walked_graphql(served: Served, variables: dict[str, Any]) -> dict[str, Any]
                 rows,
                 variables,
                 lambda p: {
-                    "edges": [{"cursor": e.cursor, "node": review(e.node)} for e in p.edges]
+                    "edges": [{"cursor": e.cursor, "node": review(e.node.row)} for e in p.edges]
                 },
             ),
             "latestReviews": _connection(
                 chosen,
                 variables,
-                lambda p: {"nodes": [{"databaseId": r.id, "state": r.state} for r in p.nodes]},
+                lambda p: {
+                    "nodes": [{"databaseId": n.row.id, "state": n.row.state} for n in p.nodes]
+                },
             ),
         }
 
