@@ -451,6 +451,9 @@ class FullRepository(Repository):
     network_count: int = 0
     subscribers_count: int = 0
     organization: SimpleUser | None = None
+    temp_clone_token: str | None = ""
+    """octokit's recording of a public repository read with admin rights (get-repository) has
+    ``""``; what GitHub sends for a private one is not recorded anywhere vendored."""
 
 
 class PullRef(Wire):

@@ -1300,29 +1300,39 @@ GAPS: dict[Service, tuple[KnownGap, ...]] = {
         KnownGap(
             subject="GET /user (a token GitHub never issued) -> 401",
             problem="status 200, expected 401*",
-            why="The GitHub fake has one identity, the snapshot's viewer, and takes any "
-            "non-empty token as theirs (fakes/github/backend.py GitHubBackend.authenticate: "
-            "`token X`, `Bearer X` and Basic alike): it keeps no list of issued tokens to "
-            "refuse one against. A request without a token is refused (401, checked).",
+            why="GitHub refuses a token it never issued with 401 (its description declares 401 "
+            "for GET /user: https://docs.github.com/rest/users/users#get-the-authenticated-user, "
+            "githubkit's users/get-authenticated). The GitHub fake has one identity, the "
+            "snapshot's viewer, and takes any non-empty token as theirs "
+            "(fakes/github/backend.py GitHubBackend.authenticate: `token X`, `Bearer X` and Basic "
+            "alike): it keeps no list of issued tokens to refuse one against. A request without "
+            "a token is refused (401, checked).",
         ),
         KnownGap(
             subject="*",
             problem="$.status: not a field of *",
-            why="GitHub sends `status` (the HTTP status as a string) in every REST error body; "
-            "its description lists it in BasicError but not yet in ValidationError (422) nor "
-            "in pulls/merge's own 405 and 409 schemas (the same difference as "
-            "octokit-fixtures/gaps.json's entry for `errors #0`).",
+            why="GitHub sends `status` (the HTTP status as a string) in REST error bodies: a 422 "
+            'body it sent in 2026 carries "status": "422" '
+            "(https://github.com/r-lib/gh/issues/229). Its description "
+            "(https://github.com/github/rest-api-description) lists `status` in BasicError but "
+            "not yet in ValidationError (422) nor in pulls/merge's own 405 and 409 schemas (the "
+            "same difference as octokit-fixtures/gaps.json's entry for `errors #0`); that GitHub "
+            "sends it on those 405 and 409 answers too is unverified here.",
         ),
     ),
     "linear": (
         KnownGap(
             subject="query viewer (a well-formed key Linear never issued) -> errors, no data",
             problem="no errors in the answer: *",
-            why="The Linear fake checks a key's shape only (fakes/linear/backend.py "
-            "LinearBackend.authenticate: a personal key `lin_api_...` bare, an OAuth token "
-            "`lin_oauth_...` after Bearer) unless its world is given the keys it issued "
-            "(`api_keys`), as the demo world is not. A key of the wrong shape, and no key, "
-            "are refused (both checked).",
+            why="Linear refuses a key it never issued (its SDK turns such a refusal, typed "
+            "`authentication error` or any 4xx status but 403 and 429 without a type, into "
+            "AuthenticationLinearError: "
+            "https://github.com/linear/linear/blob/0942ab72cbbd3abd9053161810de1d0065f570f0/"
+            "packages/sdk/src/error.ts). The Linear fake checks a key's shape only "
+            "(fakes/linear/backend.py LinearBackend.authenticate: a personal key `lin_api_...` "
+            "bare, an OAuth token `lin_oauth_...` after Bearer) unless its world is given the "
+            "keys it issued (`api_keys`), as the demo world is not. A key of the wrong shape, "
+            "and no key, are refused (both checked).",
         ),
         KnownGap(
             subject=LINEAR_ENVELOPE,
@@ -1332,18 +1342,26 @@ GAPS: dict[Service, tuple[KnownGap, ...]] = {
             "travel; the envelope the fake sends (fakes/linear/errors.py: extensions.type, "
             "code, statusCode, userError, userPresentableMessage; HTTP 400 for a refused "
             "document, 401 without a valid key, 200 for a failed field) follows the SDK's "
-            "packages/sdk/src/error.ts and its tests, which are not vendored. What the vendored "
-            "schema and GraphQL's rules settle (message, path, locations, data) is checked.",
+            "error.ts (https://github.com/linear/linear/blob/"
+            "0942ab72cbbd3abd9053161810de1d0065f570f0/packages/sdk/src/error.ts: "
+            "extensions.type, userError, userPresentableMessage, and the HTTP status when there "
+            "is no type), which is not vendored; the statuses Linear picks are unverified. What "
+            "the vendored schema and GraphQL's rules settle (message, path, locations, data) is "
+            "checked.",
         ),
     ),
     "slack": (
         KnownGap(
             subject="conversations.history invalid_auth (a well-formed bot token *)",
             problem="answered ok: true, expected ok: false with 'invalid_auth'*",
-            why="The Slack fake takes any token of a known shape as the world's bot "
-            "(`xoxb-...`) or its user (`xoxp-...`) (fakes/slack/access.py "
-            "Access.authenticate): it keeps no list of issued tokens. Any other token gets "
-            "invalid_auth, and no token not_authed (both checked).",
+            why="Slack answers invalid_auth to a token it never issued (web-api/"
+            "slack_web_openapi_v2_without_examples.json lists it for conversations.history; "
+            '"Either the provided token is invalid or...": '
+            "https://docs.slack.dev/reference/methods/conversations.history). The Slack fake "
+            "takes any token of a known shape as the world's bot (`xoxb-...`) or its user "
+            "(`xoxp-...`) (fakes/slack/access.py Access.authenticate): it keeps no list of "
+            "issued tokens. Any other token gets invalid_auth, and no token not_authed (both "
+            "checked).",
         ),
     ),
 }
