@@ -69,8 +69,9 @@ def _node_id(case: ET.Element) -> str:
         classes = parts[len(module_parts) :] if parts[: len(module_parts)] == module_parts else []
         return "::".join([file, *classes, name])
     # Without a file attribute: the longest dotted prefix that is a module path is the file;
-    # class names are capitalised by convention, modules are not.
-    split = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts))
+    # class names are capitalised by convention, modules are not. The first part is never a
+    # class: a classname starts with the test's module (fontTools' tests live in ``Tests/``).
+    split = next((i for i, p in enumerate(parts) if i and p[:1].isupper()), len(parts))
     module, classes = parts[:split], parts[split:]
     path = "/".join(module) + ".py" if module else ""
     return "::".join([p for p in [path, *classes, name] if p])

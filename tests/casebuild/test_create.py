@@ -247,6 +247,42 @@ def test_a_lower_case_test_class_is_found_in_its_file(tmp_path: Path) -> None:
     )
 
 
+def test_a_capitalised_test_directory_is_read_as_a_directory(tmp_path: Path) -> None:
+    """Found by the seventh held-out corpus (fonttools 2019 and 2023): the tests live in
+    ``Tests/`` (``Tests/ttLib/tables/_g_l_y_f_test.py``, class ``glyfTableTest``), and the
+    id read back from JUnit took the capitalised first part for a class
+    (``Tests::ttLib::tables::...``), naming no file: every test the fix shows was left out and
+    case create stopped at measure. A classname's first part is its module's, never a
+    class."""
+    from replay.grade.junit import parse_junit
+    from replay.validate import test_id_problem
+
+    tables = tmp_path / "Tests" / "ttLib" / "tables"
+    tables.mkdir(parents=True)
+    (tables / "_g_l_y_f_test.py").write_text(
+        "class glyfTableTest:\n    def test_bit6_draw_to_pointpen(self):\n        pass\n"
+    )
+    (tmp_path / "Test.py").write_text("def test_top():\n    pass\n")
+    report = (
+        "<testsuites><testsuite>"
+        '<testcase classname="Tests.ttLib.tables._g_l_y_f_test.glyfTableTest" '
+        'name="test_bit6_draw_to_pointpen"/>'
+        '<testcase classname="Tests.ttLib.tables._g_l_y_f_test.GlyphComponentTest" '
+        'name="test_fromXML_no_transform"/>'
+        '<testcase classname="Test" name="test_top"/>'
+        "</testsuite></testsuites>"
+    )
+    lower, upper, top = parse_junit(report)
+    assert lower == "Tests/ttLib/tables/_g_l_y_f_test/glyfTableTest.py::test_bit6_draw_to_pointpen"
+    assert (
+        upper
+        == "Tests/ttLib/tables/_g_l_y_f_test.py::GlyphComponentTest::test_fromXML_no_transform"
+    )
+    assert top == "Test.py::test_top"
+    for read in (lower, upper, top):
+        assert test_id_problem(tmp_path, read) is None, read
+
+
 def test_a_setup_py_among_the_tests_keeps_the_ids_relative_to_the_top(tmp_path: Path) -> None:
     """Found by the fifth held-out corpus (asn1crypto 2022): ``tests/setup.py`` made pytest
     take ``tests/`` as its rootdir, so the ids read ``test_core.py::CoreTests::...``, naming
