@@ -188,7 +188,17 @@ def export_tree(repo: Path, rev: str, dest: Path) -> Path:
         check=False,
     )
     if done.returncode != 0:
-        raise InputError(repo, f"git archive {rev}: {done.stderr.decode(errors='replace')}")
+        said = done.stderr.decode(errors="replace").strip()
+        missing = re.search(r"(?:invalid object \d+|cannot read '?)([0-9a-f]{40})", said)
+        if missing is not None:
+            raise InputError(
+                repo,
+                f"the repository lacks object {missing[1]}, which the tree at {rev} holds (an "
+                "incomplete clone or mirror; `git fsck --connectivity-only` there names every "
+                "object missing): the files cannot be read whole. Fetch the repository again "
+                f"from its origin and create the case again (git said: {said})",
+            )
+        raise InputError(repo, f"git archive {rev}: {said}")
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
         tar.extractall(dest, filter="data")
