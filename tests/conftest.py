@@ -23,6 +23,7 @@ GROUPS = {
         "tests/runtime/",
         "tests/redteam/",
         "tests/grade/",
+        "tests/strength/",
         "tests/results/",
         "tests/view/",
         "tests/registry/",

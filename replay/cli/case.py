@@ -560,3 +560,70 @@ def case_stale(
             left += 1
     if left:
         raise typer.Exit(1)
+
+
+# ----------------------------------------------------------------------------- strength
+
+
+@app.command("strength")
+def case_strength(
+    cases: Annotated[list[Path], typer.Argument(help="Case files (case.yaml).")],
+    max_mutants: Annotated[
+        int, typer.Option(min=1, help="At most this many mutants graded per case.")
+    ] = 20,
+    seed: Annotated[int, typer.Option(help="The seed mutants are drawn with.")] = 0,
+    threshold: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, help="A strong case rejects at least this fraction."),
+    ] = 0.9,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=1.0,
+            help="Seconds each wrong fix's hidden tests may take (default: 10 times the gold "
+            "grading's, at least 120).",
+            show_default=False,
+        ),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the measurements here, as JSON.")
+    ] = None,
+    runtime: Annotated[str, typer.Option(help="Container runtime.")] = "docker",
+) -> None:
+    """How many plausible wrong fixes each case's hidden tests reject: mutants of the gold
+    patch's lines, partial fixes, overfits to the ticket's examples, each graded exactly as
+    a run's diff is. Prints the strength, every wrong fix's verdict and each survivor's
+    change from the gold patch."""
+    import json
+
+    from replay.base.case import read_case
+    from replay.cli.progress import PhaseDisplay
+    from replay.strength import StrengthOptions, measure_strength, report_lines
+
+    loaded = [read_case(path) for path in cases]  # every file checked before any grading
+    if json_out is not None and not json_out.parent.is_dir():
+        raise InputError(json_out, "its directory does not exist", "--json")
+    measured = []
+    for n, case in enumerate(loaded, 1):
+        with PhaseDisplay(out) as display:
+
+            def progress(case_id: str, step: int, total: int, what: str) -> None:
+                display.counter = (step, total)
+                display(case_id, None, what)
+
+            options = StrengthOptions(
+                max_mutants=max_mutants,
+                seed=seed,
+                threshold=threshold,
+                runtime=runtime,
+                timeout=timeout,
+                progress=progress,
+            )
+            result = measure_strength(case, options)
+        measured.append(result)
+        counter = f"[{n}/{len(loaded)}] " if len(loaded) > 1 else ""
+        for line in report_lines(result, counter):
+            out.print(line, markup=False)
+    if json_out is not None:
+        json_out.write_text(json.dumps([m.dump() for m in measured], indent=2) + "\n")
+        out.print(f"written: {json_out}", markup=False)
