@@ -181,9 +181,32 @@ def _added(patch: str) -> list[str]:
 _DEF = re.compile(r"^(?:async\s+)?def\s+(\w+)|^class\s+(\w+)")
 
 
+PROSE = re.compile(
+    r"(?i)(?:^|/)(?:change(?:log|s)|news|history|release[-_]?notes|authors|contributors)"
+    r"(?:\.[^/]*)?$|\.(?:md|rst|txt|adoc)$"
+)
+"""Files of prose: a changelog, the docs. Their lines restate the ticket (yapf 2023's
+``CHANGELOG.md`` entry is its issue's title, seventh held-out corpus), so the world quoting
+them gives nothing away; the answer is the code the fix changes."""
+
+
+def _added_code(patch: str) -> list[str]:
+    """:func:`_added`, less the lines of files :data:`PROSE` matches."""
+    out: list[str] = []
+    prose = False
+    for line in patch.splitlines():
+        if line.startswith("+++ "):
+            path = line[4:].strip().removeprefix("b/")
+            prose = bool(PROSE.search(path))
+        elif line.startswith("+") and not prose:
+            out.append(line[1:].strip())
+    return out
+
+
 def gold_lines(gold: str) -> set[str]:
-    """The gold patch's added lines, stripped, long enough to prove a leak."""
-    return {line for line in _added(gold) if len(line) >= MIN_MARKER}
+    """The gold patch's added lines of code (not of prose: :data:`PROSE`), stripped, long
+    enough to prove a leak."""
+    return {line for line in _added_code(gold) if len(line) >= MIN_MARKER}
 
 
 def test_names(tests: str) -> set[str]:

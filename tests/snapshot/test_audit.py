@@ -308,3 +308,27 @@ def test_audit_cached_remembers_by_snapshot_hash(
     test_later_comment_quoting_the_patch((Path(), snap, case))
     assert audit_cached(snap, case) != []
     assert len(list((tmp_path / "cache").glob("*.json"))) == 2
+
+
+def test_a_changelog_line_restating_the_ticket_is_not_the_answer() -> None:
+    """Found by the seventh held-out corpus (yapf 2023): the fix's ``CHANGELOG.md`` entry is
+    its issue's title, so the world audit stopped the case because the ticket "quotes the
+    answer". Lines of prose (a changelog, the docs) are no markers; the code's lines are,
+    and the same text in a code file still is."""
+    from replay.snapshot.audit import gold_lines
+
+    entry = "being too agressive for lambdas and unpacking."
+    gold = (
+        "--- a/CHANGELOG.md\n+++ b/CHANGELOG.md\n@@ -1,0 +1,1 @@\n"
+        f"+  {entry}\n"
+        "--- a/docs/usage.rst\n+++ b/docs/usage.rst\n@@ -1,0 +1,1 @@\n"
+        "+  The lambda's arguments are split only when they do not fit.\n"
+        "--- a/yapf/yapflib/format_decision_state.py\n"
+        "+++ b/yapf/yapflib/format_decision_state.py\n@@ -1,0 +1,2 @@\n"
+        "+      if subtypes.LAMBDEF in current.subtypes:\n"
+        f"+        note = '{entry}'\n"
+    )
+    assert gold_lines(gold) == {
+        "if subtypes.LAMBDEF in current.subtypes:",
+        f"note = '{entry}'",
+    }
