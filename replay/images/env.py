@@ -166,7 +166,7 @@ def build_env_image(
         box.container.copy_in(local, posixpath.dirname(workdir))
         _check(box.sh(TRUST, timeout=60), "trusting the gateway's CA")
         for command in case.environment.setup:
-            _check(box.sh(command, workdir=workdir, timeout=timeout), command)
+            _check(box.sh(command, workdir=workdir, timeout=timeout), command, timeout)
         _check(
             box.sh(SETUP_FILES_EXCLUDED, workdir=workdir, timeout=120), "listing the setup's files"
         )
@@ -241,10 +241,39 @@ def failed_distribution(output: str) -> str | None:
     return next(name for name in found.group("a", "b", "c") if name)
 
 
-def _check(result: Any, what: str) -> None:
+_STEP = re.compile(
+    r"^\s*(?:Collecting \S+|Building wheel for \S+|Running setup\.py (?:install|develop) for "
+    r"\S+|Building editable for \S+|Installing collected packages|Installing build "
+    r"dependencies|Preparing metadata)",
+    re.MULTILINE,
+)
+
+
+def last_step(output: str) -> str | None:
+    """The last step pip's output shows it taking (``Building wheel for numpy``), or None."""
+    found = [m.group(0).strip() for m in _STEP.finditer(output)]
+    return found[-1] if found else None
+
+
+def _check(result: Any, what: str, timeout: float | None = None) -> None:
     if not result.ok:
-        why = f"hit its {result.limit} limit" if result.limit else f"exited {result.exit_code}"
         output = result.out + result.err
         cause = cause_line(output)
+        if result.limit:
+            why = f"hit its {result.limit} limit"
+        elif getattr(result, "timed_out", False):
+            # python-lsp-server 2019 (seventh held-out corpus): "exited None" said nothing.
+            limit = f" in {timeout:.0f} s" if timeout else ""
+            why = f"did not finish{limit}, its time limit"
+            step = last_step(output)
+            cause = (
+                f"the last step pip's output shows: {step} (a source distribution that builds "
+                "long, or a build that waits: name the test requirements without it "
+                "(--requires), or choose a T when a wheel existed for the interpreter (--at))"
+                if step
+                else cause
+            )
+        else:
+            why = f"exited {result.exit_code}"
         head = f"environment setup {what!r} {why}" + (f": {cause}\n" if cause else ": ")
         raise SetupError(head + output[-3000:], what, output)

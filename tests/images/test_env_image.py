@@ -151,3 +151,28 @@ def test_what_the_setup_leaves_in_the_tree_is_not_in_the_agents_diff(
         assert run(runtime, image.id, agent).split() == ["README.md", "agent.txt"]
     finally:
         subprocess.run(["docker", "rmi", "-f", image.reference], check=False, capture_output=True)
+
+
+def test_a_setup_that_runs_out_of_time_says_where_it_was() -> None:
+    """Found by the seventh held-out corpus (python-lsp-server 2019): the setup command ran
+    out of its time building 2019's sdists on Python 3.9, and the stop said only "exited
+    None". It says the time limit and the last step pip's output shows."""
+    from types import SimpleNamespace
+
+    from replay.images.env import SetupError, _check
+
+    output = (
+        "Obtaining file:///workspace/repo\nCollecting matplotlib\n"
+        "  Downloading matplotlib-3.1.2.tar.gz (40.9 MB)\n"
+        "Building wheels for collected packages: numpy\n"
+        "  Building wheel for numpy (setup.py): started\n"
+    )
+    result = SimpleNamespace(
+        ok=False, limit=None, timed_out=True, exit_code=None, out=output, err=""
+    )
+    with pytest.raises(SetupError) as caught:
+        _check(result, "python -m pip install -e .[test]", 900)
+    said = str(caught.value).splitlines()[0]
+    assert "did not finish in 900 s, its time limit" in said, said
+    assert "the last step pip's output shows: Building wheel for numpy" in said, said
+    assert "exited None" not in said
