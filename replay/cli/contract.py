@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from replay.contract.mutation import FamilyRun
     from replay.contract.recording import Gap
     from replay.contract.targets import ContractSetupError, Target
 
@@ -55,10 +56,18 @@ def _services(service: str) -> list[str]:
     return [service]
 
 
-def _run(targets: dict[str, Target], recordings: Path, record: bool, every: bool = False) -> bool:
+def _run(
+    targets: dict[str, Target],
+    recordings: Path,
+    record: bool,
+    every: bool = False,
+    mutants: bool = False,
+) -> bool:
     """Run every scenario of the targets' services; unless recording, also every family of
-    evidence checks, and print the block of each service. True when all held."""
-    from replay.contract.evidence.families import collect
+    evidence checks, and print the block of each service; with ``mutants``, then the mutation
+    figure (which never fails the run). True when all held."""
+    from replay.contract.evidence.families import FAMILIES
+    from replay.contract.mutation import run_family
     from replay.contract.scenarios import all_scenarios
     from replay.contract.suite import check
     from replay.contract.summary import service_lines
@@ -69,11 +78,28 @@ def _run(targets: dict[str, Target], recordings: Path, record: bool, every: bool
         for service, target in targets.items()
         for scenario in all_scenarios(service)
     ]
-    reports = [] if record else collect(targets)
+    runs = [] if record else [run_family(family) for family in FAMILIES]
+    reports = [r for run in runs for r in run.reports if r.service in targets]
     for service in targets:
         for line in service_lines(service, outcomes, reports, every):
             typer.echo(line)
+    if mutants:
+        _mutants(list(targets), runs, every)
     return all(o.ok or o.skipped for o in outcomes) and all(r.ok for r in reports)
+
+
+def _mutants(services: list[str], unmodified: list[FamilyRun], every: bool) -> None:
+    """Plant each mutant of ``services`` in a copy of its fake and print how many the
+    evidence from outside catches, one line per mutant to stderr as it goes."""
+    from replay.contract.mutation import MutantResult, run_mutants
+
+    def told(i: int, n: int, result: MutantResult) -> None:
+        typer.echo(f"mutant {i}/{n} {result.line()}", err=True)
+
+    typer.echo("mutants: planting each in a copy of its fake (minutes)...", err=True)
+    report = run_mutants(services, progress=told, unmodified=unmodified)
+    for line in report.lines(every):
+        typer.echo(line)
 
 
 def _fail(exc: ContractSetupError) -> None:
@@ -92,13 +118,23 @@ def run_cmd(
         typer.Option(
             "--list",
             help="List every check that held too (each served GraphQL field, each recorded "
-            "interaction, each Slack response and error code), not only gaps and failures.",
+            "interaction, each Slack response and error code, each mutant), not only gaps "
+            "and failures.",
         ),
     ] = False,
+    mutants: Annotated[
+        bool,
+        typer.Option(
+            help="Plant faults of its own in a copy of each fake and print how many the "
+            "evidence from outside catches (fake target only; minutes; an uncaught mutant is "
+            "printed, not a failure).",
+        ),
+    ] = True,
 ) -> None:
     """Hold the fakes to the vendors' evidence (recorded real traffic, published schemas and
     SDK documents), run the scenarios and compare each with its recording; exit 1 on a
-    failure or a difference."""
+    failure or a difference. Then, unless ``--no-mutants``, the mutation figure: how many
+    faults planted in copies of the fakes the evidence catches."""
     from replay.contract.targets import (
         ContractSetupError,
         fake_target,
@@ -119,7 +155,9 @@ def run_cmd(
                 if not live_requested():
                     raise ContractSetupError("--target live needs REPLAY_CONTRACT_LIVE=1")
                 targets = {name: live_target(name) for name in names}
-            ok = _run(targets, recordings, record=False, every=every)
+            ok = _run(
+                targets, recordings, record=False, every=every, mutants=mutants and target == "fake"
+            )
     except ContractSetupError as exc:
         _fail(exc)
         return

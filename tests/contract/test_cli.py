@@ -29,7 +29,9 @@ def replay(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_run_and_record_work_without_pythonpath(tmp_path: Path) -> None:
     assert REPLAY.is_file(), f"no console script at {REPLAY}: pip install -e ."
-    ran = replay("contract", "run", "--service", "all", "--target", "fake", "--list")
+    ran = replay(
+        "contract", "run", "--service", "all", "--target", "fake", "--list", "--no-mutants"
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "ok   github/issue_history" in ran.stdout and "ok   linear/errors" in ran.stdout
     _holds_the_evidence_report(ran.stdout)
@@ -38,6 +40,28 @@ def test_run_and_record_work_without_pythonpath(tmp_path: Path) -> None:
     )
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
     assert (tmp_path / "slack" / "errors.json").is_file()
+
+
+def test_run_prints_the_mutation_figure() -> None:
+    """Issue 36: with mutants on (the default), ``replay contract run`` plants faults in
+    copies of the fakes and prints how many the outside evidence catches, after the
+    per-service blocks, with one progress line per mutant on stderr."""
+    from replay.contract.mutation import MUTANTS
+
+    ran = replay("contract", "run", "--service", "slack")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    n = sum(1 for m in MUTANTS if m.service == "slack")
+    figure = re.search(
+        rf"^mutants caught by evidence from outside: (\d+)/{n} \(slack (\d+)/{n}\)$",
+        ran.stdout,
+        re.M,
+    )
+    assert figure, ran.stdout
+    assert figure.group(1) == figure.group(2)
+    assert ran.stdout.index("== slack") < figure.start()
+    progress = re.findall(rf"^mutant \d+/{n} slack [\w-]+ \(.+\): ", ran.stderr, re.M)
+    assert len(progress) == n, ran.stderr
+    assert "== github" not in ran.stdout
 
 
 def test_known_gaps_are_every_services_list() -> None:
