@@ -90,6 +90,13 @@ def _holds_the_evidence_report(out: str) -> None:
         "github read your writes: ",
         "linear read your writes: ",
         "slack read your writes: ",
+        "github errors: ",
+        "linear errors: ",
+        "slack errors: ",
+        "github invariants under concurrency: ",
+        "linear invariants under concurrency: ",
+        "slack invariants under concurrency: ",
+        "github gh documents: ",
     ):
         assert any(
             re.match(rf"{family}\d+/\d+ \(\d+ known gaps, 0 failures\)", h) for h in headlines
