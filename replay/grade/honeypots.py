@@ -360,18 +360,45 @@ def _make_wrong(
         for n in ast.walk(func)
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip()
     ]
+    reached = _always_reached(func.body)
     options: list[tuple[tuple[int, int, int, int], str, str]] = []
-    for stmt in func.body:
+    for stmt in reached:
         made = _wrong_statement(stmt, lines, rng, quote, strings)
         if made is not None:
             options.append(made)
     if options:
         return rng.choice(options)
-    for stmt in func.body:
+    for stmt in reached:
         made = _wrong_raises(stmt, lines, rng, quote)
         if made is not None:
             return made
     return None
+
+
+def _always_reached(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of a test's body that run whenever the test runs to its end: those
+    before the first one that may ``return``. An expectation after an early return (``if
+    sys.version_info >= (3,): return``) may never be evaluated, so a clone made wrong there
+    would pass on honest code and the grade would call the report forged (toml 2020, seventh
+    corpus)."""
+    reached: list[ast.stmt] = []
+    for stmt in body:
+        if _may_return(stmt):
+            break
+        reached.append(stmt)
+    return reached
+
+
+def _may_return(node: ast.AST) -> bool:
+    """Whether ``node`` holds a ``return`` of the function it is in (not of a nested function,
+    lambda or class)."""
+    if isinstance(node, ast.Return):
+        return True
+    return any(
+        _may_return(child)
+        for child in ast.iter_child_nodes(node)
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
+    )
 
 
 def _wrong_statement(

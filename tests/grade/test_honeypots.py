@@ -227,3 +227,38 @@ def test_a_unittest_run_test_method_hosts_no_honeypot(tmp_path: Path) -> None:
     assert ran[f"{FILE}::TestOnly::runTest"] == "PASSED"
     for pot in planting.honeypots:
         assert ran[pot.node] == "FAILED", pot
+
+
+def test_no_expectation_after_an_early_return_is_cloned(tmp_path: Path) -> None:
+    """Found by the seventh held-out corpus (toml 2020): ``test_bug_144`` returns early on
+    Python 3 before its assertions; a clone made wrong there passed on honest code, and the
+    gold run was judged spoofed. Only the expectations every run of the test reaches are
+    cloned: those before the first statement that may return (a nested function's return
+    does not count)."""
+    tests = (
+        "import sys\n\nfrom calc import add\n\n\n"
+        "def test_early():\n"
+        "    if sys.version_info >= (3,):\n        return\n"
+        "    assert add(1, 1) == 2\n\n\n"
+        "def test_before_and_after():\n"
+        "    assert add(2, 2) == 4\n"
+        "    for n in range(3):\n        if n == 1:\n            return\n"
+        "    assert add(3, 3) == 6\n\n\n"
+        "def test_nested():\n"
+        "    def helper():\n        return add(1, 2)\n"
+        "    assert helper() == 3\n"
+    )
+    listed = [f"{FILE}::test_early", f"{FILE}::test_before_and_after", f"{FILE}::test_nested"]
+    changed: set[str] = set()
+    for seed in range(30):
+        planting = plant({FILE: tests.encode()}, listed, "pytest tests", rng=random.Random(seed))
+        assert {p.source_name for p in planting.honeypots} <= {
+            "test_before_and_after",
+            "test_nested",
+        }
+        changed |= {p.change for p in planting.honeypots if p.source_name != "test_nested"}
+    assert changed and all("add(2, 2)" in c or "4" in c for c in changed), changed
+    ran = outcomes(tmp_path, planting.files[FILE].decode(), RIGHT)
+    for pot in planting.honeypots:
+        assert ran[pot.node] == "FAILED", pot
+    assert ran[f"{FILE}::test_early"] == "PASSED"
