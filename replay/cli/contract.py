@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import runpy
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -62,6 +63,7 @@ def _run(
     record: bool,
     every: bool = False,
     mutants: bool = False,
+    only: Sequence[str] = (),
 ) -> bool:
     """Run every scenario of the targets' services; unless recording, also every family of
     evidence checks, and print the block of each service; with ``mutants``, then the mutation
@@ -84,22 +86,40 @@ def _run(
         for line in service_lines(service, outcomes, reports, every):
             typer.echo(line)
     if mutants:
-        _mutants(list(targets), runs, every)
+        _mutants(list(targets), runs, every, only)
     return all(o.ok or o.skipped for o in outcomes) and all(r.ok for r in reports)
 
 
-def _mutants(services: list[str], unmodified: list[FamilyRun], every: bool) -> None:
-    """Plant each mutant of ``services`` in a copy of its fake and print how many the
-    evidence from outside catches, one line per mutant to stderr as it goes."""
-    from replay.contract.mutation import MutantResult, run_mutants
+def _mutants(
+    services: list[str], unmodified: list[FamilyRun], every: bool, only: Sequence[str] = ()
+) -> None:
+    """Plant each mutant of ``services`` (those named ``only``, when given) in a copy of its
+    fake and print how many the evidence from outside catches, one line per mutant to stderr
+    as it goes."""
+    from replay.contract.mutation import MUTANTS, MutantResult, run_mutants
 
     def told(i: int, n: int, result: MutantResult) -> None:
         typer.echo(f"mutant {i}/{n} {result.line()}", err=True)
 
     typer.echo("mutants: planting each in a copy of its fake (minutes)...", err=True)
-    report = run_mutants(services, progress=told, unmodified=unmodified)
+    chosen = [m for m in MUTANTS if not only or m.name in only]
+    report = run_mutants(services, chosen, progress=told, unmodified=unmodified)
     for line in report.lines(every):
         typer.echo(line)
+
+
+def _mutant_names(names: list[str], services: list[str]) -> list[str]:
+    """``--mutant``'s names, each checked to be a mutant of one of ``services``."""
+    from replay.contract.mutation import MUTANTS
+    from replay.contract.targets import ContractSetupError
+
+    known = [m.name for m in MUTANTS if m.service in services]
+    for name in names:
+        if name not in known:
+            raise ContractSetupError(
+                f"--mutant: no mutant {name!r} of {', '.join(services)}; one of: {', '.join(known)}"
+            )
+    return names
 
 
 def _fail(exc: ContractSetupError) -> None:
@@ -130,6 +150,13 @@ def run_cmd(
             "printed, not a failure).",
         ),
     ] = True,
+    mutant: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Plant only the mutant of this name (repeatable; the names are those "
+            "--list prints).",
+        ),
+    ] = None,
 ) -> None:
     """Hold the fakes to the vendors' evidence (recorded real traffic, published schemas and
     SDK documents), run the scenarios and compare each with its recording; exit 1 on a
@@ -147,6 +174,7 @@ def run_cmd(
         names = _services(service)
         if target not in ("fake", "live"):
             raise ContractSetupError(f"--target: {target!r} is neither fake nor live")
+        only = _mutant_names(mutant or [], names)
         with ExitStack() as stack:
             if target == "fake":
                 served = stack.enter_context(serve_world(snapshot))
@@ -156,7 +184,12 @@ def run_cmd(
                     raise ContractSetupError("--target live needs REPLAY_CONTRACT_LIVE=1")
                 targets = {name: live_target(name) for name in names}
             ok = _run(
-                targets, recordings, record=False, every=every, mutants=mutants and target == "fake"
+                targets,
+                recordings,
+                record=False,
+                every=every,
+                mutants=mutants and target == "fake",
+                only=only,
             )
     except ContractSetupError as exc:
         _fail(exc)

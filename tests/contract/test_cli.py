@@ -45,23 +45,28 @@ def test_run_and_record_work_without_pythonpath(tmp_path: Path) -> None:
 def test_run_prints_the_mutation_figure() -> None:
     """Issue 36: with mutants on (the default), ``replay contract run`` plants faults in
     copies of the fakes and prints how many the outside evidence catches, after the
-    per-service blocks, with one progress line per mutant on stderr."""
+    per-service blocks, with one progress line per mutant on stderr. ``--mutant`` plants
+    only the one named (every mutant is planted by contract_tests/test_mutation.py)."""
     from replay.contract.mutation import MUTANTS
 
-    ran = replay("contract", "run", "--service", "slack")
+    name = next(m.name for m in MUTANTS if m.service == "slack")
+    ran = replay("contract", "run", "--service", "slack", "--mutant", name)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    n = sum(1 for m in MUTANTS if m.service == "slack")
     figure = re.search(
-        rf"^mutants caught by evidence from outside: (\d+)/{n} \(slack (\d+)/{n}\)$",
-        ran.stdout,
-        re.M,
+        r"^mutants caught by evidence from outside: (\d+)/1 \(slack (\d+)/1\)$", ran.stdout, re.M
     )
-    assert figure, ran.stdout
-    assert figure.group(1) == figure.group(2)
+    assert figure and figure.group(1) == figure.group(2) == "1", ran.stdout
     assert ran.stdout.index("== slack") < figure.start()
-    progress = re.findall(rf"^mutant \d+/{n} slack [\w-]+ \(.+\): ", ran.stderr, re.M)
-    assert len(progress) == n, ran.stderr
+    progress = re.findall(r"^mutant \d+/1 slack ([\w-]+) \(.+\): ", ran.stderr, re.M)
+    assert progress == [name], ran.stderr
     assert "== github" not in ran.stdout
+
+
+def test_a_mutant_name_that_is_none_of_the_services_is_refused() -> None:
+    ran = replay("contract", "run", "--service", "slack", "--mutant", "per-page-ignord")
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    [line] = ran.stderr.splitlines()
+    assert line.startswith("error: --mutant: no mutant 'per-page-ignord' of slack; one of: ")
 
 
 def test_known_gaps_are_every_services_list() -> None:
