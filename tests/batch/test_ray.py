@@ -6,6 +6,7 @@ and no container behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -50,6 +51,22 @@ def cluster() -> Iterator[tuple[object, list[object]]]:
 def batch_rows(store: Store) -> list[BatchRunRow]:
     with store.session() as s:
         return list(s.scalars(select(BatchRunRow)).all())
+
+
+def told(store: Store, rows: list[BatchRunRow]) -> str:
+    """Each key's tries, error and every run of its case with the grade's reason: what a
+    failure of this test needs read (one CI run saw a gold run graded model_fail)."""
+    with store.session() as s:
+        runs = list(s.scalars(select(RunRow)).all())
+    lines = [
+        f"key {r.index}: {r.state} {r.outcome} tries={r.tries} run={r.run_id} {r.error}"
+        for r in rows
+    ]
+    for run in runs:
+        grade = Path(run.run_dir or "/nonexistent") / "grade.json"
+        reason = json.loads(grade.read_text()).get("reason") if grade.is_file() else "no grade.json"
+        lines.append(f"run {run.id} owner={run.owner} outcome={run.outcome}: {reason}")
+    return "\n".join(lines)
 
 
 def my_worlds() -> dict[int, int]:
@@ -121,7 +138,7 @@ def test_real_runs_on_a_ray_cluster_survive_a_lost_node_and_leave_no_orphans(
         assert removed.is_set(), [(r.index, r.state, r.outcome, r.error) for r in rows]
         assert sorted((r.index, r.state, r.outcome) for r in rows) == [
             (i, DONE, "pass") for i in (1, 2, 3)
-        ]
+        ], told(store, rows)
         assert any(r.tries == 2 for r in rows), [(r.index, r.tries) for r in rows]
         with store.session() as s:
             graded = s.scalars(select(RunRow.id).where(RunRow.outcome.is_not(None))).all()
