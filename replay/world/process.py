@@ -112,6 +112,10 @@ class World:
         state = self.workdir / "world.json"
         log = self.workdir / "gateway.log"
         python = gateway_python()
+        # A world killed before it could clean up leaves its state file: read as this one's,
+        # it would hand the next run a dead proxy's address (and its sandbox's model calls
+        # would fail where no gateway records them).
+        state.unlink(missing_ok=True)
         self._cut_bundles()
         read_end, self._lifeline = os.pipe()  # neither end is inherited unless passed
         cmd = [
@@ -190,6 +194,11 @@ class World:
     def running(self) -> bool:
         """Whether the world's process is still alive."""
         return self._process is not None and self._process.poll() is None
+
+    def exit_code(self) -> int | None:
+        """The world process's exit status once it has ended (negative: the signal that
+        ended it), else None."""
+        return None if self._process is None else self._process.poll()
 
     def connections(self) -> int:
         """How many client connections the gateway holds open right now."""

@@ -138,7 +138,14 @@ class WarmWorld:
         try:
             yield world
         finally:
+            code = world.exit_code()
             self._export(world, gateway_dir, events_db, log, offset)
+        if code is not None:
+            # The gateway and the fakes went away under the run: the agent's calls after
+            # that failed, and its writes are missing from the world's end, through no fault
+            # of the model's. The run is the infrastructure's (a world killed with its
+            # machine's Ray node left a gold run graded model_fail for a missing PR).
+            raise WorldDied(f"the world's process ended during the run (status {code})")
 
     def _export(
         self, world: World, gateway_dir: Path, events_db: Path, log: Path, offset: int
@@ -182,6 +189,10 @@ class WarmWorld:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class WorldDied(ReplayError):
+    """The world's process ended while a run was using it."""
 
 
 def _backup(source: Path, dest: Path) -> None:
