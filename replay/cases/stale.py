@@ -51,6 +51,9 @@ class Staleness:
     reasons: list[str] = field(default_factory=list)
     """Why the case is stale, one line each; empty: it is not."""
 
+    loadable: bool = True
+    """False when the case cannot be loaded at all (its rules name unknown kinds)."""
+
     @property
     def stale(self) -> bool:
         return bool(self.reasons)
@@ -68,7 +71,7 @@ def check_case(path: Path, blobs: Path | None = None) -> Staleness:
     vocabulary = _vocabulary_problems(raw)
     if vocabulary:
         # The case cannot be loaded: its rules name what the log no longer records.
-        return Staleness(path, case_id, vocabulary)
+        return Staleness(path, case_id, vocabulary, loadable=False)
     case = read_case(path).case
     reasons = _base_image_problems(case.environment.base_image)
     reasons += _snapshot_problems(case.snapshot, blobs)

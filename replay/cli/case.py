@@ -537,9 +537,13 @@ def case_stale(
 ) -> None:
     """The staleness rule: is each case's base image still buildable, is every file its
     snapshot froze still in the blob store, does the event log still record every kind its
-    rules name? Prints the stale cases with their reasons; exit 1 if one is left unretired."""
+    rules name? Prints the stale cases with their reasons; exit 1 if one is left unretired.
+    Says too whether each case's strength was measured at its current version (not a reason
+    to retire it)."""
+    from replay.base.case import read_case
     from replay.cases.retired import retire
     from replay.cases.stale import check_case
+    from replay.strength.record import strength_line
 
     files = cases or sorted(Path("cases").glob("*/case.yaml"))
     if not files:
@@ -547,11 +551,15 @@ def case_stale(
     left = 0
     for path in files:
         found = check_case(path, blobs)
+        # Strength is said, not counted: a case never measured is not broken, only unknown.
+        strength = [strength_line(read_case(path))] if found.loadable else []
         if not found.stale:
             out.print(f"ok     {found.case_id} ({path})", markup=False)
+            for line in strength:
+                out.print(f"  {line}", markup=False)
             continue
         out.print(f"STALE  {found.case_id} ({path})", markup=False)
-        for reason in found.reasons:
+        for reason in [*found.reasons, *strength]:
             out.print(f"  {reason}", markup=False)
         if retire_them:
             _, registry = retire(path, "stale: " + "; ".join(found.reasons))
@@ -589,6 +597,13 @@ def case_strength(
         Path | None, typer.Option("--json", help="Write the measurements here, as JSON.")
     ] = None,
     runtime: Annotated[str, typer.Option(help="Container runtime.")] = "docker",
+    record: Annotated[
+        bool,
+        typer.Option(
+            help="Keep each measurement beside its case file (strength.json, with the case "
+            "digest), where case stale reads it.",
+        ),
+    ] = False,
 ) -> None:
     """How many plausible wrong fixes each case's hidden tests reject: mutants of the gold
     patch's lines, partial fixes, overfits to the ticket's examples, each graded exactly as
@@ -599,6 +614,7 @@ def case_strength(
     from replay.base.case import read_case
     from replay.cli.progress import PhaseDisplay
     from replay.strength import StrengthOptions, measure_strength, report_lines
+    from replay.strength.record import record_strength
 
     loaded = [read_case(path) for path in cases]  # every file checked before any grading
     if json_out is not None and not json_out.parent.is_dir():
@@ -624,6 +640,8 @@ def case_strength(
         counter = f"[{n}/{len(loaded)}] " if len(loaded) > 1 else ""
         for line in report_lines(result, counter):
             out.print(line, markup=False)
+        if record:
+            out.print(f"recorded: {record_strength(case, result)}", markup=False)
     if json_out is not None:
         json_out.write_text(json.dumps([m.dump() for m in measured], indent=2) + "\n")
         out.print(f"written: {json_out}", markup=False)

@@ -1,0 +1,66 @@
+"""A case's strength kept with the case version: ``strength.json`` beside its ``case.yaml``.
+
+``replay case strength --record`` writes the measurement there; it carries the case digest
+(:func:`replay.base.case.case_digest`: the case file, its snapshot's manifest and both
+patches), so a case changed since is told as never measured at its current version, as a
+calibration is (``replay case stale`` says which).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from replay.base.case import LoadedCase, case_digest
+from replay.base.errors import InputError
+from replay.strength.model import CaseStrength
+
+STRENGTH_FILE = "strength.json"
+
+
+def strength_path(loaded: LoadedCase) -> Path:
+    """Where the case's strength is kept: beside its case file."""
+    return loaded.path.parent / STRENGTH_FILE
+
+
+def record_strength(loaded: LoadedCase, measured: CaseStrength) -> Path:
+    """Write ``measured`` beside the case file (it must be this version's)."""
+    if measured.case_digest != case_digest(loaded):
+        raise ValueError(f"{measured.case_id}: the measurement is of another case version")
+    path = strength_path(loaded)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(measured.to_json())
+    tmp.replace(path)
+    return path
+
+
+def recorded_strength(loaded: LoadedCase) -> CaseStrength | None:
+    """The strength recorded for the case's current version, or None: never measured, or
+    measured at another version. A file that is not a strength record is an InputError."""
+    path = strength_path(loaded)
+    if not path.is_file():
+        return None
+    try:
+        measured = CaseStrength.model_validate(json.loads(path.read_text()))
+    except (ValueError, ValidationError) as exc:
+        first = str(exc).splitlines()[0]
+        raise InputError(path, f"not a strength record ({first}); measure it again") from exc
+    return measured if measured.case_digest == case_digest(loaded) else None
+
+
+def strength_line(loaded: LoadedCase) -> str:
+    """One line on the case's strength at its current version, for ``case stale``."""
+    measured = recorded_strength(loaded)
+    if measured is None:
+        return (
+            "strength: never measured at this version "
+            f"(replay case strength --record {loaded.path})"
+        )
+    figure = "n/a" if measured.strength is None else f"{measured.strength:.0%}"
+    verdict = "strong" if measured.strong else "WEAK: " + "; ".join(measured.weak_because)
+    return (
+        f"strength: {figure} ({measured.rejected} rejected, {measured.survivors} survived of "
+        f"{measured.generated} wrong fixes made), {verdict}"
+    )
