@@ -1092,3 +1092,83 @@ def test_a_tree_with_a_blob_the_clone_lacks_is_told_as_such(tmp_path: Path) -> N
     said = str(caught.value)
     assert f"lacks object {blob}" in said, said
     assert "incomplete clone or mirror" in said and "Fetch the repository again" in said, said
+
+
+_NO_EDITABLE_BACKEND = """\
+import base64, hashlib, os, zipfile
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    name = "tiny-1.0-py3-none-any.whl"
+    files = {
+        "tiny.py": b"X = 1\\n",
+        "tiny-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\\nName: tiny\\nVersion: 1.0\\n",
+        "tiny-1.0.dist-info/WHEEL": (
+            b"Wheel-Version: 1.0\\nGenerator: t\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"
+        ),
+    }
+    record = []
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as z:
+        for path, data in files.items():
+            z.writestr(path, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            record.append(f"{path},sha256={digest.decode()},{len(data)}")
+        record.append("tiny-1.0.dist-info/RECORD,,")
+        z.writestr("tiny-1.0.dist-info/RECORD", "\\n".join(record) + "\\n")
+    return name
+"""
+"""A build backend of the project's own tree with no ``build_editable`` hook (PEP 660), as
+the poetry-core of early 2022 had none."""
+
+
+def test_a_backend_without_build_editable_is_installed_as_a_wheel(tmp_path: Path) -> None:
+    """Found by the seventh held-out corpus (tinydb 2022): its poetry-core as of T cannot
+    install the project editable and the setup stopped at ``create: environment``. Real pip's
+    refusal is recognised, and the setup installs the project as a wheel, which real pip
+    then does."""
+    import shlex
+    import subprocess
+    import sys
+
+    from replay.casebuild.environment import install_not_editable, lacks_build_editable
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "backend.py").write_text(_NO_EDITABLE_BACKEND)
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+    )
+    prefix = tmp_path / "prefix"
+    command = f"python -m pip install --no-index --prefix {prefix} -e ."
+    case = tmp_path / "case.yaml"
+    case.write_text(yaml.safe_dump({"environment": {"setup": ["echo first", command]}}))
+
+    def pip(line: str) -> subprocess.CompletedProcess[str]:
+        words = shlex.split(line)
+        return subprocess.run(
+            [sys.executable, *words[1:]],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    refused = pip(command)
+    assert refused.returncode != 0 and lacks_build_editable(refused.stdout + refused.stderr)
+    assert install_not_editable(case)
+    setup = yaml.safe_load(case.read_text())["environment"]["setup"]
+    assert setup == ["echo first", f"python -m pip install --no-index --prefix {prefix} ."]
+    done = pip(setup[1])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(prefix.rglob("tiny.py"))
+    assert not install_not_editable(case)  # nothing editable left
+    # Extras stay with the project; older pip's words, across lines, are recognised too.
+    case.write_text(yaml.safe_dump({"environment": {"setup": ["pip install -e '.[t]' x"]}}))
+    assert install_not_editable(case)
+    assert yaml.safe_load(case.read_text())["environment"]["setup"] == ["pip install '.[t]' x"]
+    assert lacks_build_editable(
+        "ERROR: Project file:///w has a 'pyproject.toml' and its build backend is missing\n"
+        "the 'build_editable' hook. Since it does not have a 'setup.py' nor a 'setup.cfg',"
+    )
+    assert not lacks_build_editable("ERROR: No matching distribution found for tiny")
