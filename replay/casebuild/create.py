@@ -58,6 +58,7 @@ from replay.casebuild.testlists import (
     MeasureError,
     TestLists,
     measure,
+    plugins_for,
     write_command,
     write_lists,
 )
@@ -377,6 +378,18 @@ def create_case(
                     requires=(*src.wanted.requires, *addition.requires),
                     extras=(*src.wanted.extras, *addition.extras),
                 )
+                again = dataclasses.replace(src, wanted=wanted)
+                return create_case(case_id, again, out, runtime, repeats, say, added + 1, progress)
+            options = measured.unknown_options()
+            plugins = [p for p in plugins_for(options) if p not in src.wanted.requires]
+            if plugins and _may_add(src, added):
+                say(
+                    f"pytest refused {' '.join(options)}, which the project's pytest "
+                    f"configuration asks for and {', '.join(plugins)} adds: making the case "
+                    "again with it added to the test requirements, as the project's "
+                    "developers ran their tests"
+                )
+                wanted = dataclasses.replace(src.wanted, requires=(*src.wanted.requires, *plugins))
                 again = dataclasses.replace(src, wanted=wanted)
                 return create_case(case_id, again, out, runtime, repeats, say, added + 1, progress)
             logs = measured.write_logs(path.parent / "logs")

@@ -32,6 +32,45 @@ class MeasureError(ReplayError):
 
 _FAILED = frozenset({"failed", "error"})
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+_UNRECOGNIZED = re.compile(r"error: unrecognized arguments: (.+)")
+"""pytest refusing an option its configuration's ``addopts`` names and no installed plugin
+adds (``__main__.py: error: unrecognized arguments: --cov-append --cov tinydb``)."""
+
+PLUGIN_OPTIONS: dict[str, str] = {
+    "--cov": "pytest-cov",
+    "--cov-report": "pytest-cov",
+    "--cov-append": "pytest-cov",
+    "--cov-branch": "pytest-cov",
+    "--cov-config": "pytest-cov",
+    "--cov-fail-under": "pytest-cov",
+    "--no-cov": "pytest-cov",
+    "-n": "pytest-xdist",
+    "--numprocesses": "pytest-xdist",
+    "--dist": "pytest-xdist",
+    "--timeout": "pytest-timeout",
+    "--reruns": "pytest-rerunfailures",
+    "--benchmark-skip": "pytest-benchmark",
+    "--benchmark-disable": "pytest-benchmark",
+    "--flake8": "pytest-flake8",
+    "--mypy": "pytest-mypy",
+    "--black": "pytest-black",
+    "--isort": "pytest-isort",
+    "--pep8": "pytest-pep8",
+    "--mpl": "pytest-mpl",
+    "--asyncio-mode": "pytest-asyncio",
+    "--randomly-seed": "pytest-randomly",
+}
+"""Options of pytest plugins as their documentation names them, each with the plugin that adds
+it: what a project's ``addopts`` asks for when it is run with that plugin installed."""
+
+
+def plugins_for(options: list[str]) -> list[str]:
+    """The plugins that add ``options`` (``--cov=x`` is ``--cov``), in order, once each; an
+    option no known plugin adds is left out."""
+    found = [PLUGIN_OPTIONS.get(o.split("=", 1)[0]) for o in options]
+    return list(dict.fromkeys(p for p in found if p is not None))
+
+
 _PIP_HINT = re.compile(r"^E\s+\$?\s*pip install ([A-Za-z0-9][\w.-]*)\s*$", re.MULTILINE)
 """An error the project raises in place of an ImportError, telling what to install, as pytest
 shows it (starlette 2025's testclient: ``E       $ pip install httpx``)."""
@@ -168,6 +207,17 @@ class Measurement:
         output = "\n".join(self.after.outputs[:1])
         missing = [m.split(".")[0] for m in _NO_MODULE.findall(output)]
         return list(dict.fromkeys([*missing, *_PIP_HINT.findall(output)]))
+
+    def unknown_options(self) -> list[str]:
+        """The options pytest refused when no test ran at all (the first run with the gold
+        patch): its configuration's ``addopts`` names a plugin the environment lacks."""
+        before = [s for one in _statuses(self.before.reports) for s in one.values()]
+        after = [s for one in _statuses(self.after.reports) for s in one.values()]
+        if before or after:
+            return []
+        output = "\n".join(self.after.outputs[:1])
+        words = [w for found in _UNRECOGNIZED.findall(output) for w in found.split()]
+        return [w for w in words if w.startswith("-")]
 
     def _missing_module(self) -> str | None:
         """:meth:`missing_modules` told with what to give; None when none."""

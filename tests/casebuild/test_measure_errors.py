@@ -292,6 +292,9 @@ def test_tests_measured_but_all_left_out_are_told_as_such(monkeypatch, tmp_path)
         def missing_modules(self) -> list[str]:
             return []
 
+        def unknown_options(self) -> list[str]:
+            return []
+
         def write_logs(self, directory):
             return directory
 
@@ -304,3 +307,47 @@ def test_tests_measured_but_all_left_out_are_told_as_such(monkeypatch, tmp_path)
     assert "(test_shapes.py::test_area_multiplies...) name no test function of the tree" in str(
         exc.value
     )
+
+
+def test_an_addopts_option_of_a_missing_plugin_names_the_plugin(tmp_path: Path) -> None:
+    """Found by the seventh held-out corpus (tinydb 2022 and 2025): ``pytest.ini`` adds
+    ``--cov`` and nothing the project declares for its tests installs pytest-cov, so no test
+    ran on either side. Real pytest's refusal (pytest-cov is not installed here) is read back
+    as the options it refused and the plugin that adds them; ``case create`` then makes the
+    case again with it (replay/casebuild/create.py), as the project's developers ran it."""
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from replay.casebuild.testlists import Measurement, TestLists, plugins_for
+
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\naddopts = --cov-append --cov-report= --cov tiny\n"
+    )
+    (tmp_path / "test_tiny.py").write_text("def test_one():\n    assert True\n")
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "test_tiny.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 4, ran.stdout + ran.stderr
+    side = SimpleNamespace(
+        reports=[None],
+        verdict=SimpleNamespace(exit_codes=[4]),
+        outputs=[ran.stdout + ran.stderr],
+        stopped=None,
+    )
+    lists = TestLists(fail_to_pass=[], pass_to_pass=[], flaky=[])
+    measured = Measurement(lists, side, side)  # type: ignore[arg-type]
+    assert measured.unknown_options()[:3] == ["--cov-append", "--cov-report=", "--cov"]
+    assert plugins_for(measured.unknown_options()) == ["pytest-cov"]
+    assert plugins_for(["-n", "4", "--timeout=30", "--unheard-of"]) == [
+        "pytest-xdist",
+        "pytest-timeout",
+    ]
+    # A test that ran says the options were understood: nothing to add.
+    passed = SimpleNamespace(**{**vars(side), "reports": [_junit(test_one="passed")]})
+    assert Measurement(lists, passed, passed).unknown_options() == []  # type: ignore[arg-type]
