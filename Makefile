@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench redteam redteam-all demo-snapshot wheelhouse harnesses harnesses-all system-deps-demo system-deps-test real-set
+.PHONY: demo test strength lint bench redteam redteam-all demo-snapshot wheelhouse harnesses harnesses-all system-deps-demo system-deps-test real-set
 
 # What the targets need from Debian's packages (debootstrap for the base image; gh, npm, chromium and
 # iproute2 for the tests): installed when run as root, else the exact command, before any work.
@@ -64,6 +64,12 @@ real-set: system-deps-demo $(BIN)/replay $(GATEWAY)
 	$(BIN)/replay registry fetch $(REAL_SET)
 	$(BIN)/replay case validate $(REAL_SET)
 	$(BIN)/replay case calibrate $(REAL_SET) --runs 1
+
+# Every shipped case's strength (issue 37): plausible wrong fixes of each gold patch graded
+# as a run's diff is, each measurement kept beside its case (strength.json, at the case's
+# digest). CI measures two of them again (tests/strength/test_shipped.py); 3 minutes here.
+strength: system-deps-demo $(BIN)/replay $(GATEWAY)
+	$(BIN)/replay case strength $(DEMO_CASES) $(REAL_CASES) --record
 
 lint: $(BIN)/replay $(GATEWAY)
 	$(BIN)/ruff check replay fakes tests contract_tests bench
