@@ -68,12 +68,23 @@ def compare(
     include_retired: Annotated[
         bool, typer.Option(help="Compare on retired cases too (replay case retire).")
     ] = False,
+    min_strength: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Leave out cases whose strength recorded at their current version (replay "
+            "case strength --record) is under this, or never measured (default: the rule's "
+            "min_strength, else none).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Compare two candidates on the same calibrated cases, against the noise floor, under a
     decision rule fixed before the runs: ship, don't ship, or inconclusive."""
     from dataclasses import replace
 
-    from replay.base.case import read_case
+    from replay.base.case import LoadedCase, read_case
     from replay.cases.retired import partition_retired, skip_line
     from replay.cli.progress import PhaseDisplay
     from replay.compare.candidate import parse_candidate
@@ -113,6 +124,19 @@ def compare(
             out.print(skip_line(case.id, retirement), markup=False)
             why = f"retired {retirement.at:%Y-%m-%d}: {retirement.reason}"
             retired.append({"case_id": case.id, "why": why})
+    minimum = min_strength if min_strength is not None else rule.min_strength
+    if minimum is not None:
+        from replay.strength.record import below_minimum
+
+        kept: list[LoadedCase] = []
+        for case in loaded:
+            weak = below_minimum(case, minimum)
+            if weak is None:
+                kept.append(case)
+                continue
+            out.print(f"skipping {case.id}: {weak}", markup=False)
+            retired.append({"case_id": case.id, "why": weak})
+        loaded = kept
     base = RunOptions(out=out_dir, db=ctx.obj.db)
     store = Store.open(ctx.obj.db)
     try:
@@ -136,7 +160,7 @@ def compare(
                     )
                     run_plan([item], loaded, arms, base)
         doc = build_document(store, loaded, arms, rule, comparison)
-        # Retired cases are left out of both arms alike, and said so in every report.
+        # Retired and weak cases are left out of both arms alike, and said so in every report.
         doc["left_out"] = sorted([*doc["left_out"], *retired], key=lambda x: x["case_id"])
     finally:
         store.close()

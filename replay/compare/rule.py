@@ -10,6 +10,9 @@
                               # by at most this much
     cost_ceiling_usd: null    # B's cost per solved case may not exceed this (null: no gate)
     effect_of_interest: 0.1   # the smallest difference worth finding (for cases needed)
+    min_strength: null        # leave out cases whose recorded strength (replay case
+                              # strength --record) is under this, or never measured at the
+                              # case's version (null: no minimum; --min-strength overrides)
 
 A comparison records its rule, verbatim, with its first invocation and before any of its runs;
 a later invocation with a different rule is refused (a rule chosen after seeing the numbers
@@ -49,6 +52,9 @@ class DecisionRule(Strict):
     side_effects_margin: float = Field(default=0.05, ge=0, le=1)
     cost_ceiling_usd: float | None = Field(default=None, gt=0)
     effect_of_interest: float = Field(default=0.1, gt=0, le=1)
+    min_strength: float | None = Field(default=None, ge=0, le=1)
+    """The least strength (``docs/strength.md``) a case must have, recorded at its current
+    version, to be compared; the others are left out and said so."""
 
     model_config = Strict.model_config | {"populate_by_name": True}
 

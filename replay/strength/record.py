@@ -64,3 +64,22 @@ def strength_line(loaded: LoadedCase) -> str:
         f"strength: {figure} ({measured.rejected} rejected, {measured.survivors} survived of "
         f"{measured.generated} wrong fixes made), {verdict}"
     )
+
+
+def below_minimum(loaded: LoadedCase, minimum: float) -> str | None:
+    """Why the case is left out of a comparison that asks for ``minimum`` strength, or None
+    when its strength, recorded at its current version, reaches it."""
+    measured = recorded_strength(loaded)
+    if measured is None:
+        return (
+            f"strength never measured at this version, the comparison asks for {minimum:.0%} "
+            f"(replay case strength --record {loaded.path})"
+        )
+    if measured.strength is None or measured.strength < minimum:
+        figure = "n/a" if measured.strength is None else f"{measured.strength:.0%}"
+        survivors = ", ".join(f"{r.name} {r.description}" for r in measured.survived()[:3])
+        more = f" and {len(measured.survived()) - 3} more" if len(measured.survived()) > 3 else ""
+        return f"strength {figure} under the minimum {minimum:.0%}" + (
+            f" (survivors: {survivors}{more})" if survivors else ""
+        )
+    return None
