@@ -27,8 +27,9 @@ out after T the newest base image released by T that is built here. Its packages
 before T, so a marker it holds outside any copy of the fix is text older than the fix
 (:func:`common_markers`). A hit of such a marker counts only in a copy of the fix
 (:func:`copies`): a file in a package or distribution named like the project, or holding two
-markers or more. So a later release of the project installed into the environment, or
-vendored, still leaks by every marker it holds.
+markers or more, unless the reference, released by T, holds that file with the marker (a
+file a release froze before T is no copy of a later fix). So a later release of the project
+installed into the environment, or vendored, still leaks by every marker it holds.
 
 A base image released after T may carry a later copy of the project (issue 16: bookworm's
 ``tomllib`` and the ``tomli`` its pip and setuptools vendor hold 2021 tomli fixes), so it cannot
@@ -511,9 +512,19 @@ def common_markers(
     (:func:`owner`) or more. A fix's line copied into a later release lands in one place, the
     copy (a renamed module gives itself away by holding several markers, an installed or
     vendored one by its name); a line spread over three unrelated packages is idiom older
-    than any fix. A marker held in one or two packages may be such a later copy: it counts."""
+    than any fix. A marker held in one or two packages may be such a later copy: it counts.
+
+    Released by T, the image's copies of the fix are only those named like the project (a
+    stable update may carry the fix into a vendored copy, whose markers stay searched); a file
+    of another name holding two markers is older text, not a renamed copy: what a release
+    froze before T cannot copy a fix made after it (python-lz4 2021, seventh corpus: the fix
+    takes gzip's buffer handling, and bullseye's ``gzip.py`` holds four of its lines)."""
     hits = list(hits)
-    copied = copies(hits, names)
+    names = set(names)
+    if release.released <= at.date():
+        copied = {path for path, _ in hits if is_copy_of(path, names)}
+    else:
+        copied = copies(hits, names)
     held: dict[str, list[str]] = {}
     for path, text in hits:
         held.setdefault(text, []).append(path)
@@ -532,12 +543,15 @@ def common_markers(
 
 
 def _uncommon(scan: Scan, common: dict[str, list[str]], names: set[str]) -> Scan:
-    """``scan`` less the hits of a common marker outside :func:`copies` of the fix."""
+    """``scan`` less the hits of a common marker outside :func:`copies` of the fix, and less
+    those in the very file where the reference holds the same marker (the reference's own
+    file, which :func:`common_markers` found to be no copy of the fix)."""
     copied = copies(scan.hits, names)
     kept = [
         (p, m)
         for p, m in scan.hits
-        if (m not in common or p in copied) and (not comment_only(m) or p in copied)
+        if (m not in common or (p in copied and p not in common[m]))
+        and (not comment_only(m) or p in copied)
     ]
     return Scan(scan.image, kept, scan.notes, scan.owners, scan.near)
 
