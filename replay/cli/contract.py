@@ -80,7 +80,14 @@ def _run(
         for service, target in targets.items()
         for scenario in all_scenarios(service)
     ]
-    runs = [] if record else [run_family(family) for family in FAMILIES]
+    runs = []
+    if not record:
+        from replay.contract.mutation import family_name
+
+        for i, family in enumerate(FAMILIES, 1):
+            # Minutes in all: each family's line as it starts, on stderr.
+            typer.echo(f"family {i}/{len(FAMILIES)} {family_name(family)}...", err=True)
+            runs.append(run_family(family))
     reports = [r for run in runs for r in run.reports if r.service in targets]
     for service in targets:
         for line in service_lines(service, outcomes, reports, every):

@@ -34,6 +34,10 @@ def test_run_and_record_work_without_pythonpath(tmp_path: Path) -> None:
     )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "ok   github/issue_history" in ran.stdout and "ok   linear/errors" in ran.stdout
+    from replay.contract.evidence.families import FAMILIES
+
+    started = re.findall(rf"^family (\d+)/{len(FAMILIES)} [\w_]+\.\.\.$", ran.stderr, re.M)
+    assert started == [str(i) for i in range(1, len(FAMILIES) + 1)], ran.stderr
     _holds_the_evidence_report(ran.stdout)
     recorded = replay(
         "contract", "record", "--stand-in", "--service", "slack", "--recordings", str(tmp_path)
