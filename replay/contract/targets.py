@@ -10,8 +10,6 @@ another loopback port, so the live code path (record, then compare) runs for rea
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -19,10 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import uvicorn
-
 from fakes.core.server import CONTROL_PREFIX, ASGIApp, Receive, Scope, Send, WorldApp, build_world
 from replay.base.errors import ReplayError
+from replay.base.serving import serving
 from replay.base.snapshot import load_snapshot
 
 SERVICES = ("github", "slack", "linear")
@@ -114,23 +111,8 @@ class ServiceApp:
 @contextmanager
 def serve_asgi(app: ASGIApp) -> Iterator[str]:
     """Serve ``app`` with uvicorn in a thread on 127.0.0.1 (any free port); yield its URL."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving(app, ws="none") as url:
+        yield url
 
 
 @dataclass(frozen=True)

@@ -58,11 +58,9 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import date
 from functools import cache
@@ -70,7 +68,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-import uvicorn
 from graphql import (
     DocumentNode,
     FieldNode,
@@ -91,6 +88,7 @@ from graphql.execution.values import get_variable_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fakes.core.server import ASGIApp, Message, Receive, Scope, Send
+from replay.base.serving import serving
 from replay.contract.evidence import (
     EVIDENCE,
     Check,
@@ -505,25 +503,6 @@ class Recorder:
         await self.app(scope, replay, keep)
 
 
-@contextmanager
-def serve_uds(app: ASGIApp, sock: Path) -> Iterator[None]:
-    """Serve ``app`` with uvicorn on the Unix socket ``sock`` (gh's ``http_unix_socket``)."""
-    config = uvicorn.Config(app, uds=str(sock), log_level="warning", lifespan="off", ws="none")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise ContractSetupError("uvicorn did not start on a Unix socket")
-        time.sleep(0.01)
-    try:
-        yield
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
 class GhRunner:
     """The real gh against one served world: its API calls over a Unix socket (gh's
     ``http_unix_socket``), and for git a clone whose remote *says* github.com, so gh knows the
@@ -677,7 +656,7 @@ def capture(out: Path = DIRECTORY, gh: str = GH, specs: tuple[Spec, ...] = SPECS
         served = stack.enter_context(serve_world())
         root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gh-capture-")))
         recorder = Recorder(ServiceApp(served.world, "github"))
-        stack.enter_context(serve_uds(recorder, root / "gh.sock"))
+        stack.enter_context(serving(recorder, uds=root / "gh.sock", ws="none"))
         probe = Probe(served, root)
         stack.callback(probe.close)
         runner = GhRunner(served, root, gh, probe.target.github_token)
