@@ -97,8 +97,10 @@ def results_report(
         report = build_report(store, loaded, as_of=at, training_cutoff=cutoff)
     finally:
         store.close()
+    strengths = _strengths(loaded)
     table = Table(
         "case",
+        "strength",
         "harness",
         "model",
         "runs",
@@ -115,6 +117,7 @@ def results_report(
         rate = "n/a" if st.pass_rate is None else f"{st.passes}/{st.healthy} = {st.pass_rate:.2f}"
         table.add_row(
             f"{row.case_id}@{row.case_digest[:8]}",
+            strengths.get((row.case_id, row.case_digest), "not measured"),
             row.harness,
             row.model,
             str(st.runs),
@@ -150,6 +153,22 @@ def results_report(
     _print_breakdown(report, loaded, shown, at, cutoff)
     for case_id, why in sorted(report.left_out.items()):
         out.print(f"left out: {case_id}: {why}", markup=False)
+
+
+def _strengths(loaded: list[LoadedCase]) -> dict[tuple[str, str], str]:
+    """Each case version's strength as the report shows it (``96%``, ``81% weak``), by case
+    id and digest: only a version's own measurement (``replay case strength --record``)."""
+    from replay.base.case import case_digest
+    from replay.strength.record import recorded_strength
+
+    shown: dict[tuple[str, str], str] = {}
+    for case in loaded:
+        measured = recorded_strength(case)
+        if measured is None or measured.strength is None:
+            continue
+        text = f"{measured.strength:.0%}" + ("" if measured.strong else " weak")
+        shown[(case.id, case_digest(case))] = text
+    return shown
 
 
 def _print_breakdown(

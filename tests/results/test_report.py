@@ -155,3 +155,27 @@ def test_editing_a_case_changes_its_digest(tmp_path: Path) -> None:
     with (case_dir / "gold.patch").open("a") as f:
         f.write("\n")
     assert case_digest(read_case(case_dir / "case.yaml")) != before
+
+
+def test_each_case_version_shows_its_own_recorded_strength(tmp_path: Path, capsys) -> None:
+    """Issue 37: the report shows beside a case version's results the strength recorded for
+    that version (``replay case strength --record``), and says when there is none."""
+    from replay.base.case import case_digest, read_case
+
+    root = Path(__file__).resolve().parents[2]
+    weak = root / "cases" / "demo-build-metadata-sort" / "case.yaml"
+    strong = root / "cases" / "demo-caret-zero" / "case.yaml"
+    store = _store(tmp_path)
+    digest = case_digest(read_case(weak))
+    _calibrate(store, "demo-build-metadata-sort", digest)
+    _runs(store, "demo-build-metadata-sort", digest, ["pass", "model_fail"])
+    _calibrate(store, "demo-caret-zero", "b" * 64)  # an older version of the case
+    _runs(store, "demo-caret-zero", "b" * 64, ["pass"])
+    store.close()
+    result = run_cli(
+        capsys, "--db", str(tmp_path / "r.db"), "results", "report", str(weak), str(strong)
+    )
+    assert result.code == 0, result.out + result.err
+    rows = {line.split()[0]: line for line in result.out.splitlines() if "@" in line[:40]}
+    assert rows[f"demo-build-metadata-sort@{digest[:8]}"].split()[1:3] == ["81%", "weak"]
+    assert rows[f"demo-caret-zero@{'b' * 8}"].split()[1:3] == ["not", "measured"]
