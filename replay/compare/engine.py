@@ -208,6 +208,21 @@ def _class(a: ArmCase, b: ArmCase) -> str:
     return "neither"
 
 
+def _strength(loaded: LoadedCase) -> dict[str, Any] | None:
+    """The case version's recorded strength (``replay case strength --record``), or None."""
+    from replay.strength.record import recorded_strength
+
+    measured = recorded_strength(loaded)
+    if measured is None:
+        return None
+    return {
+        "strength": measured.strength,
+        "strong": measured.strong,
+        "survivors": measured.survivors,
+        "graded": measured.rejected + measured.survivors,
+    }
+
+
 def build_document(
     store: Store,
     cases: Sequence[LoadedCase],
@@ -278,6 +293,7 @@ def build_document(
             "contamination": {
                 label: _side(loaded.case.fixed_at, arms[label].training_cutoff) for label in ARMS
             },
+            "strength": _strength(loaded),
         }
         arm_cases = {}
         for label in ARMS:

@@ -134,3 +134,10 @@ def case_runs(doc: Doc, case: Doc, label: str) -> list[Doc]:
         if run["case_id"] == case["case_id"] and run["run_id"] not in seen
     ]
     return runs
+
+
+def strength_text(strength: dict[str, Any] | None) -> str:
+    """A case's recorded strength in a report's cell: ``96%``, ``81% weak``, ``not measured``."""
+    if strength is None or strength.get("strength") is None:
+        return "not measured"
+    return f"{strength['strength']:.0%}" + ("" if strength["strong"] else " weak")

@@ -28,6 +28,7 @@ from replay.compare.fmt import (
     num,
     outcome_label,
     signed,
+    strength_text,
     unhealthy_ids,
 )
 from replay.compare.plots import (
@@ -299,7 +300,9 @@ def _case_grid(doc: Doc) -> str:
         cells = (
             f"<td class='case'><b>{_e(case_id)}</b><br>{tags}"
             f"<br><small title='{_e(case['case_digest'])}'>digest "
-            f"{_e(str(case['case_digest'])[:12])}</small></td>"
+            f"{_e(str(case['case_digest'])[:12])}</small>"
+            f"<br><small class='strength'>strength {_e(strength_text(case.get('strength')))}"
+            "</small></td>"
             f"<td class='class class-{_e(cls)}'>{_e(CLASS_LABELS.get(cls, cls))}</td>"
         )
         for label in "AB":

@@ -8,6 +8,8 @@ from typing import Any
 
 from rich.table import Table
 
+from replay.compare.fmt import strength_text
+
 DECISIONS = {"ship": "ship B", "dont_ship": "don't ship B", "inconclusive": "inconclusive"}
 
 
@@ -58,10 +60,11 @@ def arms_table(doc: dict[str, Any]) -> Table:
 
 
 def cases_table(doc: dict[str, Any]) -> Table:
-    table = Table("case", "tags", "A", "B", "class", box=None, pad_edge=False)
+    table = Table("case", "strength", "tags", "A", "B", "class", box=None, pad_edge=False)
     for row in doc["cases"]:
         table.add_row(
             row["case_id"],
+            strength_text(row.get("strength")),
             ",".join(row["tags"]) or "-",
             f"{row['A']['passes']}/{row['A']['healthy']}",
             f"{row['B']['passes']}/{row['B']['healthy']}",

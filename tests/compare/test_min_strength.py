@@ -77,3 +77,24 @@ def test_a_minimum_out_of_range_is_a_usage_error(
         "--b", "stub=idle", "--min-strength", "1.5", STRONG,
     )  # fmt: skip
     assert result.code == 2 and "min-strength" in result.err
+
+
+def test_each_compared_case_shows_its_strength_in_the_terminal_and_the_html() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from replay.compare.html import render_html
+    from replay.compare.terminal import cases_table
+    from tests.compare.htmltree import load
+
+    doc = load("compare-sample")
+    page = render_html(doc)
+    assert "strength 96%</small>" in page and "strength 81% weak</small>" in page
+    assert "strength not measured</small>" in page
+    shown = StringIO()
+    Console(file=shown, width=200).print(cases_table(doc))
+    lines = shown.getvalue().splitlines()
+    assert lines[0].split()[:2] == ["case", "strength"]
+    assert lines[1].split()[1:2] == ["96%"] and lines[2].split()[1:3] == ["81%", "weak"]
+    assert lines[3].split()[1:3] == ["not", "measured"]
