@@ -83,6 +83,9 @@ class Settings:
     calibration_runs: int = 1
     """Gold and idle runs each; 0 makes the cases without calibrating them."""
     db: str | None = None
+    strength: bool = True
+    """Measure each calibrated case's strength and record it beside the case
+    (:mod:`replay.strength.record`); a measurement that fails is said, never a stop."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,10 @@ class Outcome:
     case: str | None = None
     fail_to_pass: int = 0
     log: str | None = None
+    strength: float | None = None
+    """The calibrated case's strength (the share of wrong fixes its hidden tests reject), when
+    measured."""
+    strong: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -359,6 +366,7 @@ def build_fix(fix: Fix, settings: Settings) -> Outcome:
     """One fix, start to end, in this process; never raises (a stop is an outcome)."""
     from replay.casebuild.create import create_case, step_of
     from replay.runtime import get_runtime
+    from replay.strength.record import measure_and_record
 
     start = time.monotonic()
     logs = settings.out / "logs"
@@ -399,11 +407,22 @@ def build_fix(fix: Fix, settings: Settings) -> Outcome:
         )
         if stop is not None:
             return done("stopped", *stop, fail_to_pass=len(lists.fail_to_pass))
+        measured = (
+            measure_and_record(path, settings.runtime)
+            if settings.strength and settings.calibration_runs > 0
+            else None
+        )
         final = settings.out / fix.id
         shutil.rmtree(final, ignore_errors=True)
         staging.replace(final)
         status = "calibrated" if settings.calibration_runs > 0 else "made"
-        return done(status, case=str(final / "case.yaml"), fail_to_pass=len(lists.fail_to_pass))
+        return done(
+            status,
+            case=str(final / "case.yaml"),
+            fail_to_pass=len(lists.fail_to_pass),
+            strength=None if measured is None else measured.strength,
+            strong=None if measured is None else measured.strong,
+        )
     except Exception as exc:  # one fix's crash is its outcome, not the batch's
         log.error("crashed:\n%s", traceback.format_exc())
         return done("stopped", "crash", f"{type(exc).__name__}: {exc}")
@@ -435,6 +454,9 @@ def build_many(
                 outcome = Outcome(fix.id, fix.source.repo_name, "stopped", 0.0, "crash", died)
             outcomes[fix.id] = outcome
             what = outcome.status if outcome.step is None else f"stopped at {outcome.step}"
+            if outcome.strength is not None:
+                weak = "" if outcome.strong else ", weak"
+                what += f" (strength {outcome.strength:.0%}{weak})"
             line = f"[{len(outcomes)}/{len(fixes)}] {fix.id}: {what} in {outcome.seconds:.0f} s"
             say(line + (f": {outcome.cause}" if outcome.cause else ""))
             # The report so far, after each fix: a list cut short still shows its yield.
@@ -485,13 +507,15 @@ def write_yield(
         f"{s['stopped']}; median {s['median_seconds']} s per fix "
         f"({made_text}); {wall:.0f} s in all, {jobs} at a time",
         "",
-        "| fix | repository | outcome | step | cause | seconds |",
-        "|---|---|---|---|---|---|",
+        "| fix | repository | outcome | step | cause | strength | seconds |",
+        "|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
         cause = (o.cause or "").replace("|", "\\|")
+        strength = "" if o.strength is None else f"{o.strength:.0%}" + ("" if o.strong else " weak")
         lines.append(
-            f"| {o.id} | {o.repository} | {o.status} | {o.step or ''} | {cause} | {o.seconds:.0f} |"
+            f"| {o.id} | {o.repository} | {o.status} | {o.step or ''} | {cause} | {strength} "
+            f"| {o.seconds:.0f} |"
         )
     _write(out / "yield.md", "\n".join(lines) + "\n")
 

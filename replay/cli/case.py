@@ -57,6 +57,13 @@ def create(
         int,
         typer.Option(min=0, help="With --from: gold and idle runs each (0: do not calibrate)."),
     ] = 1,
+    strength: Annotated[
+        bool,
+        typer.Option(
+            help="With --from: measure each calibrated case's strength and record it beside "
+            "the case (replay case strength --record).",
+        ),
+    ] = True,
     repo: Annotated[Path | None, typer.Option(help="Local clone holding the fix.")] = None,
     fix: Annotated[
         str | None, typer.Option(help="The fix commit (the PR's merge or squash commit).")
@@ -169,7 +176,9 @@ def create(
             raise InputError(
                 from_file, "--from takes the fixes from the file: no CASE_ID, --fix or --pr"
             )
-        _create_many(ctx, from_file, repo, name, output, runtime, repeats, calibration_runs, jobs)
+        _create_many(
+            ctx, from_file, repo, name, output, runtime, repeats, calibration_runs, jobs, strength
+        )
         return
     if case_id is None:
         raise InputError(Path("CASE_ID"), "give the new case's id, or --from FILE")
@@ -264,11 +273,13 @@ def _create_many(
     repeats: int,
     calibration_runs: int,
     jobs: int | None,
+    strength: bool = True,
 ) -> None:
     from replay.casebuild.many import Settings, build_many, default_jobs, read_fix_list, summary
 
     fixes = read_fix_list(path, repo, name)
-    settings = Settings(output, runtime, repeats, calibration_runs, ctx.obj.db if ctx.obj else None)
+    db = ctx.obj.db if ctx.obj else None
+    settings = Settings(output, runtime, repeats, calibration_runs, db, strength=strength)
     outcomes = build_many(
         fixes, settings, jobs or default_jobs(), say=lambda s: out.print(s, markup=False)
     )

@@ -84,6 +84,13 @@ def mine(
         int, typer.Option(min=1, help="With --build: gold and idle runs each.")
     ] = 1,
     runtime: Annotated[str, typer.Option(help="Container runtime.")] = "docker",
+    strength: Annotated[
+        bool,
+        typer.Option(
+            help="With --build: measure each calibrated case's strength and record it beside "
+            "the case (replay case strength --record).",
+        ),
+    ] = True,
 ) -> None:
     """Find the tickets that teach most in a repository's history, each with why it was picked;
     with --build, turn each into a calibrated case or set it aside with the reason."""
@@ -142,6 +149,7 @@ def mine(
         runtime=runtime,
         repeats=repeats,
         calibration_runs=calibration_runs,
+        strength=strength,
         db=ctx.obj.db if ctx.obj is not None else None,
     )
     built, rejected = build_candidates(history, candidates, config)

@@ -36,6 +36,7 @@ from replay.casebuild.frompr import LinearTicket, SlackThread, fix_source_from_p
 from replay.casebuild.many import finish_case
 from replay.mine.detect import Candidate
 from replay.mine.history import History
+from replay.strength.record import measure_and_record
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,8 @@ class BuildConfig:
     """The results store calibration records into."""
     runs_out: Path | None = None
     """Where calibration's run directories go (default: ``out/.runs``)."""
+    strength: bool = True
+    """Measure each calibrated case's strength and record it beside the case."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class Built:
     candidate: Candidate
     case: Path
     """The calibrated case's file."""
+    strength: float | None = None
+    """Its strength (``strength.json`` beside it), when measured."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,10 @@ def build_candidates(
     (config.out / "mined.json").write_text(
         json.dumps(
             {
-                "built": [{**b.candidate.as_dict(), "case": str(b.case)} for b in built],
+                "built": [
+                    {**b.candidate.as_dict(), "case": str(b.case), "strength": b.strength}
+                    for b in built
+                ],
                 "rejected": [
                     {
                         **r.candidate.as_dict(),
@@ -167,11 +175,12 @@ def _one(history: History, c: Candidate, config: BuildConfig, runtime: Any) -> B
     )
     if stop is not None:
         return reject(*stop)
+    measured = measure_and_record(path, config.runtime) if config.strength else None
     final = config.out / c.id
     if final.exists():
         shutil.rmtree(final)
     staging.replace(final)
-    return Built(c, final / "case.yaml")
+    return Built(c, final / "case.yaml", None if measured is None else measured.strength)
 
 
 def _source(history: History, c: Candidate, config: BuildConfig, clone: Path) -> FixSource:

@@ -9,6 +9,7 @@ calibration is (``replay case stale`` says which).
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -16,6 +17,8 @@ from pydantic import ValidationError
 from replay.base.case import LoadedCase, case_digest
 from replay.base.errors import InputError
 from replay.strength.model import CaseStrength
+
+log = logging.getLogger(__name__)
 
 STRENGTH_FILE = "strength.json"
 
@@ -83,3 +86,30 @@ def below_minimum(loaded: LoadedCase, minimum: float) -> str | None:
             f" (survivors: {survivors}{more})" if survivors else ""
         )
     return None
+
+
+def measure_and_record(path: Path, runtime: str = "docker") -> CaseStrength | None:
+    """Measure a calibrated case's strength with the defaults and keep it beside the case
+    (what ``case create --from`` and ``case mine --build`` do for each case they make); the
+    log says the figure and the survivors. None when the measurement failed (the log says
+    why): a case is not stopped for it."""
+    from replay.base.case import read_case
+    from replay.base.errors import ReplayError
+    from replay.strength.engine import StrengthOptions, measure_strength
+
+    try:
+        loaded = read_case(path)
+        measured = measure_strength(loaded, StrengthOptions(runtime=runtime))
+        record_strength(loaded, measured)
+    except ReplayError as exc:
+        log.warning("strength not measured: %s", exc)
+        return None
+    survivors = ", ".join(f"{r.name} {r.description}" for r in measured.survived()[:5])
+    log.info(
+        "strength: %s of %d graded wrong fixes rejected%s%s",
+        "n/a" if measured.strength is None else f"{measured.strength:.0%}",
+        measured.rejected + measured.survivors,
+        "" if measured.strong else "; WEAK: " + "; ".join(measured.weak_because),
+        f"; survivors: {survivors}" if survivors else "",
+    )
+    return measured

@@ -123,6 +123,14 @@ def test_fixes_build_at_once_and_the_yield_report_names_each_stop(tmp_path: Path
     assert by["shapes-area"].status == "calibrated", by["shapes-area"]
     assert by["shapes-area"].fail_to_pass == 1
     assert (out / "shapes-area" / "case.yaml").is_file()
+    # Calibrated, its strength is measured and kept beside it, at its version (issue 37).
+    from replay.base.case import read_case
+    from replay.strength.record import recorded_strength
+
+    recorded = recorded_strength(read_case(out / "shapes-area" / "case.yaml"))
+    assert recorded is not None and recorded.generated > 0
+    assert by["shapes-area"].strength == recorded.strength
+    assert by["shapes-area"].strong == recorded.strong
     stopped = by["shapes-release"]
     assert stopped.status == "stopped" and stopped.step == "create: history"
     assert stopped.cause is not None and "changes no test file" in stopped.cause
@@ -147,6 +155,12 @@ def test_fixes_build_at_once_and_the_yield_report_names_each_stop(tmp_path: Path
     table = (out / "yield.md").read_text()
     assert table.startswith("# Yield: 1 of 2 calibrated (50%)")
     assert "| shapes-release | acme/shapes | stopped | create: history |" in table
+    assert table.splitlines()[4] == (
+        "| fix | repository | outcome | step | cause | strength | seconds |"
+    )
+    shown = f"{recorded.strength:.0%}" + ("" if recorded.strong else " weak")
+    assert f"| shapes-area | acme/shapes | calibrated |  |  | {shown} |" in table
+    assert any(f"shapes-area: calibrated (strength {recorded.strength:.0%}" in s for s in said)
 
 
 def test_the_calibration_table_sums_up_the_yield() -> None:
