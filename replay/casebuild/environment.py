@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
@@ -1030,20 +1031,34 @@ def install_not_editable(case_path: Path) -> bool:
     """Install the project as a wheel in the case's setup: ``-e .[extras]`` (or
     ``--editable``) becomes ``.[extras]``. False when no setup command installs the project
     editable."""
-    data = yaml.safe_load(case_path.read_text())
-    setup: list[str] = data.get("environment", {}).get("setup", [])
-    for i, command in enumerate(setup):
-        words = shlex.split(command)
-        if "install" not in words:
-            continue
-        start = words.index("install") + 1
+    data, setup = _setup_of(case_path)
+    for i, words, start in _installs(setup):
         for j in range(start, len(words) - 1):
             if words[j] in ("-e", "--editable") and _OWN.match(words[j + 1]):
                 changed = [*words[:j], *words[j + 1 :]]
-                data["environment"]["setup"] = [*setup[:i], shlex.join(changed), *setup[i + 1 :]]
-                case_path.write_text(yaml.safe_dump(data, sort_keys=False, width=100))
+                _write_setup(case_path, data, [*setup[:i], shlex.join(changed), *setup[i + 1 :]])
                 return True
     return False
+
+
+def _setup_of(case_path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The case file's data and its setup commands."""
+    data = yaml.safe_load(case_path.read_text())
+    return data, list(data.get("environment", {}).get("setup", []))
+
+
+def _installs(setup: list[str]) -> Iterator[tuple[int, list[str], int]]:
+    """Each setup command that runs ``install``: its index, its words, and where the words
+    after ``install`` start."""
+    for i, command in enumerate(setup):
+        words = shlex.split(command)
+        if "install" in words:
+            yield i, words, words.index("install") + 1
+
+
+def _write_setup(case_path: Path, data: dict[str, Any], setup: list[str]) -> None:
+    data["environment"]["setup"] = setup
+    case_path.write_text(yaml.safe_dump(data, sort_keys=False, width=100))
 
 
 def install_project_last(case_path: Path) -> bool:
@@ -1056,13 +1071,8 @@ def install_project_last(case_path: Path) -> bool:
     tox never asked it to: it installs the deps, then the package, in two pip commands, and
     pip only warns that flake8's requirement is no longer met. The tests then run against the
     checkout, as the project's own test environment did."""
-    data = yaml.safe_load(case_path.read_text())
-    setup: list[str] = data.get("environment", {}).get("setup", [])
-    for i, command in enumerate(setup):
-        words = shlex.split(command)
-        if "install" not in words:
-            continue
-        start = words.index("install") + 1
+    data, setup = _setup_of(case_path)
+    for i, words, start in _installs(setup):
         options = [w for w in words[start:] if w.startswith("--") and w != "--editable"]
         rest = [w for w in words[start:] if w not in options]
         where = next((j for j, word in enumerate(rest) if _OWN.match(word)), None)
@@ -1079,8 +1089,7 @@ def install_project_last(case_path: Path) -> bool:
         pip = [w for w in head if w not in env]
         first = shlex.join([*pip, *options, *others])
         second = shlex.join([*env, *pip, *options, *target])
-        data["environment"]["setup"] = [*setup[:i], first, second, *setup[i + 1 :]]
-        case_path.write_text(yaml.safe_dump(data, sort_keys=False, width=100))
+        _write_setup(case_path, data, [*setup[:i], first, second, *setup[i + 1 :]])
         return True
     return False
 
