@@ -104,6 +104,9 @@ def measure_and_record(path: Path, runtime: str = "docker") -> CaseStrength | No
     except ReplayError as exc:
         log.warning("strength not measured: %s", exc)
         return None
+    except Exception:  # a bug of the measurement's: logged whole, the case still made
+        log.exception("strength not measured: the measurement crashed")
+        return None
     survivors = ", ".join(f"{r.name} {r.description}" for r in measured.survived()[:5])
     log.info(
         "strength: %s of %d graded wrong fixes rejected%s%s",

@@ -143,8 +143,8 @@ class WarmWorld:
         if code is not None:
             # The gateway and the fakes went away under the run: the agent's calls after
             # that failed, and its writes are missing from the world's end, through no fault
-            # of the model's. The run is the infrastructure's (a world killed with its
-            # machine's Ray node left a gold run graded model_fail for a missing PR).
+            # of the model's. The run is the infrastructure's (a world killed between the
+            # push and gh pr create left a gold run graded model_fail for a missing PR).
             raise WorldDied(f"the world's process ended during the run (status {code})")
 
     def _export(
