@@ -196,6 +196,29 @@ SEVENTH = (
 """Section 14.1's table, in its order: the seventh held-out corpus (reserves are added here,
 in their order, only under section 14.1's rule)."""
 SEVENTH_DRAWN = "2026-12-05"
+EIGHTH = (
+    "PyCQA/isort",
+    "lidatong/dataclasses-json",
+    "PyFilesystem/pyfilesystem2",
+    "martinblech/xmltodict",
+    "trentm/python-markdown2",
+    "SethMMorton/natsort",
+    "sybrenstuvel/python-rsa",
+    "kurtmckee/feedparser",
+    "rspeer/python-ftfy",
+    "django/asgiref",
+    "python-trio/trio",
+    "ipython/traitlets",
+    "jupyter/nbformat",
+    "python/importlib_resources",
+    "hynek/argon2-cffi",
+    "giampaolo/psutil",
+    "tornadoweb/tornado",
+    "coleifer/peewee",
+)
+"""Section 15.1's table, in its order: the eighth held-out corpus (reserves are added here,
+in their order, only under section 15.1's rule)."""
+EIGHTH_DRAWN = "2026-12-05"
 
 HELD_OUT = {
     "second": (SECOND, SECOND_DRAWN, 9),
@@ -204,6 +227,7 @@ HELD_OUT = {
     "fifth": (FIFTH, FIFTH_DRAWN, 12),
     "sixth": (SIXTH, SIXTH_DRAWN, 13),
     "seventh": (SEVENTH, SEVENTH_DRAWN, 14),
+    "eighth": (EIGHTH, EIGHTH_DRAWN, 15),
 }
 """Each held-out corpus after the first: its repositories, the day it was drawn and the
 README.md section that pre-registers it. Each is drawn under rule 2 (section 9.2)."""
