@@ -210,7 +210,7 @@ EIGHTH = (
     "python-trio/trio",
     "ipython/traitlets",
     "jupyter/nbformat",
-    "python/importlib_resources",
+    "wireservice/agate",
     "hynek/argon2-cffi",
     "giampaolo/psutil",
     "tornadoweb/tornado",
