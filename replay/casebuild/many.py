@@ -50,6 +50,7 @@ from replay.base import gitrepo
 from replay.base.errors import InputError, ReplayError, ToolError
 from replay.casebuild.create import FixSource
 from replay.casebuild.environment import Wanted
+from replay.strength.model import strength_label
 
 if TYPE_CHECKING:
     from replay.run.calibrate import Calibration
@@ -455,8 +456,7 @@ def build_many(
             outcomes[fix.id] = outcome
             what = outcome.status if outcome.step is None else f"stopped at {outcome.step}"
             if outcome.strength is not None:
-                weak = "" if outcome.strong else ", weak"
-                what += f" (strength {outcome.strength:.0%}{weak})"
+                what += f" (strength {strength_label(outcome.strength, bool(outcome.strong))})"
             line = f"[{len(outcomes)}/{len(fixes)}] {fix.id}: {what} in {outcome.seconds:.0f} s"
             say(line + (f": {outcome.cause}" if outcome.cause else ""))
             # The report so far, after each fix: a list cut short still shows its yield.
@@ -512,7 +512,7 @@ def write_yield(
     ]
     for o in outcomes:
         cause = (o.cause or "").replace("|", "\\|")
-        strength = "" if o.strength is None else f"{o.strength:.0%}" + ("" if o.strong else " weak")
+        strength = "" if o.strength is None else strength_label(o.strength, bool(o.strong))
         lines.append(
             f"| {o.id} | {o.repository} | {o.status} | {o.step or ''} | {cause} | {strength} "
             f"| {o.seconds:.0f} |"

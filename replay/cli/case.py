@@ -615,19 +615,36 @@ def case_strength(
             "digest), where case stale reads it.",
         ),
     ] = False,
+    accept: Annotated[
+        str | None,
+        typer.Option(
+            metavar="REASON",
+            help="Measure nothing: keep each weak case as it is, with this reason, in the "
+            "strength recorded at its current version (compare --min-strength then keeps it "
+            "and says why).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """How many plausible wrong fixes each case's hidden tests reject: mutants of the gold
     patch's lines, partial fixes, overfits to the ticket's examples, each graded exactly as
     a run's diff is. Prints the strength, every wrong fix's verdict and each survivor's
-    change from the gold patch."""
+    change from the gold patch; a weak case says how to strengthen or accept it."""
     import json
 
     from replay.base.case import read_case
     from replay.cli.progress import PhaseDisplay
     from replay.strength import StrengthOptions, measure_strength, report_lines
-    from replay.strength.record import record_strength
+    from replay.strength.record import accept_strength, record_strength, strengthen_hint
 
     loaded = [read_case(path) for path in cases]  # every file checked before any grading
+    if accept is not None:
+        for case in loaded:  # each case checked before any is changed
+            accept_strength(case, accept, dry_run=True)
+        for case in loaded:
+            accepted = accept_strength(case, accept)
+            out.print(f"{case.id}: {accepted.label()}: {accept}", markup=False)
+        return
     if json_out is not None and not json_out.parent.is_dir():
         raise InputError(json_out, "its directory does not exist", "--json")
     measured = []
@@ -651,6 +668,8 @@ def case_strength(
         counter = f"[{n}/{len(loaded)}] " if len(loaded) > 1 else ""
         for line in report_lines(result, counter):
             out.print(line, markup=False)
+        if not result.strong:
+            out.print(f"  {strengthen_hint(case)}", markup=False)
         if record:
             out.print(f"recorded: {record_strength(case, result)}", markup=False)
     if json_out is not None:

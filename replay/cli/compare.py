@@ -126,16 +126,18 @@ def compare(
             retired.append({"case_id": case.id, "why": why})
     minimum = min_strength if min_strength is not None else rule.min_strength
     if minimum is not None:
-        from replay.strength.record import below_minimum
+        from replay.strength.record import against_minimum
 
         kept: list[LoadedCase] = []
         for case in loaded:
-            weak = below_minimum(case, minimum)
-            if weak is None:
+            keep, said = against_minimum(case, minimum)
+            if keep:
                 kept.append(case)
+                if said:
+                    out.print(f"keeping {case.id}: {said}", markup=False)
                 continue
-            out.print(f"skipping {case.id}: {weak}", markup=False)
-            retired.append({"case_id": case.id, "why": weak})
+            out.print(f"skipping {case.id}: {said}", markup=False)
+            retired.append({"case_id": case.id, "why": said or ""})
         loaded = kept
     base = RunOptions(out=out_dir, db=ctx.obj.db)
     store = Store.open(ctx.obj.db)

@@ -166,8 +166,7 @@ def _strengths(loaded: list[LoadedCase]) -> dict[tuple[str, str], str]:
         measured = recorded_strength(case)
         if measured is None or measured.strength is None:
             continue
-        text = f"{measured.strength:.0%}" + ("" if measured.strong else " weak")
-        shown[(case.id, case_digest(case))] = text
+        shown[(case.id, case_digest(case))] = measured.label()
     return shown
 
 

@@ -220,6 +220,7 @@ def _strength(loaded: LoadedCase) -> dict[str, Any] | None:
         "strong": measured.strong,
         "survivors": measured.survivors,
         "graded": measured.rejected + measured.survivors,
+        "accepted": None if measured.accepted is None else measured.accepted.reason,
     }
 
 

@@ -137,7 +137,11 @@ def case_runs(doc: Doc, case: Doc, label: str) -> list[Doc]:
 
 
 def strength_text(strength: dict[str, Any] | None) -> str:
-    """A case's recorded strength in a report's cell: ``96%``, ``81% weak``, ``not measured``."""
+    """A case's recorded strength in a report's cell: ``96%``, ``81% weak``, ``81% weak,
+    accepted``, ``not measured``."""
+    from replay.strength.model import strength_label
+
     if strength is None or strength.get("strength") is None:
         return "not measured"
-    return f"{strength['strength']:.0%}" + ("" if strength["strong"] else " weak")
+    accepted = strength.get("accepted") is not None
+    return strength_label(strength["strength"], strength["strong"], accepted)

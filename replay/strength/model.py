@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, get_args
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from replay.base.formats import Strict
 
@@ -74,6 +74,18 @@ class WrongFixResult(Strict):
     """Paths the grading put back as the case has them (test infrastructure)."""
 
 
+class Acceptance(Strict):
+    """A weak case kept as it is, on purpose (``replay case strength --accept REASON``): who
+    reads the case's numbers sees that its hidden tests let some wrong fixes through, and why
+    the team keeps it anyway."""
+
+    reason: str = Field(min_length=1)
+    """Why the survivors do not matter (e.g. they are equivalent in ways the measurement
+    cannot prove), in the team's words."""
+    at: AwareDatetime
+    """When it was accepted."""
+
+
 class CaseStrength(Strict):
     """How well a case's hidden tests tell wrong fixes from the real one."""
 
@@ -121,10 +133,24 @@ class CaseStrength(Strict):
     parse...)."""
     results: list[WrongFixResult] = Field(default_factory=list)
     """Every wrong fix, mutants first, then partial fixes, then overfits."""
+    accepted: Acceptance | None = None
+    """A weak case accepted as it is, with the reason; None when it is strong or was not."""
 
     def survived(self) -> list[WrongFixResult]:
         """The wrong fixes the hidden tests accepted."""
         return [r for r in self.results if r.verdict == "survived"]
+
+    def survivors_text(self, at_most: int = 5) -> str:
+        """The survivors named with their change, at most ``at_most`` and how many more
+        (empty when none survived)."""
+        survived = self.survived()
+        named = ", ".join(f"{r.name} {r.description}" for r in survived[:at_most])
+        more = f" and {len(survived) - at_most} more" if len(survived) > at_most else ""
+        return named + more
+
+    def label(self) -> str:
+        """The figure as a report's cell shows it (:func:`strength_label`)."""
+        return strength_label(self.strength, self.strong, self.accepted is not None)
 
     def dump(self) -> dict[str, Any]:
         """The JSON-ready mapping."""
@@ -133,6 +159,15 @@ class CaseStrength(Strict):
     def to_json(self) -> str:
         """The JSON text of this measurement."""
         return json.dumps(self.dump(), indent=2) + "\n"
+
+
+def strength_label(strength: float | None, strong: bool, accepted: bool = False) -> str:
+    """A case's strength in a report's cell: ``96%``, ``81% weak``, ``81% weak, accepted``,
+    ``n/a`` when no wrong fix could be graded."""
+    figure = "n/a" if strength is None else f"{strength:.0%}"
+    if strong:
+        return figure
+    return f"{figure} weak" + (", accepted" if accepted else "")
 
 
 def tally(

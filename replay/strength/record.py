@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from replay.base.case import LoadedCase, case_digest
 from replay.base.errors import InputError
-from replay.strength.model import CaseStrength
+from replay.strength.model import Acceptance, CaseStrength
 
 log = logging.getLogger(__name__)
 
@@ -62,30 +63,73 @@ def strength_line(loaded: LoadedCase) -> str:
             f"(replay case strength --record {loaded.path})"
         )
     figure = "n/a" if measured.strength is None else f"{measured.strength:.0%}"
-    verdict = "strong" if measured.strong else "WEAK: " + "; ".join(measured.weak_because)
+    if measured.strong:
+        verdict = "strong"
+    elif measured.accepted is not None:
+        verdict = "weak, accepted: " + measured.accepted.reason
+    else:
+        verdict = "WEAK: " + "; ".join(measured.weak_because) + "; " + strengthen_hint(loaded)
     return (
         f"strength: {figure} ({measured.rejected} rejected, {measured.survivors} survived of "
         f"{measured.generated} wrong fixes made), {verdict}"
     )
 
 
-def below_minimum(loaded: LoadedCase, minimum: float) -> str | None:
-    """Why the case is left out of a comparison that asks for ``minimum`` strength, or None
-    when its strength, recorded at its current version, reaches it."""
+def strengthen_hint(loaded: LoadedCase) -> str:
+    """What to do with a weak case: strengthen it, or accept it with a reason."""
+    return (
+        "strengthen it (write tests that reject the survivors and create the case again with "
+        "replay case create ... --extra-tests PATCH) or accept it "
+        f"(replay case strength --accept REASON {loaded.path})"
+    )
+
+
+def accept_strength(
+    loaded: LoadedCase, reason: str, at: datetime | None = None, dry_run: bool = False
+) -> CaseStrength:
+    """Keep a weak case as it is, with the reason, in its recorded measurement. The case
+    must have been measured at its current version and found weak (an InputError says what
+    to do). ``dry_run``: check only, write nothing."""
+    if not reason.strip():
+        raise InputError(loaded.path, "give the reason the case is accepted", "--accept")
     measured = recorded_strength(loaded)
     if measured is None:
-        return (
+        raise InputError(
+            loaded.path,
+            "its strength was never measured at this version; measure it first "
+            f"(replay case strength --record {loaded.path})",
+            "--accept",
+        )
+    if measured.strong:
+        raise InputError(loaded.path, "the case is strong; there is nothing to accept", "--accept")
+    when = at or datetime.now(UTC)
+    accepted = measured.model_copy(
+        update={"accepted": Acceptance(reason=reason.strip(), at=when.replace(microsecond=0))}
+    )
+    if not dry_run:
+        record_strength(loaded, accepted)
+    return accepted
+
+
+def against_minimum(loaded: LoadedCase, minimum: float) -> tuple[bool, str | None]:
+    """Whether a comparison that asks for ``minimum`` strength keeps the case, and what to
+    say: why it is left out (under the minimum, or never measured at its current version),
+    or why it is kept under the minimum (accepted with a reason). (True, None): it reaches
+    the minimum."""
+    measured = recorded_strength(loaded)
+    if measured is None:
+        return False, (
             f"strength never measured at this version, the comparison asks for {minimum:.0%} "
             f"(replay case strength --record {loaded.path})"
         )
-    if measured.strength is None or measured.strength < minimum:
-        figure = "n/a" if measured.strength is None else f"{measured.strength:.0%}"
-        survivors = ", ".join(f"{r.name} {r.description}" for r in measured.survived()[:3])
-        more = f" and {len(measured.survived()) - 3} more" if len(measured.survived()) > 3 else ""
-        return f"strength {figure} under the minimum {minimum:.0%}" + (
-            f" (survivors: {survivors}{more})" if survivors else ""
-        )
-    return None
+    if measured.strength is not None and measured.strength >= minimum:
+        return True, None
+    figure = "n/a" if measured.strength is None else f"{measured.strength:.0%}"
+    under = f"strength {figure} under the minimum {minimum:.0%}"
+    survivors = measured.survivors_text(3)
+    if measured.accepted is not None:
+        return True, f"{under}, accepted: {measured.accepted.reason}"
+    return False, under + (f" (survivors: {survivors})" if survivors else "")
 
 
 def measure_and_record(path: Path, runtime: str = "docker") -> CaseStrength | None:
@@ -107,7 +151,7 @@ def measure_and_record(path: Path, runtime: str = "docker") -> CaseStrength | No
     except Exception:  # a bug of the measurement's: logged whole, the case still made
         log.exception("strength not measured: the measurement crashed")
         return None
-    survivors = ", ".join(f"{r.name} {r.description}" for r in measured.survived()[:5])
+    survivors = measured.survivors_text()
     log.info(
         "strength: %s of %d graded wrong fixes rejected%s%s",
         "n/a" if measured.strength is None else f"{measured.strength:.0%}",
@@ -115,4 +159,6 @@ def measure_and_record(path: Path, runtime: str = "docker") -> CaseStrength | No
         "" if measured.strong else "; WEAK: " + "; ".join(measured.weak_because),
         f"; survivors: {survivors}" if survivors else "",
     )
+    if not measured.strong:
+        log.info("%s", strengthen_hint(loaded))
     return measured

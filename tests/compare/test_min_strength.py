@@ -98,3 +98,40 @@ def test_each_compared_case_shows_its_strength_in_the_terminal_and_the_html() ->
     assert lines[0].split()[:2] == ["case", "strength"]
     assert lines[1].split()[1:2] == ["96%"] and lines[2].split()[1:3] == ["81%", "weak"]
     assert lines[3].split()[1:3] == ["not", "measured"]
+    # A weak case accepted with a reason (replay case strength --accept) says so.
+    doc["cases"][1]["strength"]["accepted"] = "its survivors change nothing the order shows"
+    assert "strength 81% weak, accepted</small>" in render_html(doc)
+
+
+def test_a_weak_case_accepted_with_a_reason_is_kept_and_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from replay.base.case import case_digest, read_case
+    from replay.strength.model import CaseStrength
+    from replay.strength.record import record_strength
+
+    copy = tmp_path / "cases" / "demo-build-metadata-sort"
+    shutil.copytree(ROOT / "cases" / "demo-build-metadata-sort", copy)
+    text = (copy / "case.yaml").read_text()
+    (copy / "case.yaml").write_text(
+        text.replace("snapshot: ../../snapshots/demo", f"snapshot: {ROOT}/snapshots/demo")
+    )
+    loaded = read_case(copy / "case.yaml")
+    shipped = CaseStrength.model_validate_json((copy / "strength.json").read_text())
+    # The shipped measurement, as if made at the copy's version, and not accepted.
+    record_strength(
+        loaded, shipped.model_copy(update={"case_digest": case_digest(loaded), "accepted": None})
+    )
+    code, said, doc = compare(capsys, tmp_path, "--min-strength", "0.9", str(copy / "case.yaml"))
+    assert "skipping demo-build-metadata-sort: strength 81% under the minimum 90%" in said
+    reason = "m5, m7 and m8 change a constant every key of one kind shares"
+    accepted = run_cli(capsys, "case", "strength", "--accept", reason, str(copy / "case.yaml"))
+    assert accepted.code == 0, accepted.out + accepted.err
+    code, said, doc = compare(capsys, tmp_path, "--min-strength", "0.9", str(copy / "case.yaml"))
+    assert code == 0, said
+    assert (
+        "keeping demo-build-metadata-sort: strength 81% under the minimum 90%, "
+        f"accepted: {reason}" in said
+    )
+    whys = [item["why"] for item in doc["left_out"]]  # type: ignore[attr-defined]
+    assert whys == ["never calibrated"]  # not for its strength

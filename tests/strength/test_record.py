@@ -68,7 +68,7 @@ def test_a_weak_measurement_is_said_and_another_versions_is_refused(tmp_path: Pa
     record_strength(loaded, measured(case_digest(loaded), strong=False))
     from replay.strength.record import strength_line
 
-    assert strength_line(loaded).endswith("WEAK: rejects 71% of wrong fixes, under 90%")
+    assert "WEAK: rejects 71% of wrong fixes, under 90%; strengthen it" in strength_line(loaded)
     with pytest.raises(ValueError, match="another case version"):
         record_strength(loaded, measured("0" * 64))
 
@@ -83,3 +83,52 @@ def test_a_strength_file_that_is_no_record_is_one_line_and_exit_2(
     [line] = result.err.strip().splitlines()
     assert line.startswith(f"error: {path.parent / STRENGTH_FILE}: not a strength record (")
     assert line.endswith("; measure it again")
+
+
+def test_a_weak_case_says_how_to_strengthen_or_accept_it_and_accepting_keeps_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = copy_case(tmp_path / "cases")  # its strength.json is the shipped version's
+    shipped = (path.parent / STRENGTH_FILE).read_text()
+    # Never measured at this version: nothing to accept, one line, exit 2, nothing written.
+    never = run_cli(capsys, "case", "strength", "--accept", "equivalent", str(path))
+    assert never.code == 2, never.out + never.err
+    assert "never measured at this version; measure it first" in never.err
+    assert (path.parent / STRENGTH_FILE).read_text() == shipped
+    loaded = read_case(path)
+    record_strength(loaded, measured(case_digest(loaded), strong=False))
+    from replay.strength.record import strength_line
+
+    flagged = strength_line(loaded)
+    assert "WEAK: rejects 71% of wrong fixes, under 90%" in flagged
+    assert "--extra-tests PATCH" in flagged and f"--accept REASON {path}" in flagged
+    blank = run_cli(capsys, "case", "strength", "--accept", "  ", str(path))
+    assert blank.code == 2 and "give the reason the case is accepted" in blank.err
+    reason = "the survivors change a constant every key of one kind shares"
+    ok = run_cli(capsys, "case", "strength", "--accept", reason, str(path))
+    assert ok.code == 0, ok.out + ok.err
+    assert f"demo-caret-zero: 71% weak, accepted: {reason}" in ok.out
+    kept = recorded_strength(loaded)
+    assert kept is not None and kept.accepted is not None and kept.accepted.reason == reason
+    assert kept.rejected == 17 and kept.survivors == 7  # the measurement itself is untouched
+    assert strength_line(loaded).endswith(f"weak, accepted: {reason}")
+    stale = run_cli(capsys, "case", "stale", str(path))
+    assert stale.code == 0 and f"weak, accepted: {reason}" in stale.out
+    # A changed case is another version: its acceptance goes with the old measurement.
+    gold = path.parent / "gold.patch"
+    gold.write_text(gold.read_text() + "\n")
+    assert "never measured" in strength_line(read_case(path))
+
+
+def test_a_strong_case_has_nothing_to_accept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = copy_case(tmp_path / "cases")
+    loaded = read_case(path)
+    record_strength(loaded, measured(case_digest(loaded)))
+    before = (path.parent / STRENGTH_FILE).read_text()
+    result = run_cli(capsys, "case", "strength", "--accept", "why not", str(path))
+    assert result.code == 2
+    [line] = result.err.strip().splitlines()
+    assert line.endswith("--accept: the case is strong; there is nothing to accept")
+    assert (path.parent / STRENGTH_FILE).read_text() == before
