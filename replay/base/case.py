@@ -141,6 +141,10 @@ class HiddenTests(Strict):
     """Where the command writes its JUnit XML report."""
     repeat: int = Field(default=1, ge=1, le=20)
     """How many times the hidden tests run; tests whose result flips are reported flaky."""
+    added: list[str] = Field(default_factory=list)
+    """Test files the team added to the fix's own tests so the case rejects wrong fixes it
+    let through (``replay case create --extra-tests``): they are in :attr:`patch` with the
+    fix's, and named here so a reader can tell the two apart."""
 
     @field_validator("command")
     @classmethod

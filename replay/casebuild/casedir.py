@@ -267,6 +267,8 @@ class CaseSpec:
     fixed_at: datetime | None = None
     """When the fix landed (its commit's date): written as the case's ``fixed_at``."""
     notes: list[str] = field(default_factory=list)
+    tests_added: list[str] = field(default_factory=list)
+    """Test files of :attr:`tests` the team added beyond the fix's (``--extra-tests``)."""
     """What creating the case decided on its own, to be stated (T moved to the earliest
     the base allows, a version passed to the build)."""
     setup_env: dict[str, str] = field(default_factory=dict)
@@ -503,6 +505,7 @@ def case_data(spec: CaseSpec, at: datetime, base: str, default: str = "main") ->
             "command": spec.command,
             "fail_to_pass": spec.fail_to_pass or ["(to be computed)"],
             "pass_to_pass": spec.pass_to_pass,
+            **({"added": spec.tests_added} if spec.tests_added else {}),
         },
         "side_effects": [
             {

@@ -25,7 +25,7 @@ from typing import Any
 from replay.base import gitrepo
 from replay.base.blobs import BlobStore
 from replay.base.case import load_case, read_patch
-from replay.base.errors import InputError, ReplayError
+from replay.base.errors import InputError, ReplayError, ToolError
 from replay.base.sharedgit import blob_root
 from replay.capture.common import iso
 from replay.casebuild.casedir import (
@@ -51,7 +51,13 @@ from replay.casebuild.environment import (
     write_registry_source,
 )
 from replay.casebuild.extensions import DROP_EXTENSIONS, fallback_command
-from replay.casebuild.patches import holds_test_modules, split_fix, test_targets
+from replay.casebuild.patches import (
+    file_diffs,
+    holds_test_modules,
+    is_test_path,
+    split_fix,
+    test_targets,
+)
 from replay.casebuild.scmversion import pretend
 from replay.casebuild.testlists import (
     MIN_REPEATS,
@@ -107,6 +113,9 @@ class FixSource:
     as of T (:mod:`replay.casebuild.environment`)."""
     notes: tuple[str, ...] = ()
     """What reading the fix decided on its own (T moved), stated when the case is created."""
+    extra_tests: Path | None = None
+    """A patch against the fix commit that adds or changes test files only: tests the team
+    wrote so the case rejects wrong fixes its own tests let through (``--extra-tests``)."""
 
 
 _MERGE_PR = re.compile(r"^Merge pull request #\d+ from ")
@@ -123,6 +132,9 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
     base = gitrepo.run(repo, "rev-parse", "--verify", f"{src.base or fix + '^'}^{{commit}}")
     diff = gitrepo.run_exact(repo, "diff", "--binary", "--full-index", base, fix)
     gold, tests = split_fix(diff)
+    added: list[str] = []
+    if src.extra_tests is not None:
+        tests, added = with_extra_tests(repo, base, fix, src.extra_tests)
     if not tests.strip():
         raise InputError(repo, f"{src.fix}: the fix changes no test file; nothing to grade with")
     if not gold.strip():
@@ -166,9 +178,54 @@ def spec_from_fix(case_id: str, src: FixSource) -> CaseSpec:
         effects=list(src.effects),
         states=dict(src.states),
         fixed_at=datetime.fromisoformat(gitrepo.run(repo, "log", "-1", "--format=%cI", fix)),
-        notes=[*src.notes, *(n for n in (moved, pretended and pretended.note) if n)],
+        notes=[
+            *src.notes,
+            *(n for n in (moved, pretended and pretended.note) if n),
+            *(
+                [f"the hidden tests hold the team's extra tests too: {', '.join(added)}"]
+                if added
+                else []
+            ),
+        ],
         setup_env=pretended.variables if pretended else {},
+        tests_added=added,
     )
+
+
+def with_extra_tests(repo: Path, base: str, fix: str, extra: Path) -> tuple[str, list[str]]:
+    """The hidden tests with the team's extra tests: the test changes from ``base`` to the
+    fix commit with ``extra`` (a patch against the fix commit, e.g. ``git diff`` in a
+    checkout of it) applied on top, and the files ``extra`` touches. A patch that does not
+    apply there, holds no file diff, or changes anything but test files is an InputError."""
+    option = "--extra-tests"
+    if not extra.is_file():
+        raise InputError(extra, "no such file (a patch of tests against the fix commit)", option)
+    diffs = file_diffs(extra.read_bytes().decode("utf-8", "surrogateescape"))
+    if not diffs:
+        raise InputError(
+            extra, "holds no file diff; make it with git diff in a checkout of the fix", option
+        )
+    product = [d.path for d in diffs if not is_test_path(d.path)]
+    if product:
+        raise InputError(
+            extra,
+            f"changes files that are not tests ({', '.join(product)}); extra tests may add or "
+            "change test files only (the gold patch stays the fix's)",
+            option,
+        )
+    with tempfile.TemporaryDirectory(prefix="replay-extra-tests-") as scratch:
+        index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        gitrepo.run(repo, "read-tree", fix, env=index)
+        try:
+            gitrepo.run(repo, "apply", "--cached", "--binary", str(extra.resolve()), env=index)
+        except ToolError as exc:
+            said = str(exc).partition(": ")[2] or str(exc)
+            raise InputError(
+                extra, f"does not apply at the fix commit {fix[:12]} ({said})", option
+            ) from exc
+        tree = gitrepo.run(repo, "write-tree", env=index)
+    combined = gitrepo.run_exact(repo, "diff", "--binary", "--full-index", base, tree)
+    return split_fix(combined)[1], sorted({d.path for d in diffs})
 
 
 _SPDX = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+()-]*(?: (?:AND|OR|WITH) [A-Za-z0-9.+()-]+)*")

@@ -153,14 +153,25 @@ def create(
         str,
         typer.Option(help="Where the ticket's text comes from (recorded with --upstream)."),
     ] = "the issue the fix closed",
+    extra_tests: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="PATCH",
+            help="Tests the team wrote so the case rejects wrong fixes its own tests let "
+            "through (a weak case's survivors): a patch against the fix commit changing test "
+            "files only, added to the hidden tests and named in the case file.",
+            show_default=False,
+        ),
+    ] = None,
     repeats: Annotated[int, typer.Option(help="Test runs before and after the gold (>= 3).")] = 3,
     runtime: Annotated[str, typer.Option(help="Container runtime.")] = "docker",
     output: Annotated[Path, typer.Option("--out", help="Where the case directory goes.")] = Path(
         "cases"
     ),
 ) -> None:
-    """A case from a fix commit: hidden tests = its test changes, gold = the rest, test lists
-    measured before and after the gold in the environment image."""
+    """A case from a fix commit: hidden tests = its test changes (and any --extra-tests),
+    gold = the rest, test lists measured before and after the gold in the environment
+    image."""
     import dataclasses
     import tempfile
 
@@ -172,9 +183,10 @@ def create(
     from replay.runtime import get_runtime
 
     if from_file is not None:
-        if case_id is not None or fix is not None or pr is not None:
+        if case_id is not None or fix is not None or pr is not None or extra_tests is not None:
             raise InputError(
-                from_file, "--from takes the fixes from the file: no CASE_ID, --fix or --pr"
+                from_file,
+                "--from takes the fixes from the file: no CASE_ID, --fix, --pr or --extra-tests",
             )
         _create_many(
             ctx, from_file, repo, name, output, runtime, repeats, calibration_runs, jobs, strength
@@ -211,6 +223,7 @@ def create(
         upstream=upstream,
         license=license_id,
         ticket_source=ticket_source,
+        extra_tests=extra_tests,
     )
     rt = get_runtime(runtime)
     with tempfile.TemporaryDirectory(prefix="replay-pr-") as tmp:
@@ -242,6 +255,7 @@ def create(
                     upstream=src.upstream,
                     license=src.license,
                     ticket_source=src.ticket_source,
+                    extra_tests=src.extra_tests,
                 )
             with PhaseDisplay(out) as display:
                 path, lists = create_case(
