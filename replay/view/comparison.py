@@ -35,6 +35,7 @@ from replay.compare.fmt import (
     arm_title,
     case_runs,
     outcome_label,
+    strength_text,
 )
 from replay.compare.html import render_html
 from replay.compare.rule import DecisionRule
@@ -150,12 +151,14 @@ def _discordant(doc: Doc, links: Links) -> str:
             cells += f"<td>{items or '-'}</td>"
         rows.append(
             f"<tr class='discordant-case' data-case-id='{e(case['case_id'])}'>"
-            f"<td><b>{e(case['case_id'])}</b></td><td>{e(CLASS_LABELS.get(cls, cls))}</td>"
-            f"{cells}</tr>"
+            f"<td><b>{e(case['case_id'])}</b></td>"
+            f"<td class='strength'>{e(strength_text(case.get('strength')))}</td>"
+            f"<td>{e(CLASS_LABELS.get(cls, cls))}</td>{cells}</tr>"
         )
     a, b = doc["arms"]["A"], doc["arms"]["B"]
     table = (
-        f"<table><thead><tr><th>case</th><th>passed in</th><th>{e(arm_title(a))}</th>"
+        f"<table><thead><tr><th>case</th><th>strength</th><th>passed in</th>"
+        f"<th>{e(arm_title(a))}</th>"
         f"<th>{e(arm_title(b))}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         if rows
         else "<p>None: the arms agree on every compared case.</p>"

@@ -9,7 +9,7 @@ Ids: ``filters`` (the form; the live site only), ``shown`` (how many runs, of wh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from replay.base.outcomes import OUTCOMES
 from replay.compare.fmt import outcome_label
@@ -67,7 +67,7 @@ def _filters(filters: RunFilters, choices: Choices, comparisons: Sequence[Compar
     )
 
 
-def _row(run: RunRow, links: Links) -> str:
+def _row(run: RunRow, links: Links, strength: str) -> str:
     case = (
         e(run.case_id)
         if links.static
@@ -77,7 +77,8 @@ def _row(run: RunRow, links: Links) -> str:
         f"<tr class='run' data-run-id='{e(run.id)}' data-outcome='{e(run.outcome or '')}'>"
         f"<td><a href='{e(links.run(run.id))}'>{e(run.id[:8])}</a></td>"
         f"<td>{run.started_at:%Y-%m-%d %H:%M}</td><td>{case}</td>"
-        f"<td>{e(run_label(run))}</td><td>{e(run.harness)}</td><td>{e(run.model)}</td>"
+        f"<td class='strength'>{e(strength)}</td><td>{e(run_label(run))}</td>"
+        f"<td>{e(run.harness)}</td><td>{e(run.model)}</td>"
         f"<td>{outcome_badge(run.outcome, run.status)}</td><td>{e(run_reason(run))}</td>"
         f"<td class='num'>{seconds(run.wall_time_s)}</td>"
         f"<td class='num'>{usd(run.cost_usd)}</td></tr>"
@@ -90,8 +91,10 @@ def render_index(
     choices: Choices,
     comparisons: Sequence[ComparisonRow],
     links: Links,
+    strengths: Mapping[str, str] | None = None,
 ) -> str:
-    """The runs, newest first, with the filters (live) and the comparisons."""
+    """The runs, newest first, with the filters (live) and the comparisons. ``strengths``:
+    by run id, the strength of the case version it replayed (empty: no case file given)."""
     said = {"since": "started from", "until": "started until"}
     chosen = [f"{said.get(k, k)} {v}" for k, v in filters.chosen().items()]
     shown = f"{len(runs)} run(s)" + (f": {', '.join(chosen)}" if chosen else "")
@@ -107,7 +110,7 @@ def render_index(
             "<p class='meta'>Every run of the store; filtering needs the server "
             "(<code>replay view</code>).</p>"
         )
-    rows = "".join(_row(run, links) for run in runs)
+    rows = "".join(_row(run, links, (strengths or {}).get(run.id, "")) for run in runs)
     listed = "".join(
         f"<li><a href='{e(links.comparison(c.name))}'>{e(c.name)}</a></li>" for c in comparisons
     )
@@ -115,7 +118,8 @@ def render_index(
         "replay: runs",
         f"<h1>Runs</h1>{form}<p id='shown'>{e(shown)}</p>"
         "<table id='runs'><thead><tr><th>run</th><th>started (UTC)</th><th>case</th>"
-        "<th>played by</th><th>harness</th><th>model</th><th>outcome</th><th>why</th>"
+        "<th>strength</th><th>played by</th><th>harness</th><th>model</th><th>outcome</th>"
+        "<th>why</th>"
         f"<th>time</th><th>cost</th></tr></thead><tbody>{rows}</tbody></table>"
         f"<h2>Comparisons</h2><ul>{listed or '<li>none</li>'}</ul>",
         links,

@@ -43,9 +43,15 @@ def broke(rule: RuleResult) -> bool:
     return not rule.ok and rule.at_most is not None and rule.count > rule.at_most
 
 
-def _header(run: RunRow, files: RunFiles) -> str:
+def _header(run: RunRow, files: RunFiles, strength: str) -> str:
     finished = f"{run.finished_at:%Y-%m-%d %H:%M:%S} UTC" if run.finished_at else "-"
-    return (
+    strong = (
+        f"<p class='meta' id='case-strength'>case strength {e(strength)} (the share of plausible "
+        "wrong fixes its hidden tests reject: replay case strength)</p>"
+        if strength
+        else ""
+    )
+    return strong + (
         f"<h1>Run {e(run.id[:8])}: {e(run.case_id)} · {e(run_label(run))}</h1>"
         f"<p class='meta'>id {e(run.id)} · harness {e(run.harness)} · model {e(run.model)}"
         f"{' · candidate ' + e(run.candidate) if run.candidate else ''} · attempt "
@@ -282,8 +288,9 @@ def render_run(
     case: LoadedCase | None,
     case_note: str | None,
     links: Links,
+    strength: str = "",
 ) -> str:
-    """The run's page."""
+    """The run's page. ``strength``: the replayed case version's (empty: no case file)."""
     gold: Capped | None = None
     if case is not None:
         gold = read_capped(case.case.gold.patch, CAPS["diff.patch"])
@@ -293,7 +300,7 @@ def render_run(
     body = "".join(
         [
             f"<p class='meta'><a href='{e(links.index(case=run.case_id))}'>{e(back)}</a></p>",
-            _header(run, files),
+            _header(run, files, strength),
             _verdict(run, files, marks),
             f"<ul class='note' id='notes'>{notes}</ul>" if notes else "",
             _tests(files.grade.tests if files.grade else None, files),

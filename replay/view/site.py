@@ -19,7 +19,9 @@ def index_page(source: Source, filters: RunFilters, links: Links) -> str:
     """The runs that pass ``filters`` (checked), and the comparisons."""
     # A static page has no form: what the filters could offer is not looked up for it.
     choices = Choices([], [], [], [], []) if links.static else source.choices()
-    return render_index(source.runs(filters), filters, choices, source.comparisons(), links)
+    runs = source.runs(filters)
+    strengths = {run.id: source.strength_of(run) for run in runs}
+    return render_index(runs, filters, choices, source.comparisons(), links, strengths)
 
 
 def comparisons_page(source: Source, links: Links) -> str:
@@ -32,7 +34,7 @@ def batches_page(source: Source, links: Links) -> str:
 
 def run_page(source: Source, run: RunRow, links: Links) -> str:
     case, note = source.case_of(run)
-    return render_run(run, load_run(run), case, note, links)
+    return render_run(run, load_run(run), case, note, links, source.strength_of(run))
 
 
 def comparison_page(source: Source, row: ComparisonRow, links: Links) -> str:

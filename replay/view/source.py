@@ -42,6 +42,7 @@ class Source:
     store: Store
     cases: list[LoadedCase]
     _digests: dict[Path, str] = field(default_factory=dict)
+    _strengths: dict[Path, str] = field(default_factory=dict)
 
     @classmethod
     def open(cls, db: str | None, case_files: Sequence[Path]) -> Source:
@@ -108,6 +109,33 @@ class Source:
             f"{same_id[0].path} has changed since this run (the run replayed version "
             f"{str(run.case_digest)[:12]}): the gold patch shown is the file's as it is now"
         )
+
+    def strength_of(self, run: RunRow) -> str:
+        """The strength of the case version the run replayed, as reports show it (``96%``,
+        ``81% weak``, ``81% weak, accepted``, :func:`replay.strength.model.strength_label`):
+        ``not measured`` when none is recorded for that version (``replay case strength
+        --record`` keeps one per version), empty when no case file of it was given."""
+        from replay.strength.record import recorded_strength
+
+        same_id = [c for c in self.cases if c.id == run.case_id]
+        if not same_id:
+            return ""
+        for loaded in same_id:
+            if run.case_digest is not None and self.digest(loaded) != run.case_digest:
+                continue
+            if loaded.path not in self._strengths:  # read once, as the case files are
+                try:
+                    measured = recorded_strength(loaded)
+                except InputError:  # a strength.json that is no measurement
+                    self._strengths[loaded.path] = "unreadable strength.json"
+                else:
+                    self._strengths[loaded.path] = (
+                        "not measured"
+                        if measured is None or measured.strength is None
+                        else measured.label()
+                    )
+            return self._strengths[loaded.path]
+        return "not measured"
 
     def digest(self, loaded: LoadedCase) -> str:
         if loaded.path not in self._digests:

@@ -184,3 +184,31 @@ def test_file_names_of_the_exported_site_are_plain_distinct_and_stay_in_their_fo
         assert stem and "/" not in stem and not stem.startswith(".") and len(stem) < 120
     # A comparison named "index" would have overwritten the comparisons' own list.
     assert file_stem("index") != "index"
+
+
+def test_each_run_and_compared_case_shows_its_case_versions_strength(
+    client: TestClient, filled: Filled
+) -> None:
+    """Issue 37, point 3: the strength recorded for the case version a run replayed
+    (demo-caret-zero 96%, demo-prerelease-order 90%, both shipped), beside each run, on the
+    run's page and beside each discordant case of a comparison; a run whose case file was not
+    given shows none."""
+    tree = page(client, "/")
+    head = [th.text() for th in tree.by_id("runs").find_all("th")]
+    assert head[3] == "strength"
+    shown = {
+        row.attrs["data-run-id"]: row.find_all("td", "strength")[0].text()
+        for row in tree.by_id("runs").find_all("tr", "run")
+    }
+    assert shown[FULL] == "96%" and shown[BARE] == ""
+    assert {shown[r] for r in filled.comparison_runs["cheat-vs-gold"]} == {"96%", "90%"}
+    run = page(client, f"/runs/{FULL}")
+    assert run.by_id("case-strength").text().startswith("case strength 96% (")
+    bare = page(client, f"/runs/{BARE}")
+    assert [n for n in bare.iter() if n.attrs.get("id") == "case-strength"] == []
+    compared = page(client, "/comparisons/cheat-vs-gold")
+    cells = {
+        row.attrs["data-case-id"]: row.find_all("td", "strength")[0].text()
+        for row in compared.by_id("discordant").find_all("tr", "discordant-case")
+    }
+    assert cells == {"demo-caret-zero": "96%", "demo-prerelease-order": "90%"}
