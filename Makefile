@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test strength lint bench redteam redteam-all demo-snapshot wheelhouse harnesses harnesses-all system-deps-demo system-deps-test real-set
+.PHONY: demo test strength lint bench redteam redteam-all demo-snapshot wheelhouse harnesses harnesses-all system-deps-demo system-deps-test real-set strength-real-set
 
 # What the targets need from Debian's packages (debootstrap for the base image; gh, npm, chromium and
 # iproute2 for the tests): installed when run as root, else the exact command, before any work.
@@ -70,6 +70,12 @@ real-set: system-deps-demo $(BIN)/replay $(GATEWAY)
 # digest). CI measures two of them again (tests/strength/test_shipped.py); 3 minutes here.
 strength: system-deps-demo $(BIN)/replay $(GATEWAY)
 	$(BIN)/replay case strength $(DEMO_CASES) $(REAL_CASES) --record
+
+# The real set's strength (cases/real/, 46 cases): its registry fetched, then each case's
+# environment image built as needed and its strength kept beside it (not yet run whole).
+strength-real-set: system-deps-demo $(BIN)/replay $(GATEWAY)
+	$(BIN)/replay registry fetch $(REAL_SET)
+	$(BIN)/replay case strength $(REAL_SET) --record
 
 lint: $(BIN)/replay $(GATEWAY)
 	$(BIN)/ruff check replay fakes tests contract_tests bench

@@ -1,8 +1,8 @@
 """``replay compare --min-strength`` (issue 37, point 3): a case whose hidden tests reject too
 few wrong fixes, or whose strength was never measured at its current version, is left out of
 both arms and said so with its survivors; the decision rule may set the minimum instead. On
-the shipped demo cases' recorded strength (demo-build-metadata-sort 81%, weak;
-demo-caret-zero 96%), with ``--no-run``: nothing is run, only what is compared (the cases
+the shipped demo cases' recorded strength (demo-build-metadata-sort 81%, weak, accepted with a
+reason, and a copy of it not accepted; demo-caret-zero 96%), with ``--no-run``: nothing is run, only what is compared (the cases
 have no calibration in the test's store, which compare says of each it keeps)."""
 
 from __future__ import annotations
@@ -20,6 +20,27 @@ WEAK = str(ROOT / "cases" / "demo-build-metadata-sort" / "case.yaml")
 STRONG = str(ROOT / "cases" / "demo-caret-zero" / "case.yaml")
 
 
+def unaccepted(tmp_path: Path) -> str:
+    """A copy of demo-build-metadata-sort with its shipped measurement (81%, weak) recorded
+    at the copy's version and not accepted (the shipped case is accepted with a reason)."""
+    from replay.base.case import case_digest, read_case
+    from replay.strength.model import CaseStrength
+    from replay.strength.record import record_strength
+
+    copy = tmp_path / "cases" / "demo-build-metadata-sort"
+    shutil.copytree(ROOT / "cases" / "demo-build-metadata-sort", copy)
+    text = (copy / "case.yaml").read_text()
+    (copy / "case.yaml").write_text(
+        text.replace("snapshot: ../../snapshots/demo", f"snapshot: {ROOT}/snapshots/demo")
+    )
+    loaded = read_case(copy / "case.yaml")
+    shipped = CaseStrength.model_validate_json((copy / "strength.json").read_text())
+    record_strength(
+        loaded, shipped.model_copy(update={"case_digest": case_digest(loaded), "accepted": None})
+    )
+    return str(copy / "case.yaml")
+
+
 def compare(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, *extra: str
 ) -> tuple[int, str, dict[str, object]]:
@@ -33,7 +54,8 @@ def compare(
 def test_a_weak_case_is_left_out_with_its_survivors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, said, doc = compare(capsys, tmp_path, "--min-strength", "0.9", WEAK, STRONG)
+    weak = unaccepted(tmp_path)
+    code, said, doc = compare(capsys, tmp_path, "--min-strength", "0.9", weak, STRONG)
     assert code == 0, said
     assert "skipping demo-build-metadata-sort: strength 81% under the minimum 90%" in said
     left = {item["case_id"]: item["why"] for item in doc["left_out"]}  # type: ignore[attr-defined]
@@ -42,7 +64,7 @@ def test_a_weak_case_is_left_out_with_its_survivors(
     assert "survivors: m5 " in left["demo-build-metadata-sort"]
     assert "left out: demo-build-metadata-sort: strength 81% under the minimum 90%" in said
     # Without a minimum, neither is left out for its strength.
-    code, said, doc = compare(capsys, tmp_path, WEAK, STRONG)
+    code, said, doc = compare(capsys, tmp_path, weak, STRONG)
     whys = [item["why"] for item in doc["left_out"]]  # type: ignore[attr-defined]
     assert code == 0 and whys == ["never calibrated", "never calibrated"], said
 
@@ -58,8 +80,9 @@ def test_the_rule_sets_the_minimum_and_an_unmeasured_case_is_left_out(
     (copy / "case.yaml").write_text(
         text.replace("snapshot: ../../snapshots/demo", f"snapshot: {ROOT}/snapshots/demo")
     )  # a new version of the case: its recorded strength is another version's
+    weak = unaccepted(tmp_path)
     code, said, doc = compare(
-        capsys, tmp_path, "--rule", str(rule), "--name", "r", WEAK, str(copy / "case.yaml")
+        capsys, tmp_path, "--rule", str(rule), "--name", "r", weak, str(copy / "case.yaml")
     )
     assert code == 0, said
     left = {item["case_id"]: item["why"] for item in doc["left_out"]}  # type: ignore[attr-defined]
@@ -106,28 +129,13 @@ def test_each_compared_case_shows_its_strength_in_the_terminal_and_the_html() ->
 def test_a_weak_case_accepted_with_a_reason_is_kept_and_said_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from replay.base.case import case_digest, read_case
-    from replay.strength.model import CaseStrength
-    from replay.strength.record import record_strength
-
-    copy = tmp_path / "cases" / "demo-build-metadata-sort"
-    shutil.copytree(ROOT / "cases" / "demo-build-metadata-sort", copy)
-    text = (copy / "case.yaml").read_text()
-    (copy / "case.yaml").write_text(
-        text.replace("snapshot: ../../snapshots/demo", f"snapshot: {ROOT}/snapshots/demo")
-    )
-    loaded = read_case(copy / "case.yaml")
-    shipped = CaseStrength.model_validate_json((copy / "strength.json").read_text())
-    # The shipped measurement, as if made at the copy's version, and not accepted.
-    record_strength(
-        loaded, shipped.model_copy(update={"case_digest": case_digest(loaded), "accepted": None})
-    )
-    code, said, doc = compare(capsys, tmp_path, "--min-strength", "0.9", str(copy / "case.yaml"))
+    weak = unaccepted(tmp_path)
+    code, said, doc = compare(capsys, tmp_path, "--min-strength", "0.9", weak)
     assert "skipping demo-build-metadata-sort: strength 81% under the minimum 90%" in said
     reason = "m5, m7 and m8 change a constant every key of one kind shares"
-    accepted = run_cli(capsys, "case", "strength", "--accept", reason, str(copy / "case.yaml"))
+    accepted = run_cli(capsys, "case", "strength", "--accept", reason, weak)
     assert accepted.code == 0, accepted.out + accepted.err
-    code, said, doc = compare(capsys, tmp_path, "--min-strength", "0.9", str(copy / "case.yaml"))
+    code, said, doc = compare(capsys, tmp_path, "--min-strength", "0.9", weak)
     assert code == 0, said
     assert (
         "keeping demo-build-metadata-sort: strength 81% under the minimum 90%, "
@@ -135,3 +143,9 @@ def test_a_weak_case_accepted_with_a_reason_is_kept_and_said_so(
     )
     whys = [item["why"] for item in doc["left_out"]]  # type: ignore[attr-defined]
     assert whys == ["never calibrated"]  # not for its strength
+    # The shipped case is accepted, with the reason its survivors are equivalent.
+    code, said, doc = compare(capsys, tmp_path, "--min-strength", "0.9", WEAK)
+    assert (
+        "keeping demo-build-metadata-sort: strength 81% under the minimum 90%, accepted: " in said
+    )
+    assert "equivalent mutants the measurement cannot prove" in said
