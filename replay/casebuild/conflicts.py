@@ -43,6 +43,21 @@ def step_back(output: str) -> str | None:
     12.2.3 for cryptography<=48.1, and the pyOpenSSL before it is not in the registry).
     Recording an older version of that dependent lets pip take it, as it would have from the
     index at T."""
+    found = _stepped(output)
+    return None if found is None else f"{found[1]}<{found[2]}"
+
+
+def stepped_floor(output: str) -> tuple[str, Version] | None:
+    """``(project, floor)``: what the dependent :func:`step_back` names asks for of the
+    project they share (dataclasses-json 2022, eighth held-out corpus: mkdocs-material 7.3.6
+    asks for ``mkdocs>=1.2.3``, and so does every 7.2 and 7.3 before it), so that its older
+    versions can be read until one asks for less. None when :func:`step_back` names none."""
+    found = _stepped(output)
+    return None if found is None else (found[3], found[0])
+
+
+def _stepped(output: str) -> tuple[Version, str, str, str] | None:
+    """``(floor, dependent, its version, shared project)`` of :func:`step_back`."""
     if against_the_checkout(output):
         return None  # the checkout's own version is in the conflict: read_conflict says why
     requested = {canonicalize_name(m) for m in _USER_REQUESTED.findall(output)}
@@ -51,7 +66,7 @@ def step_back(output: str) -> str | None:
             found = re.match(r"[A-Za-z0-9][\w.-]*", item.strip())
             if found and not item.strip().startswith("-r"):
                 requested.add(canonicalize_name(found.group(0)))
-    best: tuple[Version, str, str] | None = None
+    best: tuple[Version, str, str, str] | None = None
     for line in output.splitlines():
         found = _DEPENDS.match(line)
         if found is None:
@@ -60,6 +75,7 @@ def step_back(output: str) -> str | None:
         name = name.partition("[")[0]  # coverage[toml] 7.0.1: the project is coverage
         if canonicalize_name(name) in requested:
             continue
+        shared = re.match(r"[A-Za-z0-9][\w.-]*", found["req"].strip())
         spec = re.sub(r"^[A-Za-z0-9][\w.-]*(?:\[[^\]]*\])?", "", found["req"].strip())
         try:
             wanted = SpecifierSet(spec.replace(" and ", ","))
@@ -76,8 +92,9 @@ def step_back(output: str) -> str | None:
         # pytest-cov 2.10.1 and 2.10.0 both ask for pytest>=4.6): below the oldest shown.
         again = best is not None and floor == best[0] and canonicalize_name(name) == best[1]
         if best is None or floor > best[0] or (again and Version(version) < Version(best[2])):
-            best = (floor, canonicalize_name(name), version)
-    return None if best is None else f"{best[1]}<{best[2]}"
+            project = canonicalize_name(shared.group(0)) if shared else ""
+            best = (floor, canonicalize_name(name), version, project)
+    return best
 
 
 _TWO_PLACES = re.compile(
@@ -180,6 +197,18 @@ def requirements_of(f: PythonFile, blobs: BlobStore) -> list[Requirement]:
         if req.marker is None or "extra" not in str(req.marker):
             found.append(req)
     return found
+
+
+def still_asks(f: PythonFile, blobs: BlobStore, project: str, floor: Version) -> bool:
+    """Whether the recorded ``f`` asks for ``project`` (canonical name) at ``floor`` or more,
+    by its metadata; False when the registry stored none."""
+    for req in requirements_of(f, blobs):
+        if canonicalize_name(req.name) != project:
+            continue
+        found = _floor(req.specifier)
+        if found is not None and found >= floor:
+            return True
+    return False
 
 
 def refused(f: PythonFile, blobs: BlobStore, user: dict[str, SpecifierSet]) -> str | None:

@@ -55,6 +55,7 @@ import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from replay.base.blobs import BlobStore
 from replay.base.case import load_case
@@ -66,6 +67,8 @@ from replay.casebuild.conflicts import (
     read_conflict,
     refused,
     step_back,
+    stepped_floor,
+    still_asks,
 )
 from replay.casebuild.extensions import (
     BUILD_TOOLCHAIN,
@@ -794,14 +797,22 @@ def settle(
                 conflict = read_conflict(output)
                 older = step_back(output)
                 if conflict is not None and older is not None and older not in added:
+                    asks = stepped_floor(output)
+                    last = _step_back_while_it_asks(
+                        case_path, older, asks, at, upstream, blobs, target
+                    )
+                    further = (
+                        ""
+                        if last == older or asks is None
+                        else f", then older while each still asked for {asks[0]}>={asks[1]} "
+                        f"(read from their metadata, to {last})"
+                    )
                     say(
                         f"pip at T found no versions that fit together; {older} recorded as "
                         "of T too (the dependent that asks for the newest of what they share, "
-                        "one version older), so that pip can take it instead, and rebuilding"
+                        f"one version older{further}), so that pip can take it instead, and "
+                        "rebuilding"
                     )
-                    files = record_python([older], at, upstream, blobs, target)
-                    why = "pip could not fit the newest versions at T together"
-                    _add_to_registry(case_path, [_because(f, why) for f in files])
                     added.append(older)
                     continue
                 found = None if conflict is None else _registry_dependent(case_path, output, blobs)
@@ -960,6 +971,32 @@ def _registry_dependent(
 
 def _registry_files(case_path: Path) -> list[PythonFile]:
     return read_index(load_case(case_path).snapshot).python
+
+
+def _step_back_while_it_asks(
+    case_path: Path,
+    older: str,
+    asks: tuple[str, Version] | None,
+    at: datetime,
+    upstream: str,
+    blobs: BlobStore,
+    target: Target,
+) -> str:
+    """Record ``older`` (``NAME<VERSION``) as of T, and again one version older while the
+    version recorded still asks for ``asks`` (a project at that floor or more: every
+    mkdocs-material 7.2 and 7.3 asks for mkdocs>=1.2.3); the last requirement recorded is
+    returned. Each version is read from its metadata here, not found by a build each (six
+    builds of one version each stopped dataclasses-json 2022, eighth held-out corpus)."""
+    name = older.partition("<")[0]
+    why = "pip could not fit the newest versions at T together"
+    for _ in range(STEP_BACK_LIMIT):
+        files = record_python([older], at, upstream, blobs, target)
+        _add_to_registry(case_path, [_because(f, why) for f in files])
+        mine = [f for f in files if canonicalize_name(f.project) == canonicalize_name(name)]
+        if asks is None or not mine or not still_asks(mine[0], blobs, *asks):
+            break
+        older = f"{name}<{mine[0].version}"
+    return older
 
 
 def _step_back_until_it_fits(

@@ -11,6 +11,7 @@ from xml.etree import ElementTree
 
 import pytest
 import yaml
+from packaging.version import Version
 
 from replay.base import gitrepo
 from replay.base.blobs import BlobStore
@@ -755,6 +756,67 @@ def test_a_conflict_pip_names_no_dependent_for_is_stepped_back_from_the_registry
     assert "pip could not fit the newest versions at T together" in (
         stepped[0].chosen_because or ""
     )
+
+
+MKDOCS_CONFLICT = """\
+ERROR: Cannot install portray because these package versions have conflicting dependencies.
+
+The conflict is caused by:
+    portray 1.7.0 depends on mkdocs<1.2 and >=1.1
+    mkdocs-material 7.3.6 depends on mkdocs>=1.2.3
+
+To fix this you could try to:
+1. loosen the range of package versions you've specified
+2. remove package versions to allow pip to attempt to solve the dependency conflict
+
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/
+"""
+
+
+def test_a_dependent_whose_older_versions_ask_the_same_is_stepped_back_in_one_round(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """Found by the eighth held-out corpus (dataclasses-json 2022): portray asks for
+    ``mkdocs<1.2``, the newest mkdocs-material at T for ``mkdocs>=1.2.3``, and so does each of
+    its versions back to 7.2; each round recorded one version older and built again, and six
+    rounds ended the case ("still misses distributions after 6 rounds"). The older versions
+    are now read from their metadata while they ask for the same, and one build follows."""
+    import replay.casebuild.environment as environment
+    from replay.casebuild.conflicts import step_back, stepped_floor
+
+    assert step_back(MKDOCS_CONFLICT) == "mkdocs-material<7.3.6"
+    assert stepped_floor(MKDOCS_CONFLICT) == ("mkdocs", Version("1.2.3"))
+    up = PythonUpstream()
+    up.add("mkdocs", "1.1.2", before(days=400))
+    up.add("mkdocs", "1.2.3", before(days=30))
+    up.add("mkdocs-material", "7.1.0", before(days=300), requires=("mkdocs>=1.1",))
+    for version, days in (("7.2.0", 200), ("7.3.0", 100), ("7.3.6", 20)):
+        up.add("mkdocs-material", version, before(days=days), requires=("mkdocs>=1.2.3",))
+    blobs = BlobStore(tmp_path / "blobs")
+    registry: list[PythonFile] = []
+    with serving(up.app()) as url:
+        index = url + "/simple/"
+        monkeypatch.setattr(environment, "_registry_files", lambda path: list(registry))
+        monkeypatch.setattr(environment, "_add_to_registry", lambda p, fs: registry.extend(fs))
+        builds: list[int] = []
+
+        def build(path: Path) -> None:
+            builds.append(1)
+            if ("mkdocs-material", "7.1.0") not in {(f.project, f.version) for f in registry}:
+                raise SandboxError(MKDOCS_CONFLICT)
+
+        said: list[str] = []
+        got = settle(
+            tmp_path / "case.yaml", build, T, release_named("bookworm"), blobs, index,
+            say=said.append,
+        )  # fmt: skip
+    assert len(builds) == 2  # one failed build, then one with mkdocs-material 7.1.0
+    assert got == ["mkdocs-material<7.3.6"]
+    versions = sorted(f.version for f in registry if f.project == "mkdocs-material")
+    assert versions == ["7.1.0", "7.2.0", "7.3.0"]
+    assert "mkdocs-material<7.3.6 recorded as of T too" in said[0]
+    assert "then older while each still asked for mkdocs>=1.2.3" in said[0]
+    assert "to mkdocs-material<7.2.0" in said[0]
 
 
 def test_a_test_requirement_pinning_another_version_of_the_project_is_installed_first(
