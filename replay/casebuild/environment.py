@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import re
 import shlex
 import subprocess
@@ -112,7 +113,11 @@ from replay.registry.requirements import (
 from replay.registry.slot import dump_index, read_index, write_index
 from replay.runtime.base import Runtime, SandboxError
 
+log = logging.getLogger(__name__)
+
 MAX_ROUNDS = 6
+LOGGED_LINES = 40
+"""How many of a failed build's last lines the log keeps (``logs/<fix>.log``)."""
 """Environment builds before giving up on a registry that keeps missing something."""
 
 _MISSING = re.compile(r"No matching distribution found for (\S+)")
@@ -766,6 +771,9 @@ def settle(
             return added
         except SandboxError as exc:
             output = getattr(exc, "output", "") or str(exc)
+            # The log keeps pip's own words of every failed round; the stop says the cause.
+            tail = "\n".join(output.rstrip().splitlines()[-LOGGED_LINES:])
+            log.info("the environment build failed; its output ends:\n%s", tail)
             if lacks_compiler(output) and add_toolchain(case_path, BUILD_TOOLCHAIN):
                 say(
                     "a build at T needs a compiler (an sdist with C code, as pip at T found "

@@ -774,15 +774,18 @@ ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics
 
 
 def test_a_dependent_whose_older_versions_ask_the_same_is_stepped_back_in_one_round(
-    monkeypatch, tmp_path: Path
+    monkeypatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Found by the eighth held-out corpus (dataclasses-json 2022): portray asks for
     ``mkdocs<1.2``, the newest mkdocs-material at T for ``mkdocs>=1.2.3``, and so does each of
     its versions back to 7.2; each round recorded one version older and built again, and six
     rounds ended the case ("still misses distributions after 6 rounds"). The older versions
-    are now read from their metadata while they ask for the same, and one build follows."""
+    are now read from their metadata while they ask for the same, and one build follows. The
+    log now keeps the failed build's last lines (the stop's log had only the tool's words)."""
     import replay.casebuild.environment as environment
     from replay.casebuild.conflicts import step_back, stepped_floor
+
+    caplog.set_level("INFO", logger="replay.casebuild.environment")
 
     assert step_back(MKDOCS_CONFLICT) == "mkdocs-material<7.3.6"
     assert stepped_floor(MKDOCS_CONFLICT) == ("mkdocs", Version("1.2.3"))
@@ -817,6 +820,9 @@ def test_a_dependent_whose_older_versions_ask_the_same_is_stepped_back_in_one_ro
     assert "mkdocs-material<7.3.6 recorded as of T too" in said[0]
     assert "then older while each still asked for mkdocs>=1.2.3" in said[0]
     assert "to mkdocs-material<7.2.0" in said[0]
+    # The log keeps pip's own words of the failed round (the stop names only the cause).
+    kept = [r.getMessage() for r in caplog.records if "its output ends" in r.getMessage()]
+    assert len(kept) == 1 and "mkdocs-material 7.3.6 depends on mkdocs>=1.2.3" in kept[0]
 
 
 def test_a_test_requirement_pinning_another_version_of_the_project_is_installed_first(
