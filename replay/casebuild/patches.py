@@ -61,6 +61,20 @@ def test_files(patch: str) -> list[str]:
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
 _PYTEST_MODULE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 """A module pytest collects by its default ``python_files`` (or a ``conftest.py``)."""
+_HUNK_IN_TEST = re.compile(
+    r"^@@ [^@]* @@ (?:async\s+)?def\s+test\w*\s*\(|^@@ [^@]* @@ class\s+Test"
+)
+"""A hunk whose context line (git's function header) is a test function or class."""
+
+
+def _test_module_by_content(d: FileDiff) -> bool:
+    """A ``.py`` file under a test path that pytest's default ``python_files`` does not
+    match but whose diff adds or changes test functions (voluptuous 2019, seventh held-out
+    corpus: ``voluptuous/tests/tests.py``, collected by nose, whose ``testMatch`` takes
+    ``tests``): pytest collects such a file when its path is given."""
+    if not d.path.endswith(".py") or _PYTEST_MODULE.search(d.path):
+        return False
+    return any(_DEF.match(line) or _HUNK_IN_TEST.match(line) for line in d.text.splitlines())
 
 
 def test_targets(patch: str, holds_tests: Callable[[str], bool] = lambda _: True) -> list[str]:
@@ -73,10 +87,15 @@ def test_targets(patch: str, holds_tests: Callable[[str], bool] = lambda _: True
     ``testing/data/python36.py``, a sample the checker reads: run as a test module it fails
     to import). When such a directory holds no test module itself (``holds_tests``, asked of
     the tree; pycodestyle's tests are in ``tests/``), the command names no path and pytest
-    runs the project's whole suite, as its configuration says."""
+    runs the project's whole suite, as its configuration says. A ``.py`` file whose diff adds
+    or changes test functions is a test module whatever its name (:func:`_test_module_by_content`)
+    and is named itself."""
     dirs: list[str] = []
+    by_content = [
+        d.path for d in file_diffs(patch) if is_test_path(d.path) and _test_module_by_content(d)
+    ]
     for d in file_diffs(patch):
-        if not is_test_path(d.path) or _PYTEST_MODULE.search(d.path):
+        if not is_test_path(d.path) or _PYTEST_MODULE.search(d.path) or d.path in by_content:
             continue
         parts = d.path.split("/")
         top = next((i for i, part in enumerate(parts[:-1]) if part in _TEST_DIRS), None)
@@ -97,7 +116,8 @@ def test_targets(patch: str, holds_tests: Callable[[str], bool] = lambda _: True
     files = [
         f
         for f in test_files(patch)
-        if _PYTEST_MODULE.search(f) and not any(f.startswith(f"{d}/") for d in dirs)
+        if (_PYTEST_MODULE.search(f) or f in by_content)
+        and not any(f.startswith(f"{d}/") for d in dirs)
     ]
     return [*files, *dirs]
 
