@@ -122,6 +122,26 @@ def test_targets(patch: str, holds_tests: Callable[[str], bool] = lambda _: True
     return [*files, *dirs]
 
 
+def suite_of(targets: list[str]) -> list[str]:
+    """The test directories ``targets`` (files and directories of :func:`test_targets`) live
+    in, each once: for a file, its path up to the first test directory (``tests``), else
+    its own directory; what runs a fix's tests among the others, as the project's suite
+    does. Empty when a file is at the top (the whole suite, as its configuration says)."""
+    dirs: list[str] = []
+    for target in targets:
+        if not target.endswith(".py"):
+            where = target
+        else:
+            parts = target.split("/")
+            top = next((i for i, part in enumerate(parts[:-1]) if part in _TEST_DIRS), None)
+            where = "/".join(parts[: top + 1] if top is not None else parts[:-1])
+        if not where:
+            return []
+        if where not in dirs:
+            dirs.append(where)
+    return [d for d in dirs if not any(d.startswith(f"{o}/") for o in dirs)]
+
+
 def holds_test_modules(paths: Iterable[str]) -> bool:
     """Whether any of ``paths`` is a module pytest collects by default."""
     return any(_PYTEST_MODULE.search(p) and not p.endswith("conftest.py") for p in paths)

@@ -195,6 +195,10 @@ class Measurement:
             "something the environment lacks (the last lines say what)"
         )
 
+    def fails_with_gold(self) -> bool:
+        """Whether a test still fails (or errors) with the gold patch."""
+        return any(s in _FAILED for one in _statuses(self.after.reports) for s in one.values())
+
     def missing_modules(self) -> list[str]:
         """The modules (top-level names) the tests could not import with the gold patch (the
         first run's output), when that may be why no test shows the fix: no test ran on

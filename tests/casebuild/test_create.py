@@ -303,3 +303,42 @@ def test_a_setup_py_among_the_tests_keeps_the_ids_relative_to_the_top(tmp_path: 
     assert _rootdir_below(nested, fix, ["tests"])
     assert _rootdir_below(nested, fix, ["tests/test_shapes.py::test_area_multiplies"])
     assert not _rootdir_below(nested, fix, ["docs/index.md", "tests/test_shapes.py"])
+
+
+def test_a_test_that_relies_on_its_suite_is_measured_among_it(tmp_path: Path) -> None:
+    """Found by the eighth held-out corpus (pyfilesystem2 2019): the fix's new test pops its
+    package from ``sys.modules``, which the modules pytest runs before it imported; run alone
+    it fails on both sides (``KeyError``) and case create stopped at measure. When the fix's
+    tests still fail with the gold patch and show nothing, they are measured again among the
+    rest of their test directory, as the project's suite runs them."""
+    from replay.casebuild.patches import suite_of
+    from tests.casebuild.repos import BUGGY, FIXED, commit
+
+    assert suite_of(["tests/test_imports.py"]) == ["tests"]
+    assert suite_of(["src/pkg/tests/unit/test_a.py", "src/pkg/tests"]) == ["src/pkg/tests"]
+    assert suite_of(["test_top.py"]) == []
+    repo = gitrepo.init(tmp_path / "shapes")
+    commit(repo, "2026-03-01T10:00:00Z", "Initial commit", {
+        "shapes.py": BUGGY,
+        "tests/test_perimeter.py": "import shapes\n\n\ndef test_perimeter():\n"
+        "    assert shapes.perimeter(2, 3) == 10\n",
+    })  # fmt: skip
+    fix = commit(repo, "2026-03-11T10:00:00Z", "Fix area", {
+        "shapes.py": FIXED,
+        "tests/test_reimport.py": "import sys\n\n\ndef test_area_after_reimport():\n"
+        "    kept = sys.modules.pop('shapes')\n    try:\n        import shapes\n\n"
+        "        assert shapes.area(2, 3) == 6\n    finally:\n"
+        "        sys.modules['shapes'] = kept\n",
+    })  # fmt: skip
+    said: list[str] = []
+    runtime = get_runtime("docker")
+    try:
+        path, lists = create_case(
+            "shapes-suite", shapes_source(repo, fix), tmp_path / "case", runtime, say=said.append
+        )
+    finally:
+        runtime.close()
+    assert lists.fail_to_pass == ["tests/test_reimport.py::test_area_after_reimport"]
+    assert "tests/test_perimeter.py::test_perimeter" in lists.pass_to_pass
+    assert load_case(path).hidden_tests.command.endswith(" tests")
+    assert any("fail on both sides when run alone (tests/test_reimport.py)" in s for s in said)
