@@ -67,6 +67,7 @@ from replay.casebuild.conflicts import (
     dependent_in_registry,
     read_conflict,
     refused,
+    requirements_of,
     step_back,
     stepped_floor,
     still_asks,
@@ -857,6 +858,17 @@ def settle(
                         "the fix's tests need it"
                     )
                     continue
+                if broken and (left := drop_from_extras(case_path, broken, blobs)):
+                    say(
+                        f"{', '.join(left)} left out of the project's extras (the rest "
+                        f"installed): {', '.join(broken)}, which it brings, has a source "
+                        f"distribution as of T that does not build here "
+                        f"({cause_line(output) or 'its build failed'}) and no wheel at T for "
+                        f"Python {release.python_version}, the oldest interpreter here. Tests "
+                        "that import it fail before and after the fix alike, and the measure "
+                        "names it if the fix's tests need it"
+                    )
+                    continue
                 if missing and unbuilt is not None:
                     written = yaml.safe_load(case_path.read_text()) if case_path.is_file() else {}
                     toolchains = ((written or {}).get("environment") or {}).get("toolchains") or []
@@ -1084,6 +1096,69 @@ def install_not_editable(case_path: Path) -> bool:
                 _write_setup(case_path, data, [*setup[:i], shlex.join(changed), *setup[i + 1 :]])
                 return True
     return False
+
+
+def drop_from_extras(case_path: Path, broken: Sequence[str], blobs: BlobStore) -> list[str]:
+    """Install the project's extras in the case's setup without the requirements that bring
+    ``broken`` (canonical names of projects whose source distribution does not build here):
+    each ``.[extra]`` whose requirements name one of them, or a project whose recorded
+    metadata asks for one (mypy for typed-ast, at any depth the registry recorded), is
+    replaced by the extra's other requirements, given by name. The requirements left out,
+    none when no extra brings one (dataclasses-json 2019, eighth held-out corpus: the ``dev``
+    extra names mypy, whose typed-ast of T has no wheel for Python 3.9 and does not build)."""
+    wanted_out = {canonicalize_name(n) for n in broken}
+    if not wanted_out or not case_path.is_file():
+        return []
+    data, setup = _setup_of(case_path)
+    if not any(re.fullmatch(r"\.\[[^\]]*\]", w) for _, words, _ in _installs(setup) for w in words):
+        return []  # no extra of the project installed
+    asks: dict[str, set[str]] = {}
+    for f in _registry_files(case_path):
+        asks.setdefault(canonicalize_name(f.project), set()).update(
+            canonicalize_name(r.name) for r in requirements_of(f, blobs)
+        )
+
+    def brings(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if name in wanted_out:
+            return True
+        return any(
+            brings(dep, seen | {name}) for dep in asks.get(name, ()) if dep not in seen | {name}
+        )
+
+    with _checkout_of(case_path) as checkout:
+        try:
+            meta = read_project(checkout)
+        except (ReplayError, OSError, ValueError):
+            return []
+    by_extra: dict[str, list[str]] = {}
+    for line in meta.requires:
+        found = _OF_EXTRA.match(line)
+        if found:
+            by_extra.setdefault(found["extra"], []).append(found["spec"].strip())
+    left: list[str] = []
+    for i, words, start in _installs(setup):
+        for j in range(start, len(words)):
+            own = re.fullmatch(r"\.\[([^\]]*)\]", words[j])
+            if own is None:
+                continue
+            extras = [e.strip() for e in own.group(1).split(",") if e.strip()]
+            kept, given = [], []
+            for extra in extras:
+                specs = by_extra.get(extra, [])
+                out = [spec for spec in specs if brings(requirement_name(spec) or "")]
+                if not out:
+                    kept.append(extra)
+                    continue
+                left += [spec for spec in out if spec not in left]
+                given += [spec for spec in specs if spec not in out and spec not in given]
+            if not given and len(kept) == len(extras):
+                continue
+            words = [*words[:j], f".[{','.join(kept)}]" if kept else ".", *words[j + 1 :], *given]
+            setup = [*setup[:i], shlex.join(words), *setup[i + 1 :]]
+            break
+    if left:
+        _write_setup(case_path, data, setup)
+    return left
 
 
 def _setup_of(case_path: Path) -> tuple[dict[str, Any], list[str]]:
