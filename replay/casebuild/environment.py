@@ -417,6 +417,41 @@ def added_by_fix(checkout: Path, fixed: Path, wanted: Wanted, target: Target) ->
     return added
 
 
+_TOX_ENV = re.compile(r"^\{env:[A-Za-z_][A-Za-z0-9_]*(?::(?P<default>[^{}]*))?\}$")
+"""tox's substitution of an environment variable, ``{env:NAME:DEFAULT}``."""
+_EXTRA_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+"""An extra's name (PEP 508)."""
+
+
+def given_extras(wanted: Wanted) -> tuple[Wanted, list[str]]:
+    """``wanted`` with each extra given as tox's substitution of an environment variable
+    (natsort's tox.ini: ``extras = {env:WITH_EXTRAS:}``) taken as tox takes it with the
+    variable unset (its default: none here), and the notes that say so. An extra that is no
+    name is an InputError naming it (pip would stop on it with a parser's traceback)."""
+    extras: list[str] = []
+    notes: list[str] = []
+    for extra in wanted.extras:
+        found = _TOX_ENV.match(extra.strip())
+        named = [extra.strip()]
+        if found:
+            named = [e.strip() for e in (found["default"] or "").split(",") if e.strip()]
+            notes.append(
+                f"the extra {extra} is tox's substitution of an environment variable: taken "
+                f"as tox takes it with the variable unset ({', '.join(named) or 'no extra'})"
+            )
+        for name in named:
+            if not _EXTRA_NAME.match(name):
+                raise InputError(
+                    Path(name),
+                    "is not an extra's name (letters, digits, '.', '_' and '-'); the project's "
+                    "extras are named in its pyproject.toml, setup.cfg or setup.py",
+                    "--extra",
+                )
+            if name not in extras:
+                extras.append(name)
+    return replace(wanted, extras=tuple(extras)), notes
+
+
 def plan_environment(
     repo: Path,
     base: str,
@@ -430,12 +465,12 @@ def plan_environment(
     (:func:`added_by_fix`)."""
     from replay.registry.record import default_index_url
 
+    wanted, notes = given_extras(wanted)
     with tempfile.TemporaryDirectory(prefix="replay-project-") as tmp:
         checkout = export_tree(repo, base, Path(tmp) / "project")
         requires_python = read_requires_python(checkout)
         release = choose_release(at, requires_python, wanted.python)
         target = Target.for_debian(release.name)
-        notes: list[str] = []
         if fix is not None:
             fixed = export_tree(repo, fix, Path(tmp) / "fixed")
             extra = added_by_fix(checkout, fixed, wanted, target)

@@ -1289,3 +1289,25 @@ def test_an_extras_requirement_that_brings_an_unbuildable_sdist_is_left_out(
     ]
     assert drop_from_extras(case, ["typed-ast"], blobs) == []  # nothing left that brings it
     assert drop_from_extras(case, ["numpy"], blobs) == []
+
+
+def test_an_extra_given_as_toxs_substitution_is_taken_as_tox_takes_it() -> None:
+    """Found by the eighth held-out corpus (natsort 2020, 2021, 2023): tox.ini's ``extras =
+    {env:WITH_EXTRAS:}`` was given as the extra, and pip stopped on ``.[{env:WITH_EXTRAS:}]``
+    with a parser's traceback. tox with the variable unset installs no extra; a default is
+    taken; an extra that is no name is one line naming it (exit 2 from the CLI)."""
+    from replay.base.errors import InputError
+    from replay.casebuild.environment import given_extras
+
+    wanted, notes = given_extras(Wanted(requires=("pytest",), extras=("{env:WITH_EXTRAS:}",)))
+    assert wanted.extras == () and wanted.requires == ("pytest",)
+    assert notes == [
+        "the extra {env:WITH_EXTRAS:} is tox's substitution of an environment variable: taken "
+        "as tox takes it with the variable unset (no extra)"
+    ]
+    wanted, _ = given_extras(Wanted(extras=("tests", "{env:X:fast,icu}", "tests")))
+    assert wanted.extras == ("tests", "fast", "icu")
+    assert given_extras(Wanted(extras=("dev",))) == (Wanted(extras=("dev",)), [])
+    with pytest.raises(InputError) as exc:
+        given_extras(Wanted(extras=("tests]",)))
+    assert exc.value.field == "--extra" and "is not an extra's name" in exc.value.problem
