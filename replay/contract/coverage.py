@@ -434,7 +434,8 @@ def render(
         "  schemas, Slack's Web API OpenAPI spec).",
         "- *behaviour*: the checks of the behaviour families (`replay contract run`) that",
         "  exercise it and held, per family: `pagination`, `writes` (read your writes),",
-        "  `errors`, `concurrency`, `gh` (gh 2.23's captured requests executed); `+ N gaps`",
+        "  `errors`, `concurrency`, `gh` (gh 2.23's captured requests executed), `linear-sdk`",
+        "  (the Linear SDK's own documents executed); `+ N gaps`",
         "  for known gaps. A write is counted under the write, not the reads that show it; a",
         "  GraphQL connection (`Repository.issues`) under the root field that reaches its type.",
         "- *most called*: among what agents call most; each needs real traffic or a schema check.",
@@ -554,9 +555,17 @@ def load_recordings(root: Path) -> list[Recording]:
 
 # ----------------------------------------------------------------------------- behaviour
 
-BEHAVIOUR_FAMILIES: tuple[str, ...] = ("pagination", "writes", "errors", "concurrency", "gh")
+BEHAVIOUR_FAMILIES: tuple[str, ...] = (
+    "pagination",
+    "writes",
+    "errors",
+    "concurrency",
+    "gh",
+    "linear-sdk",
+)
 """The behaviour families the *behaviour* column counts, in its order (``gh``: the gh
-documents family); the conformance families (octokit, GraphQL schemas, Slack spec) have the
+documents family; ``linear-sdk``: the Linear SDK's documents executed, each under the root
+fields of its document); the conformance families (octokit, GraphQL schemas, Slack spec) have the
 *real* and *schema* columns."""
 
 _REST = re.compile(r"^(?:GraphQL )?(GET|POST|PUT|PATCH|DELETE) (/[^\s?]*)")
@@ -680,6 +689,7 @@ def evidence() -> Evidence:
         concurrency,
         errors,
         gh_documents,
+        linear_documents,
         pagination,
         writes,
     )
@@ -703,6 +713,10 @@ def evidence() -> Evidence:
     for result, c in zip(results, report.checks, strict=True):
         placed = _gh_rows(result, names["github"])
         checks.append(BehaviourCheck("gh", "github", c.subject, c.ok, bool(c.gap), placed))
+    linear = linear_documents.execute()
+    for done, c in zip(linear, linear_documents.report_of(linear).checks, strict=True):
+        placed = tuple(r for r in done.document.rows if r in names["linear"])
+        checks.append(BehaviourCheck("linear-sdk", "linear", c.subject, c.ok, bool(c.gap), placed))
     return Evidence(tuple(checks), tuple(results))
 
 

@@ -10,6 +10,7 @@ from replay.contract.evidence import (
     errors,
     gh_documents,
     graphql_schemas,
+    linear_documents,
     octokit,
     pagination,
     slack_spec,
@@ -25,6 +26,7 @@ FAMILIES: tuple[Callable[[], list[Report]], ...] = (
     errors.reports,
     concurrency.reports,
     gh_documents.reports,
+    linear_documents.reports,
 )
 """Each family's ``reports``."""
 

@@ -98,7 +98,7 @@ from replay.contract.evidence import (
     load_gaps,
     load_source,
 )
-from replay.contract.evidence.graphql_schemas import _Walker, vendor_schema
+from replay.contract.evidence.graphql_schemas import ResponseWalker, vendor_schema
 from replay.contract.evidence.octokit import DIR as OCTOKIT_DIR
 from replay.contract.evidence.octokit import OPERATIONS, Operation, load_interactions
 from replay.contract.evidence.writes import Failed, Probe
@@ -894,7 +894,7 @@ def data_problems(doc: DocumentNode, body: dict[str, Any], variables: Any) -> li
     if root is None:
         return [*problems, f"document: GitHub has no {op.operation.value} root"]
     fragments = {d.name.value: d for d in doc.definitions if isinstance(d, FragmentDefinitionNode)}
-    walker = _Walker(schema, fragments, variables)
+    walker = ResponseWalker(schema, fragments, variables)
     walker.fields("data", root, [op.selection_set], data)
     return problems + walker.problems
 

@@ -290,8 +290,11 @@ class _Fields:
     """Keys under a ``@skip``/``@include`` whose variable is not known: may be absent."""
 
 
-class _Walker:
-    """Checks a response's ``data`` against a document typed by one schema."""
+class ResponseWalker:
+    """Checks a response's ``data`` against a document typed by one schema: call
+    :meth:`fields` with the root type, the operation's selection set and ``data``, then read
+    :attr:`problems` (:func:`response_problems` does; so do the families that execute vendor
+    documents, :mod:`.gh_documents` and :mod:`.linear_documents`)."""
 
     def __init__(
         self,
@@ -434,7 +437,7 @@ class _Walker:
             candidates = named
         options: list[list[str]] = []
         for runtime in candidates:
-            sub = _Walker(self.schema, self.fragments, self.variables)
+            sub = ResponseWalker(self.schema, self.fragments, self.variables)
             sub.fields(path, runtime, selections, value)
             if not sub.problems:
                 return
@@ -588,7 +591,7 @@ def response_problems(
     if root is None:
         return [*problems, f"document: the vendor has no {op.operation.value} root"]
     fragments = {d.name.value: d for d in doc.definitions if isinstance(d, FragmentDefinitionNode)}
-    walker = _Walker(schema, fragments, variables)
+    walker = ResponseWalker(schema, fragments, variables)
     if not isinstance(data, dict):
         return [*problems, f"data: {_json_type(data)}, not an object"]
     walker.fields("data", root, [op.selection_set], data)
