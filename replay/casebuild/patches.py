@@ -24,6 +24,12 @@ class FileDiff:
     text: str
     """The file's whole section of the diff, ``diff --git`` line included."""
 
+    @property
+    def deleted(self) -> bool:
+        """Whether the diff deletes the file (``deleted file mode`` in its header)."""
+        header = self.text.split("\n@@", 1)[0]
+        return re.search(r"^deleted file mode ", header, re.MULTILINE) is not None
+
 
 def file_diffs(patch: str) -> list[FileDiff]:
     """The per-file sections of a ``git diff`` output, in order."""
@@ -54,8 +60,14 @@ def split_fix(patch: str) -> tuple[str, str]:
 
 
 def test_files(patch: str) -> list[str]:
-    """The test files a patch adds or changes (what the test command should run)."""
-    return [d.path for d in file_diffs(patch) if is_test_path(d.path) and d.path.endswith(".py")]
+    """The test files a patch adds or changes (what the test command should run); not those
+    it deletes (python-rsa 2022, eighth held-out corpus: the fix removes
+    ``tests/test_compat.py``, and pytest stopped on a path that is not there)."""
+    return [
+        d.path
+        for d in file_diffs(patch)
+        if is_test_path(d.path) and d.path.endswith(".py") and not d.deleted
+    ]
 
 
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
@@ -92,7 +104,9 @@ def test_targets(patch: str, holds_tests: Callable[[str], bool] = lambda _: True
     and is named itself."""
     dirs: list[str] = []
     by_content = [
-        d.path for d in file_diffs(patch) if is_test_path(d.path) and _test_module_by_content(d)
+        d.path
+        for d in file_diffs(patch)
+        if is_test_path(d.path) and not d.deleted and _test_module_by_content(d)
     ]
     for d in file_diffs(patch):
         if not is_test_path(d.path) or _PYTEST_MODULE.search(d.path) or d.path in by_content:

@@ -132,3 +132,20 @@ def test_a_test_module_named_outside_pytests_pattern_is_named_itself() -> None:
     assert test_targets(changed + gold, lambda d: False) == ["tests/checks.py"]
     sample = _diff("testing/data/python36.py")  # no test function: data, as before
     assert test_targets(sample + gold, lambda d: d != "testing") == []
+
+
+def test_a_test_module_the_fix_deletes_is_not_run() -> None:
+    """Found by the eighth held-out corpus (python-rsa 2022): the fix removes
+    ``tests/test_compat.py``; the command named it, pytest stopped ("file or directory not
+    found", exit 4) on both sides, and case create stopped at measure."""
+    from replay.casebuild.patches import file_diffs, test_files, test_targets
+
+    deleted = (
+        "diff --git a/tests/test_compat.py b/tests/test_compat.py\ndeleted file mode 100644\n"
+        "index 1111111..0000000\n--- a/tests/test_compat.py\n+++ /dev/null\n"
+        "@@ -1,2 +0,0 @@\n-def test_byte():\n-    assert True\n"
+    )
+    patch = _diff("tests/test_pkcs1.py") + deleted + _diff("rsa/pkcs1.py")
+    assert [d.deleted for d in file_diffs(patch)] == [False, True, False]
+    assert test_files(patch) == ["tests/test_pkcs1.py"]
+    assert test_targets(patch) == ["tests/test_pkcs1.py"]
