@@ -49,6 +49,7 @@ import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -842,8 +843,17 @@ def settle(
                 older = step_back(output)
                 if conflict is not None and older is not None and older not in added:
                     asks = stepped_floor(output)
-                    last = _step_back_while_it_asks(
-                        case_path, older, asks, at, upstream, blobs, target
+                    # Again while the version recorded still asks for that floor (every
+                    # mkdocs-material 7.2 and 7.3 asks for mkdocs>=1.2.3: dataclasses-json
+                    # 2022, eighth held-out corpus, ran out of rounds one build per version).
+                    last = _step_back_while(
+                        case_path,
+                        older,
+                        partial(_asks_again, blobs=blobs, asks=asks),
+                        at,
+                        upstream,
+                        blobs,
+                        target,
                     )
                     further = (
                         ""
@@ -861,7 +871,16 @@ def settle(
                     continue
                 found = None if conflict is None else _registry_dependent(case_path, output, blobs)
                 if found is not None and found[0] not in added:
-                    older = _step_back_until_it_fits(case_path, *found, at, upstream, blobs, target)
+                    user = found[1]  # again while it asks for what the user's pins exclude
+                    older = _step_back_while(
+                        case_path,
+                        found[0],
+                        partial(_refused_again, blobs=blobs, user=user),
+                        at,
+                        upstream,
+                        blobs,
+                        target,
+                    )
                     say(
                         f"pip at T found no versions that fit together; its words do not name "
                         f"the dependent, the registry's metadata does: {older} recorded as of "
@@ -1015,7 +1034,7 @@ def _checkout_of(case_path: Path) -> Iterator[Path]:
 
 
 STEP_BACK_LIMIT = 40
-"""How many versions of one dependent :func:`_step_back_until_it_fits` records at most."""
+"""How many versions of one dependent :func:`_step_back_while` records at most."""
 
 
 def _registry_dependent(
@@ -1028,52 +1047,36 @@ def _registry_files(case_path: Path) -> list[PythonFile]:
     return read_index(load_case(case_path).snapshot).python
 
 
-def _step_back_while_it_asks(
+def _asks_again(f: PythonFile, blobs: BlobStore, asks: tuple[str, Version] | None) -> bool:
+    """Whether ``f`` still asks for ``asks``'s project at its floor or more."""
+    return asks is not None and still_asks(f, blobs, *asks)
+
+
+def _refused_again(f: PythonFile, blobs: BlobStore, user: dict[str, SpecifierSet]) -> bool:
+    """Whether ``f`` still asks for what the user's pins exclude."""
+    return refused(f, blobs, user) is not None
+
+
+def _step_back_while(
     case_path: Path,
     older: str,
-    asks: tuple[str, Version] | None,
+    again: Callable[[PythonFile], bool],
     at: datetime,
     upstream: str,
     blobs: BlobStore,
     target: Target,
 ) -> str:
     """Record ``older`` (``NAME<VERSION``) as of T, and again one version older while the
-    version recorded still asks for ``asks`` (a project at that floor or more: every
-    mkdocs-material 7.2 and 7.3 asks for mkdocs>=1.2.3); the last requirement recorded is
-    returned. Each version is read from its metadata here, not found by a build each (six
-    builds of one version each stopped dataclasses-json 2022, eighth held-out corpus)."""
+    version recorded is ``again`` (at most :data:`STEP_BACK_LIMIT`); the last requirement
+    recorded is returned. Each version is read from its metadata here, not found by a build
+    each."""
     name = older.partition("<")[0]
     why = "pip could not fit the newest versions at T together"
     for _ in range(STEP_BACK_LIMIT):
         files = record_python([older], at, upstream, blobs, target)
         _add_to_registry(case_path, [_because(f, why) for f in files])
         mine = [f for f in files if canonicalize_name(f.project) == canonicalize_name(name)]
-        if asks is None or not mine or not still_asks(mine[0], blobs, *asks):
-            break
-        older = f"{name}<{mine[0].version}"
-    return older
-
-
-def _step_back_until_it_fits(
-    case_path: Path,
-    older: str,
-    user: dict[str, SpecifierSet],
-    at: datetime,
-    upstream: str,
-    blobs: BlobStore,
-    target: Target,
-) -> str:
-    """Record ``older`` (``NAME<VERSION``) as of T, and again one version older while the
-    version recorded still asks for what the user's pins exclude (pytest-cov 4.0.0, 3.0.0,
-    2.12.1 ... each asks for coverage>=5.2.1); the last requirement recorded is returned.
-    Each version is read from its metadata here, not found by a build."""
-    name = older.partition("<")[0]
-    why = "pip could not fit the newest versions at T together"
-    for _ in range(STEP_BACK_LIMIT):
-        files = record_python([older], at, upstream, blobs, target)
-        _add_to_registry(case_path, [_because(f, why) for f in files])
-        mine = [f for f in files if canonicalize_name(f.project) == canonicalize_name(name)]
-        if not mine or refused(mine[0], blobs, user) is None:
+        if not mine or not again(mine[0]):
             break
         older = f"{name}<{mine[0].version}"
     return older
