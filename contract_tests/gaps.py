@@ -16,26 +16,30 @@ GITHUB: list[Gap] = [
         service="github",
         scenario="*",
         where="*.schema $.status: not a field of ValidationError",
-        why="GitHub's OpenAPI description has no `status` in ValidationError; the real API "
-        "sends it in 422 bodies (as in BasicError), so the fake does too.",
+        why="unverified: GitHub's OpenAPI description has no `status` in ValidationError; "
+        "the fake sends it in 422 bodies as in BasicError, as the API is remembered to now. "
+        "The one vendored 422 (octokit's `errors/normalized-fixture.json`, recorded before "
+        "the field came) has no `status`.",
     ),
     Gap(
         service="github",
         scenario="errors",
         where="rate limit.schema $.rate: not a field of RateLimitOverview",
-        why="githubkit's RateLimitOverview omits the deprecated top-level `rate` that GET "
-        "/rate_limit still returns on the real API.",
+        why="unverified: githubkit's RateLimitOverview omits the deprecated top-level `rate` "
+        "that GET /rate_limit is remembered to still return on the real API; no vendored "
+        "recording holds a /rate_limit answer.",
     ),
     *(
         Gap(
             service="github",
             scenario="issue_history",
             where=f"{step}.schema $?[{items}]*",
-            why="githubkit's union for GET .../issues/{n}/events (GitHub's OpenAPI "
-            "`issue-event-for-issue`) has no state-change member, yet the API lists `closed` "
-            "and `reopened` events there (with `state_reason`, as the timeline's "
-            "StateChangeIssueEvent describes them): items 0 and 1 of page 2, 2 and 3 of the "
-            "full list. The labeled and renamed events are checked.",
+            why="unverified: githubkit's union for GET .../issues/{n}/events (GitHub's "
+            "OpenAPI `issue-event-for-issue`) has no state-change member, yet the API is "
+            "remembered to list `closed` and `reopened` events there (with `state_reason`, "
+            "as the timeline's StateChangeIssueEvent describes them; no vendored recording "
+            "lists an issue's events): items 0 and 1 of page 2, 2 and 3 of the full list. "
+            "The labeled and renamed events are checked.",
         )
         for step, items in (("list events page 2", "01"), ("list all events", "23"))
     ),
@@ -43,9 +47,10 @@ GITHUB: list[Gap] = [
         service="github",
         scenario="issue_history",
         where="list repository events.schema $*.state_reason: not a field of IssueEvent",
-        why="GitHub's OpenAPI `issue-event` (githubkit's IssueEvent, a closed model) has no "
-        "`state_reason`; the API sends it on `closed` and `reopened` events, as the timeline's "
-        "StateChangeIssueEvent has it.",
+        why="unverified: GitHub's OpenAPI `issue-event` (githubkit's IssueEvent, a closed "
+        "model) has no `state_reason`; the API is remembered to send it on `closed` and "
+        "`reopened` events, as the timeline's StateChangeIssueEvent has it (no vendored "
+        "recording lists a repository's events).",
     ),
 ]
 
@@ -54,8 +59,10 @@ LINEAR: list[Gap] = [
         service="linear",
         scenario="errors",
         where="bad key.*",
-        why="deliberate: the fake takes any well-formed `lin_api_` key as the viewer (agents "
-        "hold placeholder keys), where Linear answers an `authentication error`.",
+        why="unverified: Linear's answer to a bad key (an `authentication error`, as "
+        "remembered; no vendored file describes Linear's error envelope). Deliberate: the "
+        "fake takes any well-formed `lin_api_` key as the viewer (agents hold placeholder "
+        "keys).",
     ),
 ]
 
@@ -65,8 +72,9 @@ SLACK: list[Gap] = [
         scenario="errors",
         where="bad token.*",
         why="deliberate: the fake takes any well-formed xoxb-/xoxp- token as the agent's bot "
-        "(agents hold placeholder tokens), where Slack answers `invalid_auth`; recorded "
-        "against a stand-in the step agrees, against the real API it will not.",
+        "(agents hold placeholder tokens), where Slack answers `invalid_auth` (an error its "
+        "spec, `web-api/slack_web_openapi_v2_without_examples.json`, lists for its methods); "
+        "recorded against a stand-in the step agrees, against the real API it will not.",
     ),
 ]
 

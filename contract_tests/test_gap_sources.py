@@ -6,8 +6,9 @@ more components of a file under ``contract_tests/evidence/``, as
 ``get-root/normalized-fixture.json`` or ``src/schema.graphql``), or when it starts with
 "unverified" (the claim rests on memory, or the sources disagree). The gaps are those of every
 evidence directory's ``gaps.json``, the errors family's own
-(:data:`replay.contract.evidence.errors.GAPS`) and the Linear fake's unmodelled fields
-(:data:`fakes.linear.graphql.unmodelled.UNMODELLED`).
+(:data:`replay.contract.evidence.errors.GAPS`), the Linear fake's unmodelled fields
+(:data:`fakes.linear.graphql.unmodelled.UNMODELLED`) and the gaps against the recordings and
+schemas (``contract_tests/gaps.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from graphql import (
     parse,
 )
 
+from contract_tests.gaps import GAPS as RECORDING_GAPS
 from fakes.linear import models
 from fakes.linear.graphql import build_schema
 from fakes.linear.graphql.render import types as bound_types
@@ -78,6 +80,8 @@ def all_gaps() -> Iterator[tuple[str, str]]:
             yield f"errors.GAPS[{service}] {g.subject} | {g.problem}", g.why
     for group in UNMODELLED:
         yield f"linear unmodelled {group.fields[0]}...", group.why
+    for g in RECORDING_GAPS:  # contract_tests/gaps.py: against the recordings and schemas
+        yield f"gaps.py[{g.service}] {g.scenario} | {g.where}", g.why
 
 
 GAPS = list(all_gaps())
