@@ -313,6 +313,12 @@ def read_requires_python(checkout: Path) -> str | None:
     if setup_py.is_file():
         found = _SETUP_PY.search(setup_py.read_text(errors="replace"))
         if found and found["spec"].strip():
+            try:
+                SpecifierSet(found["spec"].strip())
+            except InvalidSpecifier:
+                # A string setup.py formats before use (psutil: ">={}.{}".format(...)):
+                # computed when it runs, so not read here, as if not declared.
+                return None
             return found["spec"].strip()
     return None
 

@@ -108,6 +108,17 @@ def test_requires_python_is_read_from_pyproject_then_setup_cfg_then_setup_py(
     assert read_requires_python(tmp_path) == ">=3.7"
 
 
+def test_a_requires_python_setup_py_computes_is_not_read(tmp_path: Path) -> None:
+    """Found by the eighth held-out corpus (psutil 2026): setup.py passes
+    ``python_requires=">={}.{}".format(*MIN_PY_VERSION)``; the literal was read as the
+    project's requires-python and case create stopped ("'>={}.{}' is not a specifier"). A
+    string that is no specifier is computed when setup.py runs: as if not declared."""
+    (tmp_path / "setup.py").write_text(
+        "MIN = (3, 7)\nsetup(name='x', python_requires='>={}.{}'.format(*MIN))\n"
+    )
+    assert read_requires_python(tmp_path) is None
+
+
 def test_each_release_recipe_differs_only_where_the_suite_does() -> None:
     bookworm = BaseRecipe.for_release("bookworm")
     # bookworm's recipe is the one images were built from before releases existed.
