@@ -2,8 +2,9 @@
 few wrong fixes, or whose strength was never measured at its current version, is left out of
 both arms and said so with its survivors; the decision rule may set the minimum instead. On
 the shipped demo cases' recorded strength (demo-build-metadata-sort 81%, weak, accepted with a
-reason, and a copy of it not accepted; demo-caret-zero 96%), with ``--no-run``: nothing is run, only what is compared (the cases
-have no calibration in the test's store, which compare says of each it keeps)."""
+reason, and a copy of it not accepted; demo-caret-zero 96%), with ``--no-run``: nothing is
+run, only what is compared (the cases have no calibration in the test's store, which compare
+says of each it keeps)."""
 
 from __future__ import annotations
 
