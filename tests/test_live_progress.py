@@ -125,7 +125,8 @@ def test_case_create_tells_each_step_as_it_starts(monkeypatch, tmp_path: Path) -
 
     def measure(path, runtime, repeats):
         lists = found if len(made) > 1 else none
-        return type("M", (), {"lists": lists, "missing_modules": lambda self: ["pygments"]})()
+        said = {"lists": lists, "missing_modules": lambda self: ["pygments"]}
+        return type("M", (), {**said, "fails_with_gold": lambda self: False})()
 
     addition = Addition("pygments", requires=("-r requirements-test.txt",), where="x")
     monkeypatch.setattr(create, "_create_with_environment", environment)

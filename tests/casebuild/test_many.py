@@ -76,7 +76,8 @@ def test_the_list_itself_is_checked(tmp_path: Path, capsys: pytest.CaptureFixtur
         run_cli(capsys, "case", "create", "--from", str(mined)), "needs --repo and --name"
     )
     assert_one_line_error(
-        run_cli(capsys, "case", "create", "x", "--from", str(twice)), "no CASE_ID, --fix or --pr"
+        run_cli(capsys, "case", "create", "x", "--from", str(twice)),
+        "no CASE_ID, --fix, --pr or --extra-tests",
     )
     schema = _write(tmp_path / "schema.yaml", {"fixes": [_good(repo, fix)]})
     assert_one_line_error(

@@ -295,6 +295,9 @@ def test_tests_measured_but_all_left_out_are_told_as_such(monkeypatch, tmp_path)
         def unknown_options(self) -> list[str]:
             return []
 
+        def fails_with_gold(self) -> bool:
+            return False
+
         def write_logs(self, directory):
             return directory
 
