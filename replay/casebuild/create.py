@@ -557,8 +557,8 @@ def _in_its_suite(
     the modules pytest runs before it; alone it fails on both sides)."""
     case = load_case(path)
     command = case.hidden_tests.command
-    targets = " ".join(test_targets(tests))
-    dirs = suite_of(test_targets(tests))
+    named = test_targets(tests)
+    targets, dirs = " ".join(named), suite_of(named)
     if not targets or not dirs or not command.endswith(" " + targets):
         return None
     wider = command[: -len(targets)] + " ".join(dirs)

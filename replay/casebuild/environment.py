@@ -1156,12 +1156,18 @@ def drop_from_extras(case_path: Path, broken: Sequence[str], blobs: BlobStore) -
             canonicalize_name(r.name) for r in requirements_of(f, blobs)
         )
 
-    def brings(name: str, seen: frozenset[str] = frozenset()) -> bool:
-        if name in wanted_out:
-            return True
-        return any(
-            brings(dep, seen | {name}) for dep in asks.get(name, ()) if dep not in seen | {name}
-        )
+    def brings(name: str) -> bool:
+        """Whether ``name`` reaches one of ``broken`` through the recorded metadata (each
+        project visited once)."""
+        seen, todo = {name}, [name]
+        while todo:
+            here = todo.pop()
+            if here in wanted_out:
+                return True
+            fresh = asks.get(here, set()) - seen
+            seen |= fresh
+            todo += fresh
+        return False
 
     with _checkout_of(case_path) as checkout:
         try:

@@ -84,9 +84,7 @@ def strengthen_hint(loaded: LoadedCase) -> str:
     )
 
 
-def accept_strength(
-    loaded: LoadedCase, reason: str, at: datetime | None = None, dry_run: bool = False
-) -> CaseStrength:
+def accept_strength(loaded: LoadedCase, reason: str, dry_run: bool = False) -> CaseStrength:
     """Keep a weak case as it is, with the reason, in its recorded measurement. The case
     must have been measured at its current version and found weak (an InputError says what
     to do). ``dry_run``: check only, write nothing."""
@@ -102,10 +100,8 @@ def accept_strength(
         )
     if measured.strong:
         raise InputError(loaded.path, "the case is strong; there is nothing to accept", "--accept")
-    when = at or datetime.now(UTC)
-    accepted = measured.model_copy(
-        update={"accepted": Acceptance(reason=reason.strip(), at=when.replace(microsecond=0))}
-    )
+    when = datetime.now(UTC).replace(microsecond=0)
+    accepted = measured.model_copy(update={"accepted": Acceptance(reason=reason.strip(), at=when)})
     if not dry_run:
         record_strength(loaded, accepted)
     return accepted
