@@ -219,17 +219,19 @@ STDOUT, STDERR = 1, 2
 READ_SIZE = 1 << 20
 
 
-def demux(sock: Any, streams: Mapping[int, Kept]) -> None:
+def demux(sock: Any, streams: Mapping[int, Kept], ahead: bytes = b"") -> None:
     """Read a Docker exec's multiplexed stream (8-byte frame headers: stream, size) until it
-    ends, handing each frame's bytes to ``streams[stream]`` (others are dropped). Reads in
-    large pieces: a frame is at most 32 KiB, and docker-py's own reader pays a poll and a
-    system call for each (about 90 MB/s here, against 120 for this)."""
+    ends, handing each frame's bytes to ``streams[stream]`` (others are dropped). ``ahead``:
+    the stream's first bytes, read before the socket (see
+    :func:`replay.runtime.docker.upgraded`). Reads in large pieces: a frame is at most
+    32 KiB, and docker-py's own reader pays a poll and a system call for each (about 90 MB/s
+    here, against 120 for this)."""
     raw = getattr(sock, "_sock", sock)
     recv: Callable[[int], bytes] = raw.recv if hasattr(raw, "recv") else raw.read
     header = bytearray()
     stream, left = 0, 0
     while True:
-        chunk = recv(READ_SIZE)
+        chunk, ahead = (ahead or recv(READ_SIZE)), b""
         if not chunk:
             return
         view = memoryview(chunk)

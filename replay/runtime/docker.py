@@ -67,7 +67,16 @@ from replay.runtime.base import (
     run_labels,
     run_root,
 )
-from replay.runtime.bounded import STDERR, STDOUT, Caps, CopyReport, Kept, demux, extract
+from replay.runtime.bounded import (
+    READ_SIZE,
+    STDERR,
+    STDOUT,
+    Caps,
+    CopyReport,
+    Kept,
+    demux,
+    extract,
+)
 
 # What root inside still needs to install packages and own files; NET_RAW (raw sockets),
 # MKNOD, SYS_CHROOT, NET_BIND_SERVICE and the rest of Docker's default set are dropped.
@@ -521,7 +530,8 @@ class DockerContainer(Container):
             sock = api.exec_start(eid, socket=True)
         except APIError as exc:
             raise SandboxError(f"docker exec failed in {self.id[:12]}: {exc}") from exc
-        reader = threading.Thread(target=_drain, args=(sock, out, err), daemon=True)
+        ahead = upgraded(sock)
+        reader = threading.Thread(target=_drain, args=(sock, ahead, out, err), daemon=True)
         reader.start()
         if stdin is not None:
             # Written beside the reader (a command may answer before it has read it all).
@@ -765,11 +775,38 @@ def _at_once(*steps: Callable[[], object]) -> None:
         raise failures[0]
 
 
-def _drain(sock: Any, out: Kept, err: Kept) -> None:
+def upgraded(sock: Any) -> bytes:
+    """Ready the connection ``exec_start(socket=True)`` upgraded to be read raw; the bytes of
+    the stream that came in with the answer's headers.
+
+    http.client reads the ``101 UPGRADED`` headers through a buffered reader, which takes in
+    whatever has arrived with them: on a busy machine, the first frames or all of a quick
+    command's output. A reader of the raw socket never sees those bytes (docker-py issue
+    3332: ``exec_run`` answers ``b''`` with exit code 0), so they are taken from the buffer
+    here: without waiting (the socket non-blocking for that one read), before anyone else
+    reads or writes the socket. Then the socket waits without a timeout: the client's
+    (300 s) would end the reading of a command quiet for longer, its output cut short and
+    its exit code not yet known; the exec's own limits end it instead.
+    """
+    raw = getattr(sock, "_sock", sock)
+    if not hasattr(raw, "settimeout"):
+        return b""
+    response = getattr(sock, "_response", None)
+    buffered = getattr(getattr(getattr(response, "raw", None), "_fp", None), "fp", None)
+    ahead = b""
+    if buffered is not None and hasattr(buffered, "read1"):
+        raw.settimeout(0)
+        with contextlib.suppress(OSError, ValueError):  # nothing yet; closed
+            ahead = buffered.read1(READ_SIZE) or b""
+    raw.settimeout(None)
+    return ahead
+
+
+def _drain(sock: Any, ahead: bytes, out: Kept, err: Kept) -> None:
     """Read an exec's multiplexed frames (1: stdout, 2: stderr) until it ends, each into
     what is kept of its stream (bounded); close it."""
     try:
-        demux(sock, {STDOUT: out, STDERR: err})
+        demux(sock, {STDOUT: out, STDERR: err}, ahead)
     except (OSError, ValueError):
         pass  # the container was stopped under the stream
     finally:
@@ -777,6 +814,9 @@ def _drain(sock: Any, out: Kept, err: Kept) -> None:
 
 
 def _close_sock(sock: Any) -> None:
+    # Shut down first: a reader waiting on the socket (it has no timeout) wakes at once.
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        getattr(sock, "_sock", sock).shutdown(socket.SHUT_RDWR)
     for part in (getattr(sock, "_response", None), sock, getattr(sock, "_sock", None)):
         if part is not None:
             with contextlib.suppress(OSError, ValueError):
