@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -8,6 +9,12 @@ import pytest
 from replay.base.snapshot import Snapshot, load_snapshot
 from replay.snapshot import build_snapshot
 from tests import worlds
+
+# Debian's index of package contents (what a failed build lacks: replay.images.system) is read
+# from nowhere by the tests, which serve their own where they look one up: a test never sends
+# anything off this machine (port 9, discard, answers no connection here). Set before any
+# fixture runs, and inherited by the commands the tests start.
+os.environ["REPLAY_DEBIAN_CONTENTS"] = "http://127.0.0.1:9/debian"
 
 # `make test` runs the suite on three pytest-xdist workers, one per group below: the tests
 # that build images (harness layers, release and mined images) on one, the tests that run

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -85,13 +86,42 @@ BASE_REPOSITORY = "replay-base"
 """The repository ``replay image base`` tags its images in: ``replay-base:<release>[-<tool>]``."""
 
 
-def base_tag_toolchains(reference: str) -> set[str] | None:
-    """The toolchains a ``replay-base:<release>[-<toolchain>...]`` tag names; ``None`` for an
-    image of another name (whose toolchains only its labels tell)."""
+PACKAGES_PART = "deb."
+"""How the part of a base image's tag that stands for its added Debian packages begins."""
+DEBIAN_NAME = r"^[a-z0-9][a-z0-9+.-]+$"
+"""A Debian package's name (Debian Policy, the ``Source`` and ``Package`` fields)."""
+DebianPackage = Annotated[str, Field(pattern=DEBIAN_NAME)]
+
+
+def packages_part(packages: Iterable[str]) -> str | None:
+    """The part of a ``replay-base`` tag that names the Debian packages added to the image:
+    ``deb.`` and a hash of their sorted names (names hold dashes, which part the tag); None
+    for no packages."""
+    names = sorted(set(packages))
+    if not names:
+        return None
+    return PACKAGES_PART + hashlib.sha256("\n".join(names).encode()).hexdigest()[:8]
+
+
+def _tag_parts(reference: str) -> list[str] | None:
     repository, _, tag = reference.partition(":")
     if repository != BASE_REPOSITORY or not tag:
         return None
-    return set(tag.split("-")[1:])
+    return tag.split("-")[1:]
+
+
+def base_tag_toolchains(reference: str) -> set[str] | None:
+    """The toolchains a ``replay-base:<release>[-<toolchain>...][-deb.<hash>]`` tag names;
+    ``None`` for an image of another name (whose toolchains only its labels tell)."""
+    parts = _tag_parts(reference)
+    return None if parts is None else {p for p in parts if not p.startswith(PACKAGES_PART)}
+
+
+def base_tag_packages(reference: str) -> str | None:
+    """The ``deb.<hash>`` part of a ``replay-base`` tag (None without one, or for another
+    name)."""
+    found = [p for p in _tag_parts(reference) or [] if p.startswith(PACKAGES_PART)]
+    return found[0] if found else None
 
 
 class Environment(Strict):
@@ -102,6 +132,11 @@ class Environment(Strict):
     toolchains: list[Toolchain] = Field(default_factory=list)
     """Toolchains the setup and the tests need besides Python (``node``: Debian's nodejs and
     npm); the base image must carry them (``replay-base:bookworm-node``)."""
+    packages: list[DebianPackage] = Field(default_factory=list)
+    """Debian packages of the base image's release added to it besides the toolchains': what
+    a build or the tests need from the system (a library's headers, ``pkg-config``), found
+    by ``case create`` from the build's own words in Debian's index of package contents. A
+    ``replay-base`` image names them by a hash (``replay-base:bookworm-build-deb.1a2b3c4d``)."""
     setup: list[str] = Field(default_factory=list)
     """Shell commands run in the repository at the base commit, through the gateway."""
     workdir: str = "/workspace/repo"
@@ -112,12 +147,25 @@ class Environment(Strict):
         named = base_tag_toolchains(self.base_image)
         if named is None:
             return self
+        wanted_part = packages_part(self.packages)
+        if base_tag_packages(self.base_image) != wanted_part:
+            release, *tools = self.base_image.partition(":")[2].split("-")
+            tag = "-".join(
+                [release, *(t for t in tools if not t.startswith(PACKAGES_PART))]
+                + ([wanted_part] if wanted_part else [])
+            )
+            said = ", ".join(sorted(set(self.packages))) or "none"
+            raise ValueError(
+                f"base_image {self.base_image} does not name the Debian packages the case "
+                f"adds ({said}): name {BASE_REPOSITORY}:{tag}"
+            )
         missing = sorted(set(self.toolchains) - named)
         if missing:
             release = self.base_image.partition(":")[2].split("-")[0]
             wanted = sorted(named | set(self.toolchains))
             options = " ".join(f"--toolchain {t}" for t in wanted)
-            tag = "-".join([release, *wanted])
+            options += "".join(f" --package {p}" for p in sorted(set(self.packages)))
+            tag = "-".join([release, *wanted, *([wanted_part] if wanted_part else [])])
             raise ValueError(
                 f"base_image {self.base_image} lacks the toolchain(s) {', '.join(missing)} the"
                 f" case declares: name {BASE_REPOSITORY}:{tag} (built by `replay image base"

@@ -46,7 +46,7 @@ import subprocess
 import tarfile
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -61,7 +61,7 @@ from packaging.version import Version
 
 from replay.base.blobs import BlobStore
 from replay.base.case import load_case
-from replay.base.errors import InputError, ReplayError
+from replay.base.errors import InputError, ReplayError, ToolError
 from replay.base.manifest import PythonFile, RegistryIndex
 from replay.casebuild.conflicts import (
     against_the_checkout,
@@ -96,6 +96,7 @@ from replay.images.base import (
     read_requires_python,
 )
 from replay.images.env import cause_line, failed_distribution
+from replay.images.system import Lacking, contents_mirror, lacking, packages_for
 from replay.registry.errors import NothingAtT
 from replay.registry.record import (
     TEST_RUNNER,
@@ -818,6 +819,17 @@ def settle(
                     f"({load_case(case_path).environment.base_image}), and the image built again"
                 )
                 continue
+            needs = lacking(output)
+            holding = _system_packages(needs, release, say) if needs else {}
+            if holding and (fresh_packages := add_packages(case_path, holding.values())):
+                said = "; ".join(f"{w}: {p}" for w, p in holding.items() if p in fresh_packages)
+                say(
+                    f"a build at T looked for what the image lacks, which Debian "
+                    f"{release.name}'s index of package contents names ({said}): added to the "
+                    f"base image with the build toolchain "
+                    f"({load_case(case_path).environment.base_image}), and the image built again"
+                )
+                continue
             if breaks_on_interpreter(output) and (dropped := drop_tool_pin(case_path)):
                 say(
                     f"setuptools left out of {', '.join(dropped)} (the rest installed): the "
@@ -1272,11 +1284,45 @@ def add_toolchain(case_path: Path, toolchain: str) -> bool:
     release, tools = parsed
     data = yaml.safe_load(case_path.read_text())
     env = data.setdefault("environment", {})
-    env["base_image"] = base_tag(release, (*tools, toolchain))
+    env["base_image"] = base_tag(release, (*tools, toolchain), case.environment.packages)
     env["toolchains"] = sorted({*env.get("toolchains", []), toolchain})
     case_path.write_text(yaml.safe_dump(data, sort_keys=False, width=100))
     load_case(case_path)
     return True
+
+
+def _system_packages(
+    needs: Sequence[Lacking], release: Release, say: Callable[[str], None]
+) -> dict[Lacking, str]:
+    """The Debian packages of the case's release holding what a build looked for; none when
+    Debian's index cannot be read (said, and the build's own stop follows)."""
+    try:
+        return packages_for(needs, release.name, contents_mirror(release.name), say=say)
+    except ToolError as exc:
+        say(f"{exc}; what the build looked for ({', '.join(map(str, needs))}) is not added")
+        return {}
+
+
+def add_packages(case_path: Path, packages: Iterable[str]) -> list[str]:
+    """Add Debian ``packages`` to the case's environment, with the build toolchain (what a
+    build looks for on the system, a compiler reads), and name them in its base image's tag;
+    the packages that were not there already (none when the base image is not one of ours)."""
+    case = load_case(case_path)
+    parsed = parse_base_tag(case.environment.base_image)
+    fresh = sorted(set(packages) - set(case.environment.packages))
+    if parsed is None or not fresh:
+        return []
+    release, tools = parsed
+    data = yaml.safe_load(case_path.read_text())
+    env = data.setdefault("environment", {})
+    every = sorted({*case.environment.packages, *fresh})
+    toolchains = sorted({*tools, *case.environment.toolchains, BUILD_TOOLCHAIN})
+    env["base_image"] = base_tag(release, toolchains, every)
+    env["toolchains"] = toolchains
+    env["packages"] = every
+    case_path.write_text(yaml.safe_dump(data, sort_keys=False, width=100))
+    load_case(case_path)
+    return fresh
 
 
 def _add_to_registry(case_path: Path, files: Sequence[PythonFile]) -> None:

@@ -24,13 +24,21 @@ def base(
         list[str] | None,
         typer.Option(help="A toolchain to add (node: Debian's nodejs and npm); repeatable."),
     ] = None,
+    package: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A Debian package of the release to add (a case's environment.packages); "
+            "repeatable."
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option(help="Rebuild even if a matching image exists.")] = False,
     mirror: Annotated[
         str | None, typer.Option(help="Debian mirror (default: the one apt uses here).")
     ] = None,
 ) -> None:
-    """Build replay-base:<release>[-<toolchain>] with debootstrap and docker import (cached by
-    recipe); a toolchain is a layer installed on top of the release's image."""
+    """Build replay-base:<release>[-<toolchain>][-deb.<hash>] with debootstrap and docker
+    import (cached by recipe); toolchains and packages are a layer installed on top of the
+    release's image."""
     from replay.images.base import BaseRecipe, apt_mirror, base_tag, ensure_base_image
     from replay.runtime import get_runtime
 
@@ -38,11 +46,13 @@ def base(
     tools = toolchain or []
     rt = get_runtime("docker")
     try:
-        image, built = ensure_base_image(rt, release, tools, recipe=recipe, force=force)
+        image, built = ensure_base_image(
+            rt, release, tools, recipe=recipe, force=force, packages=package or ()
+        )
     finally:
         rt.close()
     verb = "built" if built else "up to date:"
-    tag = base_tag(release, tools)
+    tag = base_tag(release, tools, package or ())
     out.print(f"{verb} {tag} {image} (recipe {recipe.digest()}, from {recipe.mirror})")
 
 

@@ -44,7 +44,14 @@ from typing import get_args
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from replay.base.case import BASE_REPOSITORY, Environment, Toolchain
+from replay.base.case import (
+    BASE_REPOSITORY,
+    DEBIAN_NAME,
+    PACKAGES_PART,
+    Environment,
+    Toolchain,
+    packages_part,
+)
 from replay.base.errors import InputError, ToolError
 from replay.runtime.base import IMAGE_KIND_LABEL, Runtime, SandboxError
 
@@ -209,19 +216,29 @@ def release_named(name: str) -> Release:
     raise InputError("--release", f"no base image for Debian {name!r}; choose one of {known}")
 
 
-def base_tag(release: Release | str, toolchains: Iterable[str] = ()) -> str:
-    """``replay-base:<release>``, with ``-<toolchain>`` for each toolchain (sorted)."""
+def base_tag(
+    release: Release | str, toolchains: Iterable[str] = (), packages: Iterable[str] = ()
+) -> str:
+    """``replay-base:<release>``, with ``-<toolchain>`` for each toolchain (sorted) and
+    ``-deb.<hash>`` for Debian packages added (:func:`packages_part`)."""
     name = release if isinstance(release, str) else release.name
-    return "-".join([f"{BASE_REPOSITORY}:{name}", *sorted(set(toolchains))])
+    part = packages_part(packages)
+    return "-".join(
+        [f"{BASE_REPOSITORY}:{name}", *sorted(set(toolchains)), *([part] if part else [])]
+    )
 
 
 def parse_base_tag(reference: str) -> tuple[Release, tuple[str, ...]] | None:
-    """(release, toolchains) of a tag :func:`base_tag` makes; ``None`` for any other name."""
+    """(release, toolchains) of a tag :func:`base_tag` makes; ``None`` for any other name.
+    (The packages part, a hash, is read with :func:`base_tag_packages`.)"""
     repository, _, tag = reference.partition(":")
     if repository != BASE_REPOSITORY:
         return None
-    name, *tools = tag.split("-")
+    name, *parts = tag.split("-")
+    tools = [p for p in parts if not p.startswith(PACKAGES_PART)]
     if name not in {r.name for r in RELEASES} or not set(tools) <= set(TOOLCHAINS):
+        return None
+    if len(parts) - len(tools) > 1:
         return None
     return release_named(name), tuple(tools)
 
@@ -375,10 +392,12 @@ def ensure_base_image(
     *,
     recipe: BaseRecipe | None = None,
     force: bool = False,
+    packages: Iterable[str] = (),
 ) -> tuple[str, bool]:
-    """``replay-base:<release>[-<toolchains>]``'s ID, built unless one from the same recipe
-    exists; ``(id, built)``. ``force`` rebuilds the top image only (the toolchain layer when
-    toolchains are given); ``recipe`` replaces the release's (its suite must be the release)."""
+    """``replay-base:<release>[-<toolchains>][-deb.<hash>]``'s ID, built unless one from the
+    same recipe exists; ``(id, built)``. ``force`` rebuilds the top image only (the layer
+    when toolchains or ``packages``, Debian packages of the release, are given); ``recipe``
+    replaces the release's (its suite must be the release)."""
     rel = release_named(release) if isinstance(release, str) else release
     recipe = recipe or BaseRecipe.for_release(rel, apt_mirror(suite=rel.name))
     if recipe.suite != rel.name:
@@ -388,9 +407,13 @@ def ensure_base_image(
         if tool not in TOOLCHAINS:
             known = ", ".join(TOOLCHAINS)
             raise InputError("--toolchain", f"no toolchain {tool!r}; choose one of {known}")
+    for name in packages:
+        if not re.match(DEBIAN_NAME, name):
+            raise InputError("--package", f"{name!r} is not a Debian package name")
+    added = tuple(sorted(set(packages)))
     tag = base_tag(rel)
     digest = recipe.digest()
-    base_force = force and not tools
+    base_force = force and not tools and not added
     if not base_force and runtime.image_labels(tag).get(RECIPE_LABEL) == digest:
         image = runtime.image_id(tag)
         assert image is not None
@@ -400,15 +423,15 @@ def ensure_base_image(
         if recipe.grafts:
             donor, _ = ensure_base_image(runtime, DEFAULT_RELEASE)
         image, built = build_base_image(recipe, tag, donor=donor), True
-    if not tools:
+    if not tools and not added:
         return image, built
-    layer = toolchain_digest(image, tools)
-    top = base_tag(rel, tools)
+    layer = toolchain_digest(image, tools, added)
+    top = base_tag(rel, tools, added)
     if not force and runtime.image_labels(top).get(RECIPE_LABEL) == layer:
         found = runtime.image_id(top)
         assert found is not None
         return found, built
-    return build_toolchain_image(image, recipe, tools, top), True
+    return build_toolchain_image(image, recipe, tools, top, added), True
 
 
 def ensure_case_base_image(runtime: Runtime, environment: Environment) -> str:
@@ -424,7 +447,7 @@ def ensure_case_base_image(runtime: Runtime, environment: Environment) -> str:
         check_toolchains(runtime, environment)
         return image
     release, tools = parsed
-    image, _ = ensure_base_image(runtime, release, tools)
+    image, _ = ensure_base_image(runtime, release, tools, packages=environment.packages)
     return image
 
 
@@ -445,26 +468,34 @@ def check_toolchains(runtime: Runtime, environment: Environment) -> None:
     )
 
 
-def toolchain_digest(base_id: str, toolchains: Iterable[str]) -> str:
+def toolchain_digest(base_id: str, toolchains: Iterable[str], added: Iterable[str] = ()) -> str:
     tools = sorted(set(toolchains))
-    data = {
+    data: dict[str, object] = {
         "base": base_id,
         "toolchains": tools,
         "packages": [p for t in tools for p in TOOLCHAINS[t]],
         "version": 1,
     }
+    if extra := sorted(set(added)):
+        data["added"] = extra  # layers without added packages hash as they did before
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def build_toolchain_image(
-    base_id: str, recipe: BaseRecipe, toolchains: Iterable[str], tag: str
+    base_id: str,
+    recipe: BaseRecipe,
+    toolchains: Iterable[str],
+    tag: str,
+    added: Iterable[str] = (),
 ) -> str:
-    """The base image plus the toolchains' Debian packages, installed with apt from the
-    recipe's mirror in a container (the default bridge network: a build, not a sandbox)."""
+    """The base image plus the toolchains' Debian packages and those ``added``, installed
+    with apt from the recipe's mirror in a container (the default bridge network: a build,
+    not a sandbox)."""
     if shutil.which("docker") is None:
         raise ToolError("docker is not installed")
     tools = sorted(set(toolchains))
-    packages = " ".join(p for t in tools for p in TOOLCHAINS[t])
+    extra = sorted(set(added))
+    packages = " ".join([*(p for t in tools for p in TOOLCHAINS[t]), *extra])
     script = (
         f"printf 'deb {recipe.mirror} {recipe.suite} main\\n' > /etc/apt/sources.list"
         " && rm -f /etc/apt/sources.list.d/*"
@@ -485,7 +516,7 @@ def build_toolchain_image(
         _run(["docker", "run", "--name", name, *proxies, base_id, "sh", "-c", script], "apt-get")
         changes = [
             'CMD ["/bin/bash"]',
-            f"LABEL {KIND_LABEL}=base {RECIPE_LABEL}={toolchain_digest(base_id, tools)}"
+            f"LABEL {KIND_LABEL}=base {RECIPE_LABEL}={toolchain_digest(base_id, tools, extra)}"
             f" {PLATFORM_LABEL}={platform_label(recipe.release, tools)}",
         ]
         args = ["docker", "commit"]

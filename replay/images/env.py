@@ -60,9 +60,10 @@ def env_recipe(case: Case, base_id: str) -> str:
     """A hash of everything the image depends on: base image, snapshot, repository, setup."""
     manifest = (case.snapshot / "manifest.json").read_bytes()
     environment = case.environment.model_dump()
-    if not environment["toolchains"]:
-        # Python only, as every case was before toolchains: their recipes stay as they were.
-        del environment["toolchains"]
+    for added in ("toolchains", "packages"):
+        if not environment[added]:
+            # Python only, as every case was before these: their recipes stay as they were.
+            del environment[added]
     data = {
         "base": base_id,
         "snapshot": hashlib.sha256(manifest).hexdigest(),
@@ -114,6 +115,7 @@ def _base_id(case: Case, runtime: Runtime) -> str:
         if parsed is not None:
             release, tools = parsed
             command += f" --release {release.name}" + "".join(f" --toolchain {t}" for t in tools)
+            command += "".join(f" --package {p}" for p in sorted(set(case.environment.packages)))
         raise SandboxError(f"no base image {reference!r} here: run `{command}`")
     check_toolchains(runtime, case.environment)
     return base_id

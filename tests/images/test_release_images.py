@@ -207,3 +207,26 @@ def test_a_base_image_without_the_case_toolchain_is_refused(
     ) in str(err.value)
     with pytest.raises(SandboxError, match="lacks the toolchain"):
         ensure_case_base_image(runtime, plain)
+
+
+def test_debian_packages_a_case_names_are_a_layer_on_its_release(
+    runtime: Runtime, base_image: str
+) -> None:
+    """``environment.packages`` (what ``case create`` found a build lacking, in Debian's index
+    of package contents): installed with apt on the release's image, named by their hash in
+    the tag, and not in the plain image."""
+    from replay.base.case import Environment
+    from replay.images.base import base_tag
+
+    tag = base_tag("bookworm", (), ["pkgconf"])
+    assert tag == "replay-base:bookworm-deb.ca27ad8b"
+    image = ensure_case_base_image(runtime, Environment(base_image=tag, packages=["pkgconf"]))
+    labels = runtime.image_labels(tag)
+    assert labels[RECIPE_LABEL] == toolchain_digest(base_image, [], ["pkgconf"])
+    assert labels[PLATFORM_LABEL] == "release=bookworm;python=3.11;toolchains="
+    assert run(runtime, image, "pkg-config --version").strip().startswith("1.8.")
+    assert run(runtime, base_image, "command -v pkg-config || echo none").strip() == "none"
+    # Built once: asked again, the same image.
+    assert (
+        ensure_case_base_image(runtime, Environment(base_image=tag, packages=["pkgconf"])) == image
+    )

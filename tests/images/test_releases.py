@@ -190,3 +190,6 @@ def test_the_cli_names_the_releases_and_toolchains_it_knows() -> None:
     result = CliRunner().invoke(app, ["base", "--release", "bullseye", "--toolchain", "rust"])
     assert isinstance(result.exception, InputError)
     assert "no toolchain 'rust'; choose one of build, node" in str(result.exception)
+    result = CliRunner().invoke(app, ["base", "--package", "Not-Debian"])
+    assert isinstance(result.exception, InputError)
+    assert "'Not-Debian' is not a Debian package name" in str(result.exception)
