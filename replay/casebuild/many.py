@@ -22,7 +22,9 @@ The list::
         title: Frozen slotted classes cannot be pickled
         # optional: body, base, at, ticket_created, issue, requires, extra, python, setup,
         # command, upstream, license, ticket_source, registry_index (a recorded index, relative
-        # to the list's directory, instead of requires/extra/python)
+        # to the list's directory, instead of requires/extra/python), extra_tests (a patch of
+        # tests the team wrote against the fix, relative to the list's directory: as
+        # `case create --extra-tests`)
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ log = logging.getLogger(__name__)
 FIELDS = (
     "id", "repo", "fix", "name", "title", "body", "base", "at", "ticket_created", "issue",
     "requires", "extra", "python", "setup", "command", "upstream", "license", "ticket_source",
-    "registry_index",
+    "registry_index", "extra_tests",
 )  # fmt: skip
 REQUIRED = ("id", "repo", "fix", "name")
 
@@ -176,9 +178,14 @@ def _fix(raw: object, defaults: dict[str, Any], path: Path, n: int) -> Fix:
     issue = data.get("issue", 1)
     if not isinstance(issue, int) or issue < 1:
         raise InputError(where, f"issue: {issue!r} is not an issue number")
-    index = Path(str(data["registry_index"])) if data.get("registry_index") else None
-    if index is not None and not index.is_absolute():
-        index = path.parent / index
+    index = _beside(data.get("registry_index"), path)
+    extra_tests = _beside(data.get("extra_tests"), path)
+    if extra_tests is not None and not extra_tests.is_file():
+        raise InputError(
+            where,
+            f"extra_tests: {extra_tests} is not a file (a patch of tests written against the "
+            "fix, relative to the list's directory)",
+        )
     source = FixSource(
         repo=repo,
         fix=fix,
@@ -200,8 +207,17 @@ def _fix(raw: object, defaults: dict[str, Any], path: Path, n: int) -> Fix:
         upstream=str(data["upstream"]) if data.get("upstream") else None,
         license=str(data["license"]) if data.get("license") else None,
         ticket_source=str(data.get("ticket_source") or "the issue the fix closed"),
+        extra_tests=extra_tests,
     )
     return Fix(case_id, source)
+
+
+def _beside(value: object, path: Path) -> Path | None:
+    """A file the list names, relative to the list's directory."""
+    if not value:
+        return None
+    named = Path(str(value))
+    return named if named.is_absolute() else path.parent / named
 
 
 def _mined(raw: list[Any], path: Path, repo: Path | None, name: str | None) -> list[Fix]:

@@ -186,7 +186,8 @@ def create(
         if case_id is not None or fix is not None or pr is not None or extra_tests is not None:
             raise InputError(
                 from_file,
-                "--from takes the fixes from the file: no CASE_ID, --fix, --pr or --extra-tests",
+                "--from takes the fixes from the file: no CASE_ID, --fix, --pr or --extra-tests"
+                " (a fix's extra_tests is a field of its entry)",
             )
         _create_many(
             ctx, from_file, repo, name, output, runtime, repeats, calibration_runs, jobs, strength

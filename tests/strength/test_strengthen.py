@@ -124,6 +124,37 @@ def test_extra_tests_join_the_hidden_tests_and_are_named(tmp_path: Path) -> None
     assert any("extra tests too: tests/test_perimeter.py" in note for note in spec.notes)
 
 
+def test_a_fix_list_gives_each_fix_its_extra_tests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``case create --from``: an entry's ``extra_tests`` (relative to the list) is the same
+    patch ``--extra-tests`` takes; a missing one is named with its entry before any build."""
+    import yaml
+
+    from replay.casebuild.many import read_fix_list
+
+    repo, fix = two_bugs(tmp_path / "shapes")
+    extra_patch(repo, fix, tmp_path / "extra.patch", {"tests/test_perimeter.py": PERIMETER_TEST})
+    entry = {"id": "shapes-two", "repo": str(repo), "fix": fix, "name": "acme/shapes",
+             "title": "area() and perimeter() are wrong", "setup": SETUP,
+             "registry_index": str(REGISTRY), "extra_tests": "extra.patch"}  # fmt: skip
+    listed = tmp_path / "fixes.yaml"
+    listed.write_text(yaml.safe_dump({"schema": 1, "fixes": [entry]}))
+    (got,) = read_fix_list(listed)
+    assert got.source.extra_tests == tmp_path / "extra.patch"
+    spec = spec_from_fix(got.id, got.source)
+    assert spec.tests_added == ["tests/test_perimeter.py"]
+    assert spec.command.endswith("tests/test_area.py tests/test_perimeter.py")
+    listed.write_text(
+        yaml.safe_dump({"schema": 1, "fixes": [{**entry, "extra_tests": "nope.patch"}]})
+    )
+    result = run_cli(capsys, "case", "create", "--from", str(listed), "--out", str(tmp_path / "o"))
+    assert result.code == 2
+    [line] = result.err.strip().splitlines()
+    assert f"fixes[0]: extra_tests: {tmp_path / 'nope.patch'} is not a file" in line
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize(
     ("files", "problem"),
     [
