@@ -96,7 +96,7 @@ from replay.images.base import (
     read_requires_python,
 )
 from replay.images.env import cause_line, failed_distribution
-from replay.images.system import Lacking, contents_mirror, lacking, packages_for
+from replay.images.system import Lacking, contents_mirror, installed, lacking, packages_for
 from replay.registry.errors import NothingAtT
 from replay.registry.record import (
     TEST_RUNNER,
@@ -820,7 +820,8 @@ def settle(
                 )
                 continue
             needs = lacking(output)
-            holding = _system_packages(needs, release, say) if needs else {}
+            image = _written_base_image(case_path)
+            holding = system_packages(needs, release, say, image) if needs and image else {}
             if holding and (fresh_packages := add_packages(case_path, holding.values())):
                 said = "; ".join(f"{w}: {p}" for w, p in holding.items() if p in fresh_packages)
                 say(
@@ -1291,22 +1292,35 @@ def add_toolchain(case_path: Path, toolchain: str) -> bool:
     return True
 
 
-def _system_packages(
-    needs: Sequence[Lacking], release: Release, say: Callable[[str], None]
+def _written_base_image(case_path: Path) -> str | None:
+    """The base image the case file names, read as written (None without one)."""
+    written = yaml.safe_load(case_path.read_text()) if case_path.is_file() else None
+    image = ((written or {}).get("environment") or {}).get("base_image")
+    return str(image) if image else None
+
+
+def system_packages(
+    needs: Sequence[Lacking], release: Release, say: Callable[[str], None], image: str
 ) -> dict[Lacking, str]:
-    """The Debian packages of the case's release holding what a build looked for; none when
-    Debian's index cannot be read (said, and the build's own stop follows)."""
+    """The Debian packages of the case's release holding what a build looked for, less those
+    ``image`` (the case's base image) has installed already; none when Debian's index cannot
+    be read (said, and the build's own stop follows)."""
     try:
-        return packages_for(needs, release.name, contents_mirror(release.name), say=say)
+        found = packages_for(needs, release.name, contents_mirror(release.name), say=say)
     except ToolError as exc:
         say(f"{exc}; what the build looked for ({', '.join(map(str, needs))}) is not added")
         return {}
+    there = installed(image) if found else frozenset()
+    return {need: package for need, package in found.items() if package not in there}
 
 
-def add_packages(case_path: Path, packages: Iterable[str]) -> list[str]:
-    """Add Debian ``packages`` to the case's environment, with the build toolchain (what a
-    build looks for on the system, a compiler reads), and name them in its base image's tag;
-    the packages that were not there already (none when the base image is not one of ours)."""
+def add_packages(
+    case_path: Path, packages: Iterable[str], toolchain: str | None = BUILD_TOOLCHAIN
+) -> list[str]:
+    """Add Debian ``packages`` to the case's environment, with ``toolchain`` (the build
+    toolchain by default: what a build looks for on the system, a compiler reads), and name
+    them in its base image's tag; the packages that were not there already (none when the
+    base image is not one of ours)."""
     case = load_case(case_path)
     parsed = parse_base_tag(case.environment.base_image)
     fresh = sorted(set(packages) - set(case.environment.packages))
@@ -1316,7 +1330,7 @@ def add_packages(case_path: Path, packages: Iterable[str]) -> list[str]:
     data = yaml.safe_load(case_path.read_text())
     env = data.setdefault("environment", {})
     every = sorted({*case.environment.packages, *fresh})
-    toolchains = sorted({*tools, *case.environment.toolchains, BUILD_TOOLCHAIN})
+    toolchains = sorted({*tools, *case.environment.toolchains, *([toolchain] if toolchain else [])})
     env["base_image"] = base_tag(release, toolchains, every)
     env["toolchains"] = toolchains
     env["packages"] = every
@@ -1362,6 +1376,7 @@ __all__ = [
     "Planned",
     "SettleError",
     "Wanted",
+    "add_packages",
     "add_toolchain",
     "added_by_fix",
     "env_builder",

@@ -23,6 +23,7 @@ import gzip
 import os
 import platform
 import re
+import subprocess
 import time
 import urllib.request
 from collections.abc import Callable, Iterable, Sequence
@@ -32,7 +33,7 @@ from typing import Literal
 
 from replay.base.errors import ToolError
 
-Kind = Literal["command", "pkg-config module", "header", "library"]
+Kind = Literal["command", "pkg-config module", "header", "library", "locale"]
 
 _NAME = r"[A-Za-z0-9_.+-]+"
 _SAID: tuple[tuple[Kind, re.Pattern[str]], ...] = (
@@ -45,6 +46,10 @@ _SAID: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     ("header", re.compile(r"fatal error: '?([A-Za-z0-9_.+/-]+\.h(?:h|pp|xx)?)'?: No such file")),
     ("header", re.compile(r"fatal error: '([A-Za-z0-9_.+/-]+\.h(?:h|pp|xx)?)' file not found")),
     ("library", re.compile(rf"cannot find -l({_NAME})")),
+    # Python's words for a locale the C library does not have (setlocale failed). Which one
+    # is in the test's code, not in the error: the package holding en_US's (locales-all, in
+    # every release here) holds every locale the C library knows.
+    ("locale", re.compile(r"locale\.Error: (unsupported locale setting)")),
 )
 """What a build's tools say when they miss something of the system, by what it is."""
 
@@ -57,7 +62,11 @@ class Lacking:
     name: str
 
     def __str__(self) -> str:
-        return f"{self.name} (a {self.kind})"
+        return (
+            "a locale (unsupported locale setting)"
+            if self.kind == "locale"
+            else (f"{self.name} (a {self.kind})")
+        )
 
     def path(self) -> re.Pattern[str]:
         """Where a Debian package would hold it (a path in the contents index: no leading
@@ -71,8 +80,14 @@ class Lacking:
                 # directory down (-I/usr/include/libxml2 for <libxml/parser.h>).
                 "header": rf"usr/include/(?:[^/]+/)?{name}",
                 "library": rf"(?:usr/)?lib/(?:[^/]+/)?lib{name}\.(?:so|a)",
+                "locale": r"usr/lib/locale/en_US\.utf8/LC_CTYPE",
             }[self.kind]
         )
+
+    def key(self) -> str:
+        """What every line of the index holding it contains (a quick test before the
+        pattern)."""
+        return "en_US.utf8/LC_CTYPE" if self.kind == "locale" else self.name.rsplit("/", 1)[-1]
 
 
 def lacking(output: str) -> list[Lacking]:
@@ -125,7 +140,7 @@ def _holders(path: Path, wants: Sequence[Lacking]) -> dict[Lacking, list[tuple[s
     """Each wanted thing's (file, packages) found in one contents index."""
     found: dict[Lacking, list[tuple[str, list[str]]]] = {w: [] for w in wants}
     patterns = [(w, w.path()) for w in wants]
-    names = {w.name.rsplit("/", 1)[-1] for w in wants}
+    names = {w.key() for w in wants}
     try:
         with gzip.open(path, "rt", encoding="utf-8", errors="replace") as lines:
             for line in lines:
@@ -153,6 +168,20 @@ def _choose(want: Lacking, holders: Iterable[tuple[str, list[str]]]) -> str | No
         for package in packages
     )
     return ranked[0][2] if ranked else None
+
+
+def installed(image: str) -> frozenset[str]:
+    """The Debian packages installed in ``image``, as its dpkg lists them (none when it cannot
+    be read): a package already there cannot be what a build lacks."""
+    try:
+        done = subprocess.run(
+            ["docker", "run", "--rm", "--pull", "never", "--network", "none",
+             "--entrypoint", "dpkg-query", image, "-W", "-f=${Package}\\n"],
+            capture_output=True, text=True, check=False, timeout=300,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(done.stdout.split()) if done.returncode == 0 else frozenset()
 
 
 def contents_mirror(suite: str) -> str:

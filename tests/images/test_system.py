@@ -45,6 +45,8 @@ AMD64 = index(
     ("usr/include/unicode/utypes.h", "libdevel/libicu-dev"),
     ("usr/lib/x86_64-linux-gnu/libyaml.so", "libdevel/libyaml-dev"),
     ("usr/lib/x86_64-linux-gnu/pkgconfig/icu-i18n.pc", "libdevel/libicu-dev"),
+    ("usr/lib/locale/de_DE.utf8/LC_CTYPE", "localization/locales-all"),
+    ("usr/lib/locale/en_US.utf8/LC_CTYPE", "localization/locales-all"),
 )
 ALL = index(("usr/bin/autoconf", "devel/autoconf"), ("usr/bin/pip3", "python/python3-pip"))
 
@@ -68,6 +70,7 @@ def test_what_a_build_lacks_is_read_from_its_words() -> None:
         "sh: 1: autoconf: not found\n"
         "/bin/sh: ps: command not found\n"
         "No package 'libffi' found\n"
+        "E   locale.Error: unsupported locale setting\n"
     )
     assert lacking(said) == [
         Lacking("header", "argon2.h"),
@@ -76,6 +79,7 @@ def test_what_a_build_lacks_is_read_from_its_words() -> None:
         Lacking("command", "autoconf"),
         Lacking("command", "ps"),
         Lacking("pkg-config module", "libffi"),
+        Lacking("locale", "unsupported locale setting"),
     ]
     assert lacking("ERROR: No matching distribution found for agate") == []
 
@@ -115,6 +119,7 @@ def test_each_lacking_thing_is_found_in_the_releases_index(
         Lacking("command", "ps"),
         Lacking("command", "autoconf"),  # an Architecture: all package
         Lacking("command", "icu-config"),  # no package of bookworm has it
+        Lacking("locale", "unsupported locale setting"),  # which one, the error does not say
     ]
     said: list[str] = []
     found = packages_for(wants, "bookworm", url, arch="amd64", say=said.append)
@@ -127,6 +132,7 @@ def test_each_lacking_thing_is_found_in_the_releases_index(
         Lacking("library", "yaml"): "libyaml-dev",
         Lacking("command", "ps"): "procps",
         Lacking("command", "autoconf"): "autoconf",
+        Lacking("locale", "unsupported locale setting"): "locales-all",
     }
     assert asked == [
         "/debian/dists/bookworm/main/Contents-amd64.gz",
@@ -216,3 +222,14 @@ def test_a_case_names_its_packages_in_its_base_image() -> None:
         Environment(base_image="replay-base:bookworm-build-deb.ca27ad8b")
     with pytest.raises(ValueError, match="pattern"):
         Environment(base_image="replay-base:bookworm", packages=["Not A Package"])
+
+
+def test_a_package_the_image_has_is_not_what_it_lacks(runtime: object, base_image: str) -> None:
+    """dpkg's own list of the image: ``git`` is there (a test's FileNotFoundError for a file
+    named like a command is no reason to add it); an image not built here has none (never
+    pulled)."""
+    from replay.images.system import installed
+
+    there = installed(base_image)
+    assert {"git", "python3", "ca-certificates"} <= there and "pkgconf" not in there
+    assert installed("replay-base:not-built-here") == frozenset()
