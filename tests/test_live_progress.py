@@ -133,6 +133,7 @@ def test_case_create_tells_each_step_as_it_starts(monkeypatch, tmp_path: Path) -
     monkeypatch.setattr(create, "measure", measure)
     monkeypatch.setattr(create, "named_tests", lambda path, lists: (lists, []))
     monkeypatch.setattr(create, "_on_the_fallback", lambda *a: None)
+    monkeypatch.setattr(create, "_with_what_the_tests_lack", lambda *a: None)
     monkeypatch.setattr(create, "_declared_addition", lambda *a: addition)
     monkeypatch.setattr(create, "write_lists", lambda path, lists: None)
     monkeypatch.setattr(create, "_check_images", lambda path, runtime: None)

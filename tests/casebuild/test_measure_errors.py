@@ -305,6 +305,7 @@ def test_tests_measured_but_all_left_out_are_told_as_such(monkeypatch, tmp_path)
     monkeypatch.setattr(create, "measure", lambda path, runtime, repeats: Measured())
     monkeypatch.setattr(create, "named_tests", lambda path, lists: (none, moved))
     monkeypatch.setattr(create, "_on_the_fallback", lambda *a: None)
+    monkeypatch.setattr(create, "_with_what_the_tests_lack", lambda *a: None)
     with pytest.raises(MeasureError) as exc:
         create.create_case("shapes-area", src, tmp_path / "case", None, say=lambda _: None)
     assert "(test_shapes.py::test_area_multiplies...) name no test function of the tree" in str(
