@@ -432,6 +432,7 @@ def render(
         "- *schema*: scenario calls whose response was held to the vendor's published schema",
         "  (GitHub's OpenAPI description through githubkit's models, the vendors' GraphQL",
         "  schemas, Slack's Web API OpenAPI spec).",
+        "  Slack's scenario responses are also held to the Java SDK's samples (keys, types).",
         "- *behaviour*: the checks of the behaviour families (`replay contract run`) that",
         "  exercise it and held, per family: `pagination`, `writes` (read your writes),",
         "  `errors`, `concurrency`, `gh` (gh 2.23's captured requests executed), `linear-sdk`",

@@ -14,12 +14,15 @@ gap that matches nothing is itself reported, so the list cannot go stale.
 from __future__ import annotations
 
 import fnmatch
+import gzip
+import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from replay.contract.targets import ContractSetupError
 
@@ -44,6 +47,42 @@ class Source(BaseModel):
     """The license's SPDX identifier; its text is copied beside as ``LICENSE``."""
     retrieved: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
     """The day the files were copied."""
+    commits: dict[str, str] = {}
+    """Files taken at another commit than :attr:`commit` (path -> commit), when the one at
+    :attr:`commit` could not be had."""
+    sha256: dict[str, str] = {}
+    """The SHA-256 of files as copied (path -> hex digest; ``LICENSE`` too), when recorded:
+    :func:`load_source` refuses a directory whose files differ."""
+
+    @model_validator(mode="after")
+    def _named_files(self) -> Source:
+        commit = re.compile(r"^[0-9a-f]{40}$")
+        digest = re.compile(r"^[0-9a-f]{64}$")
+        named = {*self.files, "LICENSE"}
+        for path, c in self.commits.items():
+            if path not in named or not commit.match(c):
+                raise ValueError(f"commits: {path}: not a named file at a 40-hex commit")
+        for path, d in self.sha256.items():
+            if path not in named or not digest.match(d):
+                raise ValueError(f"sha256: {path}: not a named file with a 64-hex digest")
+        return self
+
+    def commit_of(self, path: str) -> str:
+        """The commit ``path`` was taken at."""
+        return self.commits.get(path, self.commit)
+
+
+def vendored_bytes(directory: Path, path: str) -> bytes:
+    """A vendored file's upstream bytes: the file, or ``<path>.gz`` (gzip, for large ones:
+    the java-slack-sdk samples are 13 MB as they are, 0.4 MB compressed) decompressed."""
+    plain = directory / path
+    if plain.is_file():
+        return plain.read_bytes()
+    return gzip.decompress((directory / f"{path}.gz").read_bytes())
+
+
+def _vendored(directory: Path, path: str) -> bool:
+    return (directory / path).is_file() or (directory / f"{path}.gz").is_file()
 
 
 def load_source(directory: Path) -> Source:
@@ -54,9 +93,16 @@ def load_source(directory: Path) -> Source:
         source = Source.model_validate_json(path.read_bytes())
     except (OSError, ValidationError) as exc:
         raise ContractSetupError(f"{path}: not a valid evidence source: {exc}") from exc
-    missing = [f for f in ("LICENSE", *source.files) if not (directory / f).is_file()]
+    missing = [f for f in ("LICENSE", *source.files) if not _vendored(directory, f)]
     if missing:
         raise ContractSetupError(f"{directory}: SOURCE.json names missing files: {missing}")
+    changed = [
+        f
+        for f, digest in sorted(source.sha256.items())
+        if hashlib.sha256(vendored_bytes(directory, f)).hexdigest() != digest
+    ]
+    if changed:
+        raise ContractSetupError(f"{directory}: files differ from SOURCE.json's sha256: {changed}")
     return source
 
 

@@ -13,6 +13,7 @@ from replay.contract.evidence import (
     linear_documents,
     octokit,
     pagination,
+    slack_samples,
     slack_spec,
     writes,
 )
@@ -21,6 +22,7 @@ FAMILIES: tuple[Callable[[], list[Report]], ...] = (
     octokit.reports,
     graphql_schemas.reports,
     slack_spec.reports,
+    slack_samples.reports,
     pagination.reports,
     writes.reports,
     errors.reports,
