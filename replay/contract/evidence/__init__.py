@@ -20,7 +20,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -70,6 +70,23 @@ class Source(BaseModel):
     def commit_of(self, path: str) -> str:
         """The commit ``path`` was taken at."""
         return self.commits.get(path, self.commit)
+
+
+def json_kind(value: Any) -> str:
+    """The JSON type of a decoded value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    raise TypeError(f"not a JSON value: {value!r}")
 
 
 def vendored_bytes(directory: Path, path: str) -> bytes:

@@ -42,6 +42,7 @@ from replay.contract.evidence import (
     Check,
     Report,
     apply_gaps,
+    json_kind,
     load_gaps,
     load_source,
 )
@@ -424,20 +425,6 @@ def header_problems(want: Mapping[str, Any], got: Mapping[str, str]) -> list[str
     return problems
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _fields(models: list[type[BaseModel]]) -> dict[str, Any]:
     """Each wire name the models know -> its annotation."""
     out: dict[str, Any] = {}
@@ -453,7 +440,7 @@ def shape_problems(
     """How ``got`` differs in shape from the recorded ``want``: a recorded key missing, a
     JSON type or nullability changed, an enum-like or chosen value changed, or a key beyond
     the recorded ones that ``models`` (githubkit's, for this place) do not list."""
-    wk, gk = _kind(want), _kind(got)
+    wk, gk = json_kind(want), json_kind(got)
     if wk != gk:
         return [f"{path}: {gk}, recorded {wk}"]
     if key in ENUM_KEYS | VALUE_KEYS and wk in ("string", "number") and want != got:

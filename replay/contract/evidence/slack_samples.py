@@ -49,6 +49,7 @@ from replay.contract.evidence import (
     Service,
     Source,
     apply_gaps,
+    json_kind,
     load_gaps,
     load_source,
     vendored_bytes,
@@ -79,26 +80,9 @@ class Shape:
     """For an array: its elements merged (None: every array there was empty)."""
 
 
-def kind(value: Any) -> str:
-    """The JSON type of a decoded value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    raise TypeError(f"not a JSON value: {value!r}")
-
-
 def shape(value: Any) -> Shape:
     """The shape of a sample value (arrays' elements merged)."""
-    k = kind(value)
+    k = json_kind(value)
     if k == "null":
         return Shape(frozenset())
     if k == "object":
@@ -140,7 +124,7 @@ def load_samples() -> dict[str, Shape]:
 def compare(sample: Shape, value: Any, where: str = "$") -> Iterator[tuple[str, str]]:
     """Every way ``value`` departs from ``sample``, as (report, ``<json path>: <problem>``):
     keys the sample lacks (:data:`KEYS`) and types it does not have (:data:`TYPES`)."""
-    k = kind(value)
+    k = json_kind(value)
     if k == "null":
         return
     if sample.kinds and k not in sample.kinds:
