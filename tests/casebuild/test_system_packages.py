@@ -124,3 +124,49 @@ def test_a_locale_the_tests_lack_is_added_and_the_fix_measured(
         for s in said
     ), said
     assert "/debian/dists/bookworm/main/Contents-amd64.gz" in contents
+
+
+def test_a_package_that_does_not_show_the_fix_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """psutil 2023 (eighth held-out corpus): its tests lacked ``ps``, ``free`` and ``vmstat``;
+    with procps added the fix still did not show. The case file is put back as it was, and a
+    line says what was tried (the stop then names the first measurement's causes)."""
+    from types import SimpleNamespace
+
+    from replay.casebuild import create
+    from replay.casebuild.casedir import write_case_dir
+    from replay.casebuild.create import spec_from_fix
+    from replay.casebuild.testlists import TestLists
+    from replay.images.system import Lacking
+    from tests.casebuild.repos import shapes_repo, shapes_source
+
+    repo, _, fix = shapes_repo(tmp_path / "shapes")
+    path, _ = write_case_dir(spec_from_fix("shapes", shapes_source(repo, fix)), tmp_path / "c")
+    before = path.read_text()
+    none = TestLists(fail_to_pass=[], pass_to_pass=[], flaky=[])
+    said_by_tests = "FileNotFoundError: [Errno 2] No such file or directory: 'ps'"
+    run = SimpleNamespace(outputs=[said_by_tests])
+    measured = SimpleNamespace(lists=none, before=run, after=run)
+    seen: list[list[str]] = []
+
+    def measure(case_path: Path, runtime: object, repeats: int) -> object:
+        seen.append(load_case(case_path).environment.packages)
+        return measured
+
+    monkeypatch.setattr(create, "measure", measure)
+    monkeypatch.setattr(
+        create, "system_packages", lambda needs, release, say, image: {needs[0]: "procps"}
+    )
+    said: list[str] = []
+    got = create._with_what_the_tests_lack(path, measured, None, 3, said.append)  # type: ignore[arg-type]
+    assert got is None
+    assert seen == [["procps"]]  # measured again with it
+    assert path.read_text() == before  # and put back
+    assert said == [
+        "the tests looked for what the image lacks, which Debian bookworm's index of package "
+        "contents names (ps (a command): procps): added to the base image "
+        "(replay-base:bookworm-deb.fb1ea41b), and the tests measured again; the fix still does "
+        "not show, so the case is as it was without them"
+    ]
+    assert [str(n) for n in create.lacking(said_by_tests)] == [str(Lacking("command", "ps"))]
